@@ -1,0 +1,44 @@
+"""The `kiosk` command. Each feature registers its own sub-commands; this module only wires them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from kiosk.cli import common
+from kiosk.cli import models as models_cli
+
+app = typer.Typer(
+    help="Bio-Memory Kiosk: a shared-terminal assistant whose memory is gated by face or palm.",
+    no_args_is_help=False,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.add_typer(models_cli.app, name="models")
+
+
+def _register_features() -> None:
+    # Feature modules add their commands here; each owns one file under kiosk/cli/.
+    from kiosk.cli import config_cmd
+
+    config_cmd.register(app)
+
+
+@app.callback(invoke_without_command=True)
+def root(
+    ctx: typer.Context,
+    config_file: Path = typer.Option(None, "--config", help="TOML configuration file.", envvar="KIOSK_CONFIG"),
+    desktop: bool = typer.Option(False, "--desktop", help="Windowed family-assistant desktop mode."),
+) -> None:
+    """With no sub-command, start the kiosk app (full-screen; --desktop for a window)."""
+    common.set_config_path(config_file)
+    if ctx.invoked_subcommand is None:
+        from kiosk.cli.run_app import run_app
+
+        run_app(desktop=desktop)
+
+
+def main() -> None:
+    _register_features()
+    app()

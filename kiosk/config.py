@@ -1,0 +1,263 @@
+"""One TOML configuration with documented defaults, unknown keys rejected, and env overrides.
+
+Resolution order: defaults < TOML file (``--config``, ``KIOSK_CONFIG`` or ``<config dir>/kiosk.toml``)
+< environment (``KIOSK_<SECTION>__<FIELD>=value``, the value parsed as TOML when it can be).
+Shortcuts: ``KIOSK_HOME`` sets ``paths.data_dir``; ``KIOSK_DATA`` sets ``paths.eval_data_dir``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+import platformdirs
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from kiosk.errors import ConfigError
+
+APP_NAME = "bio-memory-kiosk"
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class PathsConfig(Section):
+    data_dir: Path = Field(
+        default_factory=lambda: Path(platformdirs.user_data_dir(APP_NAME)),
+        description="Per-user data directory holding models, the memory DB and logs.",
+    )
+    models_dir: Path | None = Field(
+        default=None, description="Where pulled and converted models live; default <data_dir>/models."
+    )
+    db_path: Path | None = Field(default=None, description="Memory database file; default <data_dir>/memory.db.")
+    calibration_dir: Path = Field(
+        default=PROJECT_ROOT / "calibration",
+        description="Directory of calibration JSON files (the shipped ones by default).",
+    )
+    eval_data_dir: Path = Field(
+        default=PROJECT_ROOT.parent / "shared" / "data",
+        description="Evaluation data (LoCoMo, LFW, Tongji, face video); env KIOSK_DATA overrides.",
+    )
+    log_dir: Path | None = Field(default=None, description="Log directory; default <data_dir>/logs.")
+
+    @property
+    def models(self) -> Path:
+        return self.models_dir or self.data_dir / "models"
+
+    @property
+    def db(self) -> Path:
+        return self.db_path or self.data_dir / "memory.db"
+
+    @property
+    def logs(self) -> Path:
+        return self.log_dir or self.data_dir / "logs"
+
+
+class RuntimeConfig(Section):
+    backend: Literal["openvino", "onnxruntime"] = Field(
+        default="openvino",
+        description="Inference runtime for encoders; OpenVINO measured faster here (bench/results/text_encoder.md).",
+    )
+    threads: int = Field(default=0, ge=0, description="Inference threads per encoder; 0 lets the runtime choose.")
+    openvino_precision: Literal["auto", "f32", "bf16"] = Field(
+        default="auto", description="OpenVINO inference precision hint; auto uses bf16 where the CPU has it."
+    )
+
+
+class TextConfig(Section):
+    model: str = Field(default="minilm-l6-int8", description="Manifest name of the sentence encoder (ONNX).")
+    tokenizer: str = Field(default="minilm-l6-tokenizer", description="Manifest name of its tokenizer.json.")
+    max_tokens: int = Field(default=256, ge=8, le=512, description="Truncation length in word pieces.")
+    batch_size: int = Field(default=32, ge=1, description="Sentences per inference batch.")
+
+
+class CaptureConfig(Section):
+    face_source: str = Field(
+        default="0",
+        description="Face camera: an index ('0'), a device path, a video file, an image folder or a URL.",
+    )
+    palm_source: str | None = Field(
+        default=None, description="Palm scanner: same forms as face_source; None when the terminal has none."
+    )
+    loop_video: bool = Field(default=True, description="Loop a video file source instead of ending.")
+    reconnect_max_backoff_s: float = Field(
+        default=5.0, gt=0, description="Longest wait between reconnect attempts to a lost camera."
+    )
+
+
+class FaceConfig(Section):
+    detector: Literal["mediapipe", "mtcnn"] = Field(
+        default="mediapipe", description="Face detector: MediaPipe BlazeFace short-range or MTCNN (ONNX)."
+    )
+    embedder: Literal["facenet", "arcface-onnx"] = Field(
+        default="facenet", description="Face embedding model: FaceNet (OpenVINO IR) or a deployer's ArcFace ONNX."
+    )
+    arcface_model_path: Path | None = Field(
+        default=None, description="Path of an ArcFace-style ONNX (112x112 input) when embedder='arcface-onnx'."
+    )
+    min_face_px: int = Field(default=60, ge=8, description="Smallest face side (pixels) accepted by quality gates.")
+    min_sharpness: float = Field(default=40.0, ge=0, description="Minimum Laplacian variance of the face crop.")
+    max_turn: float = Field(
+        default=0.35, ge=0, le=1, description="Largest head turn (landmark asymmetry ratio, 0 = frontal)."
+    )
+    min_brightness: float = Field(default=40.0, ge=0, le=255, description="Minimum mean gray level of the face.")
+    fuse_frames: int = Field(default=5, ge=1, description="Recent good frames fused into the query probe.")
+    fuse_max_age_s: float = Field(default=1.0, gt=0, description="Oldest frame age (s) allowed in the probe.")
+
+
+class PalmConfig(Section):
+    encoder: Literal["compcode", "onnx"] = Field(
+        default="compcode", description="Palm encoder: training-free competitive code, or a trained ONNX model."
+    )
+    onnx_model_path: Path | None = Field(
+        default=None, description="Path of a trained palm ONNX (128x128 input) when encoder='onnx'."
+    )
+    roi_size: int = Field(default=128, ge=32, description="Side of the normalised palm ROI in pixels.")
+
+
+class MemoryConfig(Section):
+    construction: Literal["fast", "llm"] = Field(
+        default="llm", description="Note construction: A-Mem with the LLM, or fast (no LLM call) for bulk import."
+    )
+    link_candidates: int = Field(default=5, ge=0, description="Nearest same-owner notes considered for links.")
+    evolve: bool = Field(default=True, description="Let new notes update neighbours' tags/context (A-Mem).")
+
+
+class LLMConfig(Section):
+    backend: Literal["llamacpp", "openai"] = Field(
+        default="llamacpp", description="LLM backend: llama-cpp-python on a GGUF, or an OpenAI-compatible server."
+    )
+    model: str = Field(default="qwen2.5-coder-0.5b-instruct", description="Manifest name of the GGUF model.")
+    gguf_path: Path | None = Field(default=None, description="A deployer's GGUF file; overrides `model`.")
+    endpoint_url: str | None = Field(
+        default=None, description="Base URL of an OpenAI-compatible server (llama.cpp server, Ollama, vLLM)."
+    )
+    endpoint_model: str = Field(default="default", description="Model name sent to the OpenAI-compatible server.")
+    api_key_env: str = Field(default="KIOSK_LLM_API_KEY", description="Env variable holding the server's API key.")
+    n_ctx: int = Field(default=4096, ge=512, description="Context window in tokens.")
+    threads: int = Field(default=0, ge=0, description="CPU threads for llama.cpp; 0 = all cores.")
+    max_answer_tokens: int = Field(default=96, ge=1, description="Longest answer in tokens.")
+    temperature: float = Field(default=0.0, ge=0, le=2, description="Sampling temperature (0 = greedy).")
+
+
+class RetrievalConfig(Section):
+    k: int = Field(default=10, ge=1, description="Notes given to the LLM (top-K inside the matched pool).")
+    mode: Literal["adaptive", "familiarity", "recollection"] = Field(
+        default="adaptive", description="RF-Mem path: adaptive chooses per query."
+    )
+    k_probe: int = Field(default=15, ge=1, description="Similarities used for the familiarity signal.")
+    theta_high: float = Field(default=0.75, description="Mean top-k similarity at or above which familiarity runs.")
+    theta_low: float = Field(default=0.35, description="Mean top-k similarity at or below which recollection runs.")
+    tau_entropy: float = Field(default=1.35, gt=0, description="Entropy threshold between the two paths.")
+    softmax_lambda: float = Field(default=10.0, gt=0, description="Temperature lambda of the similarity softmax.")
+    beam: int = Field(default=2, ge=1, description="Beam width B (also the number of k-means clusters).")
+    fanout: int = Field(default=2, ge=1, description="Mixed queries kept per beam query per round.")
+    rounds: int = Field(default=4, ge=1, description="Recollection rounds R.")
+    candidates: int = Field(default=20, ge=1, description="Candidates N retrieved per beam query per round.")
+    cache_ttl_ms: float = Field(default=350.0, ge=0, description="Familiarity result cache lifetime; 0 disables.")
+
+
+class GateConfig(Section):
+    policy: Literal["threshold", "best-match"] = Field(
+        default="best-match",
+        description="threshold: every note whose owner template passes tau; best-match: only the best identity.",
+    )
+    best_match_margin: float = Field(
+        default=0.05, ge=0, description="best-match: the winner must beat the runner-up by this cosine margin."
+    )
+    face_calibration: str = Field(
+        default="face-lfw.json", description="Active face calibration file (relative to paths.calibration_dir)."
+    )
+    palm_calibration: str = Field(
+        default="palm-tongji.json", description="Active palm calibration file (relative to paths.calibration_dir)."
+    )
+
+
+class UIConfig(Section):
+    idle_timeout_s: float = Field(default=60.0, gt=0, description="Inactivity before the idle screen clears the chat.")
+    fullscreen: bool = Field(default=True, description="Kiosk mode runs full-screen without window chrome.")
+    admin_pin_attempts: int = Field(default=5, ge=1, description="Wrong admin PINs allowed before a lock-out.")
+    admin_lockout_s: float = Field(default=60.0, ge=0, description="Lock-out after too many wrong PINs.")
+
+
+class KioskConfig(Section):
+    paths: PathsConfig = Field(default_factory=PathsConfig, description="Where things live.")
+    runtime: RuntimeConfig = Field(default_factory=RuntimeConfig, description="Encoder inference runtime.")
+    text: TextConfig = Field(default_factory=TextConfig, description="Sentence encoder for notes and queries.")
+    capture: CaptureConfig = Field(default_factory=CaptureConfig, description="Cameras and scanners.")
+    face: FaceConfig = Field(default_factory=FaceConfig, description="Face pipeline.")
+    palm: PalmConfig = Field(default_factory=PalmConfig, description="Palm pipeline.")
+    memory: MemoryConfig = Field(default_factory=MemoryConfig, description="Note construction.")
+    llm: LLMConfig = Field(default_factory=LLMConfig, description="Language model.")
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig, description="RF-Mem retrieval.")
+    gate: GateConfig = Field(default_factory=GateConfig, description="Biometric gate.")
+    ui: UIConfig = Field(default_factory=UIConfig, description="Qt app.")
+
+
+def default_config_path() -> Path:
+    return Path(platformdirs.user_config_dir(APP_NAME)) / "kiosk.toml"
+
+
+def _parse_env_value(raw: str) -> Any:
+    try:
+        return tomllib.loads(f"v = {raw}")["v"]
+    except tomllib.TOMLDecodeError:
+        return raw
+
+
+def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
+    overrides: dict[str, Any] = {}
+    for key, raw in environ.items():
+        if not key.startswith("KIOSK_") or "__" not in key:
+            continue
+        section, _, field = key[len("KIOSK_") :].lower().partition("__")
+        overrides.setdefault(section, {})[field] = _parse_env_value(raw)
+    if "KIOSK_HOME" in environ:
+        overrides.setdefault("paths", {})["data_dir"] = environ["KIOSK_HOME"]
+    if "KIOSK_DATA" in environ:
+        overrides.setdefault("paths", {})["eval_data_dir"] = environ["KIOSK_DATA"]
+    return overrides
+
+
+def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = value
+    return merged
+
+
+def _describe(error: ValidationError, source: str) -> str:
+    first = error.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    if first["type"] == "extra_forbidden":
+        return f"{source}: unknown setting '{where}'"
+    return f"{source}: setting '{where}': {first['msg']}"
+
+
+def load_config(path: Path | None = None, environ: dict[str, str] | None = None) -> KioskConfig:
+    """Load the configuration; every problem becomes one ConfigError line naming the setting."""
+    environ = dict(os.environ) if environ is None else environ
+    explicit = path or (Path(environ["KIOSK_CONFIG"]) if environ.get("KIOSK_CONFIG") else None)
+    file_path = explicit or default_config_path()
+    data: dict[str, Any] = {}
+    if file_path.exists():
+        try:
+            data = tomllib.loads(file_path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ConfigError(f"config file {file_path} is not valid TOML ({exc})", "fix the syntax") from exc
+    elif explicit is not None:
+        raise ConfigError(f"config file {file_path} does not exist", "give an existing TOML file")
+    data = _merge(data, _env_overrides(environ))
+    try:
+        return KioskConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(
+            _describe(exc, str(file_path)), "see `kiosk config show` for every setting and its default"
+        ) from exc

@@ -1,0 +1,120 @@
+"""One small interface that runs an encoder on OpenVINO or ONNX Runtime.
+
+Face, palm and text encoders all go through `load_encoder`; the backend is a config string.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal, Protocol
+
+import numpy as np
+
+from kiosk.errors import ModelError
+
+Backend = Literal["openvino", "onnxruntime"]
+
+
+class Encoder(Protocol):
+    """A loaded model: named inputs in, named outputs out, numpy arrays both ways."""
+
+    backend: str
+    input_names: list[str]
+    output_names: list[str]
+
+    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]: ...
+
+
+class OnnxRuntimeEncoder:
+    backend = "onnxruntime"
+
+    def __init__(self, model: Path | bytes, threads: int = 0, outputs: Sequence[str] | None = None) -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        if threads:
+            options.intra_op_num_threads = threads
+            options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        source = model if isinstance(model, bytes) else str(model)
+        try:
+            self._session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime raises its own exception types for corrupt files
+            raise ModelError(f"ONNX Runtime cannot load {model if isinstance(model, Path) else 'model'}: {exc}",
+                             "re-pull the model with `kiosk models pull`") from exc
+        self.input_names = [i.name for i in self._session.get_inputs()]
+        self.output_names = list(outputs) if outputs else [o.name for o in self._session.get_outputs()]
+
+    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        feed = {name: inputs[name] for name in self.input_names if name in inputs}
+        values = self._session.run(self.output_names, feed)
+        return {name: np.asarray(value) for name, value in zip(self.output_names, values, strict=True)}
+
+
+class OpenVinoEncoder:
+    backend = "openvino"
+
+    def __init__(
+        self,
+        model: Path | Any,
+        threads: int = 0,
+        outputs: Sequence[str] | None = None,
+        precision: str = "auto",
+        reshape: Mapping[str, Sequence[int]] | None = None,
+    ) -> None:
+        import openvino as ov
+
+        core = ov.Core()
+        try:
+            ov_model = core.read_model(str(model)) if isinstance(model, Path) else model
+            if reshape:
+                ov_model.reshape({name: ov.PartialShape(list(shape)) for name, shape in reshape.items()})
+            config: dict[str, Any] = {"PERFORMANCE_HINT": "LATENCY"}
+            if threads:
+                config["INFERENCE_NUM_THREADS"] = threads
+            if precision != "auto":
+                config["INFERENCE_PRECISION_HINT"] = precision
+            self._compiled = core.compile_model(ov_model, "CPU", config)
+        except Exception as exc:  # OpenVINO raises RuntimeError subclasses for corrupt files
+            raise ModelError(f"OpenVINO cannot load {model if isinstance(model, Path) else 'model'}: {exc}",
+                             "re-pull the model with `kiosk models pull`") from exc
+        self.input_names = [port.get_any_name() for port in self._compiled.inputs]
+        all_outputs = [port.get_any_name() for port in self._compiled.outputs]
+        self.output_names = list(outputs) if outputs else all_outputs
+        self._request = self._compiled.create_infer_request()
+
+    def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+        feed = {name: inputs[name] for name in self.input_names if name in inputs}
+        result = self._request.infer(feed)
+        return {name: np.array(result[self._compiled.output(name)]) for name in self.output_names}
+
+
+def load_encoder(
+    model: Path | bytes,
+    backend: Backend = "openvino",
+    threads: int = 0,
+    outputs: Sequence[str] | None = None,
+    precision: str = "auto",
+) -> Encoder:
+    """Load an ONNX (either backend) or OpenVINO IR `.xml` (OpenVINO only) model."""
+    if isinstance(model, Path) and not model.exists():
+        raise ModelError(f"model file {model} does not exist", "run `kiosk models pull`")
+    if backend == "onnxruntime":
+        if isinstance(model, Path) and model.suffix == ".xml":
+            raise ModelError(f"{model} is an OpenVINO IR", "use runtime.backend = 'openvino' for this model")
+        return OnnxRuntimeEncoder(model, threads=threads, outputs=outputs)
+    if backend == "openvino":
+        if isinstance(model, bytes):
+            import openvino as ov
+
+            # OpenVINO reads ONNX from a file or a model object: convert the in-memory ONNX first.
+            return OpenVinoEncoder(ov.convert_model(_bytes_to_onnx_model(model)), threads, outputs, precision)
+        return OpenVinoEncoder(model, threads=threads, outputs=outputs, precision=precision)
+    raise ModelError(f"unknown encoder backend '{backend}'", "use 'openvino' or 'onnxruntime'")
+
+
+def _bytes_to_onnx_model(model: bytes) -> Any:
+    import onnx
+
+    return onnx.load_from_string(model)

@@ -1,0 +1,76 @@
+"""all-MiniLM-L6-v2 through the encoder runtime: WordPiece, mean pooling over the mask, L2 norm."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from tokenizers import Tokenizer
+
+from kiosk.config import KioskConfig
+from kiosk.errors import ModelError
+from kiosk.models import ModelStore
+from kiosk.runtime import Backend, Encoder, load_encoder
+
+DIMENSION = 384
+
+
+class TextEncoder:
+    """Encodes sentences into L2-normalised 384-d float32 vectors."""
+
+    dimension = DIMENSION
+
+    def __init__(self, encoder: Encoder, tokenizer_path: Path, max_tokens: int = 256, batch_size: int = 32):
+        try:
+            self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        except Exception as exc:  # tokenizers raises a plain Exception on a bad file
+            raise ModelError(f"tokenizer {tokenizer_path} cannot be read ({exc})", "run `kiosk models pull`") from exc
+        self._tokenizer.enable_truncation(max_length=max_tokens)
+        self._tokenizer.no_padding()
+        self._encoder = encoder
+        self.batch_size = batch_size
+        self.backend = encoder.backend
+
+    def encode(self, sentences: Sequence[str]) -> np.ndarray:
+        if isinstance(sentences, str):
+            raise TypeError("encode() takes a sequence of strings; wrap a single sentence in a list")
+        if not sentences:
+            return np.zeros((0, DIMENSION), dtype=np.float32)
+        # Sorting by length keeps padding (and wasted compute) small within each batch.
+        order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+        out = np.zeros((len(sentences), DIMENSION), dtype=np.float32)
+        for start in range(0, len(order), self.batch_size):
+            batch_ids = order[start : start + self.batch_size]
+            out[batch_ids] = self._encode_batch([sentences[i] for i in batch_ids])
+        return out
+
+    def encode_one(self, sentence: str) -> np.ndarray:
+        return self.encode([sentence])[0]
+
+    def _encode_batch(self, sentences: list[str]) -> np.ndarray:
+        encodings = self._tokenizer.encode_batch(sentences)
+        width = max(len(e.ids) for e in encodings)
+        ids = np.zeros((len(encodings), width), dtype=np.int64)
+        mask = np.zeros_like(ids)
+        for row, encoding in enumerate(encodings):
+            ids[row, : len(encoding.ids)] = encoding.ids
+            mask[row, : len(encoding.ids)] = 1
+        tokens = self._encoder.run(
+            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        )[self._encoder.output_names[0]].astype(np.float32)
+        weights = mask[:, :, None].astype(np.float32)
+        pooled = (tokens * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return pooled / np.clip(norms, 1e-12, None)
+
+
+def load_text_encoder(config: KioskConfig, backend: Backend | None = None) -> TextEncoder:
+    models = ModelStore(config.paths.models)
+    encoder = load_encoder(
+        models.ensure(config.text.model),
+        backend=backend or config.runtime.backend,
+        threads=config.runtime.threads,
+        precision=config.runtime.openvino_precision,
+    )
+    return TextEncoder(encoder, models.ensure(config.text.tokenizer), config.text.max_tokens, config.text.batch_size)
