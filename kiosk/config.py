@@ -69,7 +69,15 @@ class RuntimeConfig(Section):
 
 
 class TextConfig(Section):
-    model: str = Field(default="minilm-l6-int8", description="Manifest name of the sentence encoder (ONNX).")
+    model: str = Field(default="minilm-l6-int8", description="Manifest name of the sentence encoder graph (ONNX).")
+    weights: Literal["fp32", "int8"] = Field(
+        default="fp32",
+        description="fp32 swaps the original weights into the graph at preparation (parity with "
+        "sentence-transformers >= 0.9999 cosine); int8 uses the quantised graph as shipped (up to 0.002 off).",
+    )
+    fp32_weights: str = Field(
+        default="minilm-l6-safetensors", description="Manifest name of the fp32 safetensors weights."
+    )
     tokenizer: str = Field(default="minilm-l6-tokenizer", description="Manifest name of its tokenizer.json.")
     max_tokens: int = Field(default=256, ge=8, le=512, description="Truncation length in word pieces.")
     batch_size: int = Field(default=32, ge=1, description="Sentences per inference batch.")
@@ -105,8 +113,43 @@ class FaceConfig(Section):
         default=0.35, ge=0, le=1, description="Largest head turn (landmark asymmetry ratio, 0 = frontal)."
     )
     min_brightness: float = Field(default=40.0, ge=0, le=255, description="Minimum mean gray level of the face.")
+    min_detection_score: float = Field(
+        default=0.6, ge=0, le=1, description="Detector confidence below which a face is ignored."
+    )
+    detect_max_side: int = Field(
+        default=960,
+        ge=128,
+        description="Frames are downscaled to this longest side for detection (crops stay full-res).",
+    )
+    crop_margin: float = Field(
+        default=0.6,
+        ge=0,
+        le=2,
+        description="FaceNet crop side = face size from landmarks x (1 + crop_margin), as the model was trained with margin.",
+    )
+    precropped_margin: float = Field(
+        default=0.4,
+        ge=0,
+        le=1,
+        description="Pre-cropped tight faces (benchmarks) get this fraction of their side added by reflection per edge pair.",
+    )
+    flip_augment: bool = Field(
+        default=True, description="Embed the face and its mirror image and sum both (test-time augmentation)."
+    )
     fuse_frames: int = Field(default=5, ge=1, description="Recent good frames fused into the query probe.")
     fuse_max_age_s: float = Field(default=1.0, gt=0, description="Oldest frame age (s) allowed in the probe.")
+    enroll_min_samples: int = Field(
+        default=3, ge=1, description="Usable samples (after outlier rejection) an enrollment needs."
+    )
+    enroll_outlier_min_cosine: float = Field(
+        default=0.5,
+        ge=-1,
+        le=1,
+        description="Enrollment samples whose cosine to the samples' medoid is below this are rejected.",
+    )
+    enroll_max_templates: int = Field(
+        default=10, ge=1, description="Templates kept per user and modality (evenly spread over the samples)."
+    )
 
 
 class PalmConfig(Section):
@@ -117,6 +160,23 @@ class PalmConfig(Section):
         default=None, description="Path of a trained palm ONNX (128x128 input) when encoder='onnx'."
     )
     roi_size: int = Field(default=128, ge=32, description="Side of the normalised palm ROI in pixels.")
+    min_image_px: int = Field(default=64, ge=16, description="Smallest image side (pixels) accepted as a palm image.")
+    min_palm_px: float = Field(
+        default=48.0, ge=8, description="Smallest index-to-pinky knuckle distance (pixels) of a full-hand image."
+    )
+    min_finger_extension: float = Field(
+        default=1.45,
+        gt=0,
+        description="Open-hand gate: mean over four fingers of tip-to-wrist / knuckle-to-wrist distance.",
+    )
+    min_sharpness: float = Field(
+        default=5.0, ge=0, description="Minimum Laplacian variance of the ROI before contrast normalisation."
+    )
+    min_brightness: float = Field(default=40.0, ge=0, le=255, description="Minimum mean gray level of the ROI.")
+    min_contrast: float = Field(default=4.0, ge=0, description="Minimum gray-level standard deviation of the ROI.")
+    hand_confidence: float = Field(
+        default=0.5, ge=0, le=1, description="MediaPipe hand detection/presence confidence needed to accept a hand."
+    )
 
 
 class MemoryConfig(Section):
@@ -125,6 +185,18 @@ class MemoryConfig(Section):
     )
     link_candidates: int = Field(default=5, ge=0, description="Nearest same-owner notes considered for links.")
     evolve: bool = Field(default=True, description="Let new notes update neighbours' tags/context (A-Mem).")
+    link_similarity: float = Field(
+        default=0.55, ge=-1, le=1, description="Fast mode: link to same-owner notes at least this cosine-similar."
+    )
+    keywords: int = Field(default=5, ge=1, le=20, description="Fast mode: keywords picked per note (KeyBERT-style).")
+    max_content_chars: int = Field(
+        default=8000,
+        ge=1,
+        description="Longest note content accepted, in characters; longer messages are rejected, not truncated.",
+    )
+    construction_max_tokens: int = Field(
+        default=192, ge=32, description="LLM mode: token budget of each structured construction reply."
+    )
 
 
 class LLMConfig(Section):
@@ -159,6 +231,13 @@ class RetrievalConfig(Section):
     rounds: int = Field(default=4, ge=1, description="Recollection rounds R.")
     candidates: int = Field(default=20, ge=1, description="Candidates N retrieved per beam query per round.")
     cache_ttl_ms: float = Field(default=350.0, ge=0, description="Familiarity result cache lifetime; 0 disables.")
+    recollection_alpha: float | None = Field(
+        default=None,
+        ge=0,
+        le=1,
+        description="Query weight alpha in alpha*q + (1-alpha)*centroid; None uses 0.3 + 0.5*min(1, K/50).",
+    )
+    kmeans_seed: int = Field(default=0, ge=0, description="Seed of the recollection k-means (deterministic).")
 
 
 class GateConfig(Section):
@@ -182,6 +261,13 @@ class UIConfig(Section):
     fullscreen: bool = Field(default=True, description="Kiosk mode runs full-screen without window chrome.")
     admin_pin_attempts: int = Field(default=5, ge=1, description="Wrong admin PINs allowed before a lock-out.")
     admin_lockout_s: float = Field(default=60.0, ge=0, description="Lock-out after too many wrong PINs.")
+    remember_construction: Literal["fast", "llm"] = Field(
+        default="fast",
+        description="How what people say at the kiosk becomes a note: fast keeps the LLM free for answers.",
+    )
+    verify_timeout_s: float = Field(
+        default=1.5, gt=0, description="Longest wait at send time for a frame captured after the question."
+    )
 
 
 class KioskConfig(Section):

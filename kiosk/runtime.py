@@ -5,6 +5,7 @@ Face, palm and text encoders all go through `load_encoder`; the backend is a con
 
 from __future__ import annotations
 
+import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -41,8 +42,10 @@ class OnnxRuntimeEncoder:
         try:
             self._session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime raises its own exception types for corrupt files
-            raise ModelError(f"ONNX Runtime cannot load {model if isinstance(model, Path) else 'model'}: {exc}",
-                             "re-pull the model with `kiosk models pull`") from exc
+            raise ModelError(
+                f"ONNX Runtime cannot load {model if isinstance(model, Path) else 'model'}: {exc}",
+                "re-pull the model with `kiosk models pull`",
+            ) from exc
         self.input_names = [i.name for i in self._session.get_inputs()]
         self.output_names = list(outputs) if outputs else [o.name for o in self._session.get_outputs()]
 
@@ -77,8 +80,10 @@ class OpenVinoEncoder:
                 config["INFERENCE_PRECISION_HINT"] = precision
             self._compiled = core.compile_model(ov_model, "CPU", config)
         except Exception as exc:  # OpenVINO raises RuntimeError subclasses for corrupt files
-            raise ModelError(f"OpenVINO cannot load {model if isinstance(model, Path) else 'model'}: {exc}",
-                             "re-pull the model with `kiosk models pull`") from exc
+            raise ModelError(
+                f"OpenVINO cannot load {model if isinstance(model, Path) else 'model'}: {exc}",
+                "re-pull the model with `kiosk models pull`",
+            ) from exc
         self.input_names = [port.get_any_name() for port in self._compiled.inputs]
         all_outputs = [port.get_any_name() for port in self._compiled.outputs]
         self.output_names = list(outputs) if outputs else all_outputs
@@ -106,15 +111,10 @@ def load_encoder(
         return OnnxRuntimeEncoder(model, threads=threads, outputs=outputs)
     if backend == "openvino":
         if isinstance(model, bytes):
-            import openvino as ov
-
-            # OpenVINO reads ONNX from a file or a model object: convert the in-memory ONNX first.
-            return OpenVinoEncoder(ov.convert_model(_bytes_to_onnx_model(model)), threads, outputs, precision)
+            # OpenVINO's ONNX frontend reads files; the model is fully loaded before the file goes away.
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / "model.onnx"
+                path.write_bytes(model)
+                return OpenVinoEncoder(path, threads=threads, outputs=outputs, precision=precision)
         return OpenVinoEncoder(model, threads=threads, outputs=outputs, precision=precision)
     raise ModelError(f"unknown encoder backend '{backend}'", "use 'openvino' or 'onnxruntime'")
-
-
-def _bytes_to_onnx_model(model: bytes) -> Any:
-    import onnx
-
-    return onnx.load_from_string(model)

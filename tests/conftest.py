@@ -10,8 +10,8 @@ import pytest
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
-from kiosk.config import KioskConfig, load_config  # noqa: E402
-from kiosk.models import ModelStore  # noqa: E402
+from kiosk.config import KioskConfig, load_config
+from kiosk.models import ModelStore
 
 
 @pytest.fixture(scope="session")

@@ -23,6 +23,10 @@ def _register_features() -> None:
     from kiosk.cli import config_cmd
 
     config_cmd.register(app)
+    __import__("kiosk.cli.calibrate", fromlist=["register"]).register(app)
+    __import__("kiosk.cli.users", fromlist=["register"]).register(app)
+    __import__("kiosk.cli.ask", fromlist=["register"]).register(app)
+    __import__("kiosk.cli.memory", fromlist=["register"]).register(app)
 
 
 @app.callback(invoke_without_command=True)

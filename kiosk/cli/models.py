@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import typer
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
+from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn, TransferSpeedColumn
 
 from kiosk.cli.common import JsonOption, config, emit, handle_errors
 from kiosk.models import ModelStore
@@ -52,12 +52,20 @@ def pull(
     store = _store()
     wanted = names or [n for n, e in store.manifest.models.items() if not e.optional]
     with Progress(
-        TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-        disable=as_json, transient=False,
+        TextColumn("{task.description}"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        disable=as_json,
+        transient=False,
     ) as progress:
         for name in wanted:
             entry = store.manifest.get(name)
             task = progress.add_task(name, total=entry.size)
-            store.ensure(name, lambda _n, done, _t, task=task: progress.update(task, completed=done))
+
+            def advance(_name: str, done: int, _total: int, task: TaskID = task) -> None:
+                progress.update(task, completed=done)
+
+            store.ensure(name, advance)
             progress.update(task, completed=entry.size)
     emit([store.status(name).as_dict() for name in wanted], as_json, _table)

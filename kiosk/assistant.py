@@ -1,0 +1,243 @@
+"""The assistant: gate the live probe, retrieve inside the matched pool, answer with the LLM.
+
+Used by the Qt app, `kiosk ask` and the evaluation. Each call re-checks the probe it is given; nothing is
+remembered about who asked before.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Protocol
+
+import numpy as np
+
+from kiosk.config import KioskConfig
+from kiosk.errors import CalibrationError
+from kiosk.identity.probe import Probe
+from kiosk.llm.backend import LLM
+from kiosk.llm.prompts import answer_messages
+from kiosk.memory.store import Store
+from kiosk.retrieval.gate import NO_PROBE, Decision, GateDecision, decide, gate, user_scores, validate_query
+from kiosk.retrieval.results import Path, Retrieval, ScoredNote
+from kiosk.retrieval.retriever import Retriever
+
+StreamCallback = Callable[[str], None]
+
+
+class TextEncoderLike(Protocol):
+    def encode(self, sentences: Sequence[str]) -> np.ndarray: ...
+    def encode_one(self, sentence: str) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class Identity:
+    user_id: int
+    name: str
+    score: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"user_id": self.user_id, "name": self.name, "score": self.score}
+
+
+@dataclass(frozen=True)
+class AnswerResult:
+    """Everything one question produced: who was recognised, what memory was used, and the answer."""
+
+    question: str
+    identity: Identity | None
+    gate: GateDecision
+    retrieval: Retrieval
+    answer: str
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def decision(self) -> Decision:
+        return self.gate.decision
+
+    @property
+    def scores(self) -> dict[int, float]:
+        return self.gate.scores
+
+    @property
+    def path(self) -> Path | None:
+        return self.retrieval.path
+
+    @property
+    def notes(self) -> list[ScoredNote]:
+        return self.retrieval.notes
+
+    @property
+    def used_memory(self) -> bool:
+        return bool(self.retrieval.notes)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question,
+            "decision": self.decision,
+            "identity": self.identity.as_dict() if self.identity else None,
+            "gate": self.gate.as_dict(),
+            "path": self.path,
+            "signal": self.retrieval.as_dict()["signal"],
+            "cache_hit": self.retrieval.cache_hit,
+            "notes": [item.as_dict() for item in self.notes],
+            "answer": self.answer,
+            "timings_ms": {name: round(value, 2) for name, value in self.timings_ms.items()},
+        }
+
+
+class Assistant:
+    """gate -> retrieve -> prompt -> LLM, for one shared store.
+
+    `thresholds` maps a modality to tau; without it tau comes from the active calibration, which must
+    have been made with the encoder that produced the probe. `llm` may be None for retrieval-only use.
+    """
+
+    def __init__(
+        self,
+        store: Store,
+        text_encoder: TextEncoderLike,
+        llm: LLM | None,
+        config: KioskConfig,
+        thresholds: dict[str, float] | None = None,
+    ) -> None:
+        self.store = store
+        self.text_encoder = text_encoder
+        self.llm = llm
+        self.config = config
+        self.thresholds = dict(thresholds) if thresholds is not None else None
+        self.retriever = Retriever(store, config.retrieval)
+
+    # ---- identity ------------------------------------------------------------------------------
+    def threshold(self, modality: str, model_sha256: str) -> float:
+        if self.thresholds is not None:
+            if modality not in self.thresholds:
+                raise CalibrationError(f"no threshold given for {modality}", f"pass thresholds['{modality}']")
+            return self.thresholds[modality]
+        from kiosk.calibration.active import active_threshold
+
+        return active_threshold(self.config, modality, model_sha256)
+
+    def verify(self, probe: Probe | None) -> GateDecision:
+        """The gate decision for this probe under the configured policy."""
+        if probe is None:
+            return GateDecision((), {}, NO_PROBE, self.config.gate.policy, None, None)
+        tau = self.threshold(probe.modality, probe.model_sha256)
+        return gate(
+            probe,
+            self.store.templates(probe.modality),
+            tau,
+            self.config.gate.policy,
+            self.config.gate.best_match_margin,
+        )
+
+    def identify(self, probe: Probe | None) -> Identity | None:
+        """The single verified person (best-match with margin, whatever the read policy), or None."""
+        if probe is None or probe.faces_in_view > 1:
+            return None
+        tau = self.threshold(probe.modality, probe.model_sha256)
+        result = user_scores(probe, self.store.templates(probe.modality))
+        decision = decide(result.scores, tau, "best-match", self.config.gate.best_match_margin)
+        return self._identity(decision.verified_user_id, decision.scores)
+
+    def _identity(self, user_id: int | None, scores: dict[int, float]) -> Identity | None:
+        if user_id is None:
+            return None
+        user = self.store.get_user(user_id)
+        return Identity(user_id, user.name if user else f"user {user_id}", scores[user_id])
+
+    # ---- asking --------------------------------------------------------------------------------
+    def retrieve(
+        self, question: str, probe: Probe | None, *, k: int | None = None, mode: str | None = None
+    ) -> tuple[GateDecision, Retrieval, dict[str, float]]:
+        """Gate and retrieval only (no LLM): what `answer` would put into the prompt."""
+        text = validate_query(question)
+        timings: dict[str, float] = {}
+        started = time.perf_counter()
+        decision = self.verify(probe)
+        timings["gate"] = _ms_since(started)
+        if not decision.matched_owner_ids:
+            return decision, Retrieval(path=None, notes=[]), timings
+        started = time.perf_counter()
+        query = self.text_encoder.encode_one(text)
+        timings["encode"] = _ms_since(started)
+        retrieval = self.retriever.retrieve(decision.matched_owner_ids, query, text, k=k, mode=mode)
+        timings["retrieve"] = retrieval.timings_ms.get("retrieve", 0.0)
+        return decision, retrieval, timings
+
+    def answer(
+        self,
+        question: str,
+        probe: Probe | None,
+        stream: StreamCallback | None = None,
+        *,
+        k: int | None = None,
+        mode: str | None = None,
+    ) -> AnswerResult:
+        started_total = time.perf_counter()
+        text = validate_query(question)
+        decision, retrieval, timings = self.retrieve(text, probe, k=k, mode=mode)
+        identity = self._identity(decision.verified_user_id, decision.scores)
+        reply = ""
+        if self.llm is not None:
+            started = time.perf_counter()
+            messages = answer_messages(
+                text,
+                [(item.note.timestamp, item.note.content) for item in retrieval.notes],
+                identity.name if identity else None,
+            )
+            reply = self._generate(messages, stream)
+            timings["llm"] = _ms_since(started)
+        timings["total"] = _ms_since(started_total)
+        return AnswerResult(text, identity, decision, retrieval, reply, timings)
+
+    def _generate(self, messages: list[dict[str, str]], stream: StreamCallback | None) -> str:
+        assert self.llm is not None
+        settings = self.config.llm
+        if stream is None:
+            reply = self.llm.chat(messages, max_tokens=settings.max_answer_tokens, temperature=settings.temperature)
+            return reply.strip()
+        pieces: list[str] = []
+        for piece in self.llm.stream(messages, max_tokens=settings.max_answer_tokens, temperature=settings.temperature):
+            pieces.append(piece)
+            stream(piece)
+        return "".join(pieces).strip()
+
+    # ---- remembering ---------------------------------------------------------------------------
+    def remember(
+        self, text: str | bytes, probe: Probe | None, *, when: datetime | None = None, mode: str | None = None
+    ) -> int | None:
+        """Store `text` as a note of the verified person; None (nothing stored) for anyone unverified.
+
+        Verification for writing is always best-match with margin: a note must have exactly one owner.
+        """
+        from kiosk.memory.build import NoteBuilder
+        from kiosk.memory.ingest import clean_content
+        from kiosk.memory.ingest import remember as ingest_one
+
+        clean_content(text, self.config.memory.max_content_chars)  # bad text is an error even for strangers
+        identity = self.identify(probe)
+        if identity is None or probe is None:
+            return None
+        user = self.store.get_user(identity.user_id)
+        if user is None:
+            return None
+        construction = mode or self.config.memory.construction
+        if self.llm is None:
+            construction = "fast"
+        builder = NoteBuilder(self.store, self.text_encoder, self.config.memory, self.llm)
+        report = ingest_one(
+            builder,
+            user,
+            text,
+            modality=probe.modality,
+            mode=construction,  # type: ignore[arg-type]
+            when=when or datetime.now(UTC),
+        )
+        return report.note.id
+
+
+def _ms_since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000.0

@@ -1,0 +1,150 @@
+"""`kiosk ask`: one question with a biometric probe, answered from the verified person's memory only."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import typer
+
+from kiosk.cli import common
+from kiosk.config import KioskConfig
+from kiosk.errors import DataError, ProbeError
+from kiosk.identity.probe import Modality, Probe
+
+
+def _read_image(path: Path) -> np.ndarray:
+    import cv2
+
+    if not path.is_file():
+        raise DataError(f"image {path} does not exist", "give the path of a photo")
+    image = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
+    if image is None:
+        raise DataError(f"image {path} cannot be read", "give a JPEG or PNG photo")
+    return np.asarray(image)
+
+
+def probe_from_npy(path: Path, modality: Modality, model_sha256: str | None, store: Any) -> Probe:
+    """A probe from a raw embedding file; its encoder is taken to be the one the gallery was enrolled with."""
+    if not path.is_file():
+        raise DataError(f"probe file {path} does not exist", "give a .npy file holding one embedding")
+    try:
+        vector = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise ProbeError(f"probe file {path} is not a readable .npy array ({exc})", "save it with numpy.save") from exc
+    vector = np.squeeze(np.asarray(vector))
+    if model_sha256 is None:
+        shas = {t.model_sha256 for t in store.templates(modality)}
+        if len(shas) > 1:
+            raise ProbeError(
+                f"enrolled {modality} templates come from {len(shas)} encoders",
+                "pass --model-sha256 to say which one made the probe",
+            )
+        model_sha256 = shas.pop() if shas else ""
+    return Probe(modality, vector.astype(np.float32), model_sha256, captured_at=path.stat().st_mtime)
+
+
+def probe_from_image(path: Path, modality: Modality, config: KioskConfig) -> Probe:
+    image = _read_image(path)
+    captured_at = path.stat().st_mtime
+    if modality == "face":
+        from kiosk.identity.face import load_face_embedder
+
+        face_embedder = load_face_embedder(config)
+        analysis = face_embedder.analyse(image)
+        if analysis.embedding is None:
+            raise ProbeError(f"no usable face in {path}: {analysis.reason}", "use a clear, frontal photo")
+        faces = 2 if analysis.second_face_in_view else 1
+        vector = np.asarray(analysis.embedding, dtype=np.float32)
+        return Probe("face", vector, face_embedder.model_sha256, captured_at, faces_in_view=faces)
+    from kiosk.identity.palm import load_palm_embedder
+
+    palm_embedder = load_palm_embedder(config)
+    vector = np.asarray(palm_embedder.embed_image(image), dtype=np.float32)
+    return Probe("palm", vector, palm_embedder.model_sha256, captured_at)
+
+
+def _human(payload: dict[str, Any]) -> str:
+    lines = []
+    identity = payload["identity"]
+    gate = payload["gate"]
+    who = f"{identity['name']} (score {identity['score']:.3f})" if identity else "not recognised"
+    lines.append(f"identity: {who}; decision {payload['decision']} ({gate['reason']}, tau {gate['threshold']})")
+    if gate["scores"]:
+        scores = ", ".join(f"user {user}: {score:.3f}" for user, score in gate["scores"].items())
+        lines.append(f"gate scores: {scores}")
+    lines.append(f"path: {payload['path'] or '-'}; notes used: {len(payload['notes'])}")
+    for note in payload["notes"]:
+        ref = f" [{note['source_ref']}]" if note["source_ref"] else ""
+        lines.append(f"  #{note['id']}{ref} sim {note['similarity']:.3f} {note['timestamp'][:10]}: {note['content']}")
+    if payload["answer"]:
+        lines.append(f"answer: {payload['answer']}")
+    timings = ", ".join(f"{name} {value:.1f} ms" for name, value in payload["timings_ms"].items())
+    lines.append(f"timings: {timings}")
+    return "\n".join(lines)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("ask")
+    @common.handle_errors
+    def ask(
+        question: str = typer.Argument(..., help="The question."),
+        probe_npy: Path = typer.Option(None, "--probe-npy", help="A raw embedding (.npy) used as the probe."),
+        face: Path = typer.Option(None, "--face", help="A face photo; its embedding is the probe."),
+        palm: Path = typer.Option(None, "--palm", help="A palm image; its embedding is the probe."),
+        modality: str = typer.Option("face", "--modality", help="Modality of --probe-npy: face or palm."),
+        model_sha256: str = typer.Option(
+            None, "--model-sha256", help="Encoder of --probe-npy (default: the one the gallery used)."
+        ),
+        threshold: float = typer.Option(
+            None, "--threshold", help="Gate threshold tau instead of the active calibration."
+        ),
+        policy: str = typer.Option(None, "--policy", help="Gate policy: threshold or best-match."),
+        mode: str = typer.Option(None, "--mode", help="Retrieval path: adaptive, familiarity or recollection."),
+        k: int = typer.Option(None, "--k", min=1, help="Notes given to the LLM."),
+        no_llm: bool = typer.Option(False, "--no-llm", help="Gate and retrieve only; do not generate an answer."),
+        as_json: bool = common.JsonOption,
+    ) -> None:
+        """Ask a question; memory is searched only for the person the probe verifies."""
+        from kiosk.assistant import Assistant
+        from kiosk.memory import SqliteStore
+        from kiosk.text import load_text_encoder
+
+        config = common.config()
+        if policy is not None:
+            if policy not in ("threshold", "best-match"):
+                raise DataError(f"unknown gate policy '{policy}'", "use threshold or best-match")
+            config.gate.policy = policy  # type: ignore[assignment]
+        if mode is not None:
+            if mode not in ("adaptive", "familiarity", "recollection"):
+                raise DataError(f"unknown retrieval mode '{mode}'", "use adaptive, familiarity or recollection")
+            config.retrieval.mode = mode  # type: ignore[assignment]
+        given = [p for p in (probe_npy, face, palm) if p is not None]
+        if len(given) > 1:
+            raise DataError("give one probe: --probe-npy, --face or --palm", "pick one")
+        if modality not in ("face", "palm"):
+            raise DataError(f"unknown modality '{modality}'", "use face or palm")
+        store = SqliteStore(config.paths.db)
+        try:
+            probe: Probe | None = None
+            if probe_npy is not None:
+                probe = probe_from_npy(probe_npy, modality, model_sha256, store)  # type: ignore[arg-type]
+            elif face is not None:
+                probe = probe_from_image(face, "face", config)
+            elif palm is not None:
+                probe = probe_from_image(palm, "palm", config)
+            llm = None
+            if not no_llm:
+                from kiosk.llm import create_llm
+                from kiosk.models import ModelStore
+
+                llm = create_llm(config, ModelStore(config.paths.models))
+            thresholds: dict[str, float] | None = None
+            if threshold is not None and probe is not None:
+                thresholds = {str(probe.modality): threshold}
+            assistant = Assistant(store, load_text_encoder(config), llm, config, thresholds)
+            result = assistant.answer(question, probe)
+        finally:
+            store.close()
+        common.emit(result.as_dict(), as_json, _human)

@@ -1,0 +1,262 @@
+"""`kiosk calibrate face|palm --data DIR` and `kiosk calibrate show`."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from kiosk.cli.common import JsonOption, config, emit, handle_errors
+from kiosk.errors import CalibrationError, DataError
+
+RULES = ("strict", "tau_d", "eer", "far")
+_STAGES = {"embed": "embedding images", "score": "scoring pairs", "analyse": "densities and rates"}
+
+
+def _summary(payload: dict[str, Any]) -> str:
+    calibration = payload["calibration"]
+    figures = calibration["figures"]
+    lines = [
+        f"{calibration['modality']} / {calibration['benchmark']} ({calibration['dataset']['protocol']}): "
+        f"{calibration['counts']['genuine']:,} genuine, {calibration['counts']['impostor']:,} impostor pairs, "
+        f"{calibration['dataset']['images']:,} images, {calibration['dataset']['identities']:,} identities",
+        f"encoder {calibration['encoder']['name']} sha256 {calibration['encoder']['sha256'][:12]}…",
+        f"EER {figures['eer']:.2%} at {figures['eer_threshold']:.4f}; tau_D {figures['tau_d']:.4f} "
+        f"(modes: impostor {figures['impostor_mode']:.3f}, genuine {figures['genuine_mode']:.3f})",
+        f"{'rule':8} {'threshold':>10} {'FAR':>10} {'FAR 95% CI':>22} {'FRR':>8} {'FRR 95% CI':>18}",
+    ]
+    for name, point in calibration["operating_points"].items():
+        far, frr = point["far"], point["frr"]
+        flag = "" if point["resolved"] else "  (unresolved)"
+        lines.append(
+            f"{name:8} {point['threshold']:10.4f} {far['value']:10.2e} "
+            f"[{far['ci95'][0]:.1e}, {far['ci95'][1]:.1e}]".ljust(55)
+            + f" {frr['value']:8.2%} [{frr['ci95'][0]:.2%}, {frr['ci95'][1]:.2%}]{flag}"
+        )
+    for key, point in figures["far_targets"].items():
+        lines.append(f"TAR at FAR {key}: {point['tar']['value']:.2%} (threshold {point['threshold']:.4f})")
+    lines.append(f"chosen: tau = {calibration['threshold']:.4f} by rule '{calibration['rule']}'")
+    lines += [f"warning: {w}" for w in calibration["warnings"]]
+    for unreadable in calibration["dataset"]["unreadable"][:10]:
+        lines.append(f"unreadable: {unreadable}")
+    if payload.get("written"):
+        lines.append(f"wrote {payload['written']['json']} and {payload['written']['png']}")
+        if not payload["active"]:
+            lines.append(
+                f"note: not the active {calibration['modality']} calibration; set "
+                f'gate.{calibration["modality"]}_calibration = "{Path(payload["written"]["json"]).name}" to use it'
+            )
+    else:
+        lines.append("dry run: nothing written")
+    return "\n".join(lines)
+
+
+def _calibrate(
+    modality: str,
+    data: Path,
+    pairs: Path | None,
+    rule: str,
+    target_far: float,
+    out: Path | None,
+    benchmark: str | None,
+    max_impostors: int,
+    identity_column: str | None,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    from kiosk.calibration.active import calibration_path
+    from kiosk.calibration.embed import encoder_name, load_embedder
+    from kiosk.calibration.run import DataSpec, run_calibration
+
+    if rule not in RULES:
+        raise CalibrationError(f"unknown rule '{rule}'", f"use one of {', '.join(RULES)}")
+    if not data.is_dir():
+        raise DataError(f"data folder {data} does not exist", "give --data DIR with the images and manifest.csv")
+    if pairs is not None and not pairs.is_file():
+        raise DataError(f"pairs file {pairs} does not exist", "give --pairs FILE (e.g. LFW pairs.txt)")
+    if not 0 < target_far < 1:
+        raise CalibrationError(f"target FAR {target_far} is not between 0 and 1", "use e.g. --target-far 1e-4")
+    cfg = config()
+    spec = DataSpec(
+        data_dir=data,
+        pairs_file=pairs,
+        identity_column=identity_column,
+        benchmark=benchmark,
+        max_impostors=max_impostors or None,
+    )
+    console = Console(stderr=True)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=as_json,
+    ) as progress:
+        loading = progress.add_task(f"loading the {modality} embedder", total=1)
+        embedder = load_embedder(cfg, modality)
+        progress.update(loading, completed=1)
+        tasks: dict[str, Any] = {}
+
+        def report(stage: str, done: int, total: int) -> None:
+            if stage not in tasks:
+                tasks[stage] = progress.add_task(_STAGES.get(stage, stage), total=total)
+            progress.update(tasks[stage], completed=done, total=total)
+
+        result = run_calibration(
+            spec,
+            embedder,
+            encoder_name=encoder_name(cfg, modality),
+            rule=rule,  # type: ignore[arg-type]
+            target_far=target_far,
+            progress=report,
+            command="kiosk " + shlex.join(sys.argv[1:]),
+        )
+    if result.calibration.modality != modality:
+        raise CalibrationError(f"the {modality} embedder reports modality {result.calibration.modality}", "")
+    payload: dict[str, Any] = {"calibration": result.calibration.model_dump(mode="json"), "written": None}
+    if not dry_run:
+        json_path, png_path = result.apply(out or cfg.paths.calibration_dir)
+        payload["calibration"]["plot"] = png_path.name
+        payload["written"] = {"json": str(json_path), "png": str(png_path)}
+        payload["active"] = calibration_path(cfg, modality).resolve() == json_path.resolve()
+    emit(payload, as_json, _summary)
+
+
+def _show_rows(check: bool) -> list[dict[str, Any]]:
+    from kiosk.calibration.active import MODALITIES, calibration_path, load_calibration
+    from kiosk.calibration.embed import load_embedder
+
+    cfg = config()
+    rows: list[dict[str, Any]] = []
+    active_paths = {calibration_path(cfg, m).resolve() for m in MODALITIES}
+    for modality in MODALITIES:
+        path = calibration_path(cfg, modality)
+        row: dict[str, Any] = {"modality": modality, "path": str(path), "active": True}
+        try:
+            calibration = load_calibration(path, modality)
+        except CalibrationError as exc:
+            row["error"] = exc.one_line()
+            rows.append(row)
+            continue
+        row.update(_describe(calibration))
+        if check:
+            try:
+                sha = load_embedder(cfg, modality).model_sha256
+                row["matches_encoder"] = sha == calibration.encoder.sha256
+                row["active_encoder_sha256"] = sha
+            except Exception as exc:  # a broken embedder is a finding of `show --check`, not a crash
+                row["matches_encoder"] = None
+                row["error"] = f"cannot load the {modality} embedder: {exc}"
+        rows.append(row)
+    directory = Path(cfg.paths.calibration_dir)
+    for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
+        if path.resolve() in active_paths:
+            continue
+        row = {"modality": None, "path": str(path), "active": False}
+        try:
+            row.update(_describe(load_calibration(path)))
+            row["modality"] = row.pop("file_modality")
+        except CalibrationError as exc:
+            row["error"] = exc.one_line()
+        rows.append(row)
+    return rows
+
+
+def _describe(calibration: Any) -> dict[str, Any]:
+    return {
+        "file_modality": calibration.modality,
+        "benchmark": calibration.benchmark,
+        "protocol": calibration.dataset.protocol,
+        "rule": calibration.rule,
+        "threshold": calibration.threshold,
+        "tau_d": calibration.figures.tau_d,
+        "eer": calibration.figures.eer,
+        "far_at_threshold": calibration.operating_points[calibration.rule].far.value,
+        "frr_at_threshold": calibration.operating_points[calibration.rule].frr.value,
+        "encoder": calibration.encoder.name,
+        "encoder_sha256": calibration.encoder.sha256,
+        "created": calibration.created.isoformat(),
+    }
+
+
+def _show_table(rows: list[dict[str, Any]]) -> str:
+    lines = []
+    for row in rows:
+        state = "active" if row["active"] else "other "
+        if "error" in row and "threshold" not in row:
+            lines.append(f"{state} {row['modality'] or '?':5} {row['error']}")
+            continue
+        match = {True: "matches the active encoder", False: "MISMATCH: made for another encoder", None: ""}
+        lines.append(
+            f"{state} {row['modality']:5} tau={row['threshold']:.4f} ({row['rule']}) tau_D={row['tau_d']:.4f} "
+            f"EER={row['eer']:.2%} FAR={row['far_at_threshold']:.1e} FRR={row['frr_at_threshold']:.2%} "
+            f"{row['benchmark']}/{row['protocol']} {row['encoder']} {row['encoder_sha256'][:12]}… {row['path']} "
+            f"{match.get(row.get('matches_encoder'), '')}".rstrip()
+        )
+        if row.get("error"):
+            lines.append(f"       {row['error']}")
+    return "\n".join(lines)
+
+
+def register(app: typer.Typer) -> None:
+    sub = typer.Typer(help="Calibrate the biometric threshold tau per modality and benchmark.", no_args_is_help=True)
+
+    def make(modality: str) -> None:
+        @sub.command(modality)
+        @handle_errors
+        def run(
+            data: Path = typer.Option(..., "--data", help="Image folder with manifest.csv (path,identity)."),
+            pairs: Path = typer.Option(None, "--pairs", help="Explicit pairs file (LFW pairs.txt); default all pairs."),
+            rule: str = typer.Option(
+                "strict", "--rule", help="strict (default: max of tau_d and target-FAR), tau_d, eer, far."
+            ),
+            target_far: float = typer.Option(1e-4, "--target-far", help="Target false accept rate for far/strict."),
+            out: Path = typer.Option(None, "--out", help="Output folder; default paths.calibration_dir."),
+            benchmark: str = typer.Option(
+                None, "--benchmark", help="Benchmark name in the file name; default from --data."
+            ),
+            max_impostors: int = typer.Option(
+                2_000_000, "--max-impostors", help="Sample impostor pairs above this (0 = all)."
+            ),
+            identity_column: str = typer.Option(
+                None, "--identity-column", help="Manifest identity column; default auto."
+            ),
+            dry_run: bool = typer.Option(False, "--dry-run", help="Compute and print only; write nothing."),
+            as_json: bool = JsonOption,
+        ) -> None:
+            _calibrate(
+                modality,
+                data,
+                pairs,
+                rule,
+                target_far,
+                out,
+                benchmark,
+                max_impostors,
+                identity_column,
+                dry_run,
+                as_json,
+            )
+
+        run.__doc__ = f"Calibrate the {modality} threshold from labelled images; writes JSON + PNG."
+
+    make("face")
+    make("palm")
+
+    @sub.command("show")
+    @handle_errors
+    def show(
+        check: bool = typer.Option(False, "--check", help="Load the embedders and check the model sha256 match."),
+        as_json: bool = JsonOption,
+    ) -> None:
+        """List the active calibrations (and other files in the calibration folder)."""
+        emit(_show_rows(check), as_json, _show_table)
+
+    app.add_typer(sub, name="calibrate")

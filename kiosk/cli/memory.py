@@ -1,0 +1,189 @@
+"""`kiosk remember` and `kiosk memory import|list|delete`: put notes in, look at them, take them out."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from kiosk.cli.common import JsonOption, config, emit, handle_errors
+from kiosk.config import KioskConfig
+from kiosk.errors import ConfigError, DataError, StoreError
+from kiosk.memory.build import Mode, NoteBuilder
+from kiosk.memory.sqlite_store import SqliteStore
+
+memory_app = typer.Typer(help="Long-term memory notes: import conversations, list and delete notes.")
+
+ConstructOption = typer.Option(
+    None, "--construct", help="Note construction: 'llm' (A-Mem with the LLM) or 'fast' (no LLM); default from config."
+)
+ModalityOption = typer.Option("face", "--modality", help="Modality the owner was verified with (face or palm).")
+
+
+def _mode(cfg: KioskConfig, construct: str | None) -> Mode:
+    mode = construct or cfg.memory.construction
+    if mode not in ("fast", "llm"):
+        raise ConfigError(f"--construct must be 'fast' or 'llm', not '{construct}'", "pick one of the two")
+    return "llm" if mode == "llm" else "fast"
+
+
+def _builder(cfg: KioskConfig, store: SqliteStore, mode: Mode) -> NoteBuilder:
+    from kiosk.text import load_text_encoder
+
+    llm = None
+    if mode == "llm":
+        from kiosk.llm import create_llm
+
+        llm = create_llm(cfg)
+    return NoteBuilder(store, load_text_encoder(cfg), cfg.memory, llm)
+
+
+def _store(cfg: KioskConfig) -> SqliteStore:
+    return SqliteStore(cfg.paths.db)
+
+
+def _user(store: SqliteStore, name: str) -> Any:
+    user = store.user_by_name(name)
+    if user is None:
+        raise StoreError(f"no user named '{name}'", "enroll them with `kiosk users enroll` (see `kiosk memory users`)")
+    return user
+
+
+def _argv_bytes(text: str) -> str | bytes:
+    """Recover the raw bytes of an argument Python decoded with surrogateescape (invalid UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogateescape")
+    return text
+
+
+@handle_errors
+def remember_cmd(
+    text: str = typer.Argument(..., help="What to remember ('-' reads standard input)."),
+    user: str = typer.Option(..., "--user", help="The verified user's name (until identity gating lands)."),
+    construct: str = ConstructOption,
+    modality: str = ModalityOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Store one message as a memory note of the user; prints the stored note's id."""
+    from kiosk.memory.ingest import remember
+
+    cfg = config()
+    mode = _mode(cfg, construct)
+    raw: str | bytes = sys.stdin.buffer.read() if text == "-" else _argv_bytes(text)
+    with _store(cfg) as store:
+        owner = _user(store, user)
+        report = remember(_builder(cfg, store, mode), owner, raw, modality=modality, mode=mode)
+    emit(report.as_dict(), as_json, lambda r: f"stored note {r['note']['id']} for {user} ({r['mode']} construction)")
+
+
+@handle_errors
+def import_cmd(
+    file: Path = typer.Argument(..., help="LoCoMo-format conversation JSON (a list of samples, or one)."),
+    user: str = typer.Option(None, "--user", help="Store every conversation for this user (created if absent)."),
+    user_per_conversation: bool = typer.Option(
+        False, "--user-per-conversation", help="One user per conversation, named by its sample_id."
+    ),
+    construct: str = ConstructOption,
+    modality: str = ModalityOption,
+    limit: int = typer.Option(None, "--limit", min=1, help="Import at most this many new turns (then stop)."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Import conversations: one note per turn, resumable (turns already stored for the user are skipped)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from kiosk.memory.ingest import import_conversations
+
+    if (user is None) == (not user_per_conversation):
+        raise DataError("give exactly one of --user NAME and --user-per-conversation", "see --help")
+    cfg = config()
+    mode = _mode(cfg, construct)
+    with _store(cfg) as store:
+        builder = _builder(cfg, store, mode)
+        columns = (TextColumn("importing"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+        with Progress(*columns, transient=as_json, disable=as_json) as bar:
+            task = bar.add_task("turns", total=None)
+            report = import_conversations(
+                file,
+                builder,
+                store,
+                user_name=user,
+                mode=mode,
+                modality=modality,
+                limit=limit,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+            )
+    emit(report.as_dict(), as_json, _import_summary)
+    if report.failed:
+        raise typer.Exit(1)
+
+
+def _import_summary(report: dict[str, Any]) -> str:
+    lines = [
+        f"{report['file']}: {report['added']} notes added, {report['skipped']} already stored, "
+        f"{report['failed']} failed ({report['mode']} construction)"
+    ]
+    lines += [f"  {conversation} -> user {name}" for conversation, name in report["conversations"].items()]
+    lines += [f"  error {e['ref']}: {e['error']}" for e in report["errors"][:50]]
+    if len(report["errors"]) > 50:
+        lines.append(f"  ... {len(report['errors']) - 50} more errors (use --json for all)")
+    return "\n".join(lines)
+
+
+@handle_errors
+def list_cmd(
+    user: str = typer.Option(..., "--user", help="Whose notes to list."),
+    limit: int = typer.Option(None, "--limit", min=1, help="At most this many notes."),
+    offset: int = typer.Option(0, "--offset", min=0, help="Skip this many notes first."),
+    as_json: bool = JsonOption,
+) -> None:
+    """List a user's notes in chronological order."""
+    cfg = config()
+    with _store(cfg) as store:
+        owner = _user(store, user)
+        notes = store.list_notes(owner.id, limit=limit, offset=offset)
+        payload = {"user": owner.name, "total": store.count_notes(owner.id), "notes": [n.as_dict() for n in notes]}
+
+    def human(data: dict[str, Any]) -> str:
+        rows = [f"{data['user']}: {data['total']} notes"]
+        for note in data["notes"]:
+            ref = f" [{note['source_ref']}]" if note["source_ref"] else ""
+            rows.append(f"  #{note['id']} {note['timestamp'][:16]}{ref} {note['content'][:100]}")
+        return "\n".join(rows)
+
+    emit(payload, as_json, human)
+
+
+@handle_errors
+def delete_cmd(
+    note_id: int = typer.Argument(..., help="Id of the note to delete (with its vector and every link to it)."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Delete one note, its vector, its history and every link pointing to it."""
+    cfg = config()
+    with _store(cfg) as store:
+        store.delete_note(note_id)
+    emit({"deleted": note_id}, as_json, lambda p: f"deleted note {p['deleted']}")
+
+
+@handle_errors
+def users_cmd(as_json: bool = JsonOption) -> None:
+    """List users with their note counts."""
+    cfg = config()
+    with _store(cfg) as store:
+        payload = [{"id": u.id, "name": u.name, "notes": store.count_notes(u.id)} for u in store.list_users()]
+    emit(payload, as_json, lambda rows: "\n".join(f"#{r['id']} {r['name']}: {r['notes']} notes" for r in rows))
+
+
+memory_app.command("import")(import_cmd)
+memory_app.command("list")(list_cmd)
+memory_app.command("delete")(delete_cmd)
+memory_app.command("users")(users_cmd)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("remember")(remember_cmd)
+    app.add_typer(memory_app, name="memory")

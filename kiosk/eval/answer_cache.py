@@ -1,0 +1,119 @@
+"""On-disk answer cache keyed by (model sha256, prompt): identical prompts across conditions run once.
+
+The cache wraps any LLM backend transparently, so the assistant under test builds its prompts as it
+always does; only the generation is skipped when the exact same request was answered before by the
+same model file. Greedy decoding (temperature 0) makes that reuse exact.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+from kiosk.errors import StoreError
+
+
+def request_key(model_sha256: str, messages: list[dict[str, str]], **options: Any) -> str:
+    payload = json.dumps({"model": model_sha256, "messages": messages, "options": options}, sort_keys=True)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class AnswerCache:
+    """A small SQLite table of (key -> answer, generation seconds); safe to share between runs."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(path, check_same_thread=False, timeout=30)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(
+                "CREATE TABLE IF NOT EXISTS answers (key TEXT PRIMARY KEY, model TEXT, answer TEXT, seconds REAL,"
+                " created REAL)"
+            )
+            self._db.commit()
+        except sqlite3.Error as exc:
+            raise StoreError(
+                f"answer cache {path} cannot be opened ({exc})", "delete the file to start afresh"
+            ) from exc
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: str) -> tuple[str, float] | None:
+        with self._lock:
+            row = self._db.execute("SELECT answer, seconds FROM answers WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        return str(row[0]), float(row[1])
+
+    def put(self, key: str, model: str, answer: str, seconds: float) -> None:
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?, ?)", (key, model, answer, seconds, time.time())
+            )
+            self._db.commit()
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+class CachedLLM:
+    """An LLM that answers from the cache when the exact request was seen for this model file."""
+
+    def __init__(self, inner: Any, model_sha256: str, cache: AnswerCache | None) -> None:
+        self._inner = inner
+        self.name: str = getattr(inner, "name", "llm")
+        self.model_sha256 = model_sha256
+        self._cache = cache
+        self.generation_seconds: list[float] = []  # uncached generations only: the latency figures
+
+    def chat(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        max_tokens: int,
+        temperature: float = 0.0,
+        json_schema: dict[str, Any] | None = None,
+        stop: list[str] | None = None,
+    ) -> str:
+        def generate() -> str:
+            return str(
+                self._inner.chat(
+                    messages, max_tokens=max_tokens, temperature=temperature, json_schema=json_schema, stop=stop
+                )
+            )
+
+        cacheable = self._cache is not None and temperature == 0.0
+        key = request_key(self.model_sha256, messages, max_tokens=max_tokens, json_schema=json_schema, stop=stop)
+        return self._cached(key, generate) if cacheable else self._timed(generate)[0]
+
+    def stream(self, messages: list[dict[str, str]], *, max_tokens: int, temperature: float = 0.0) -> Iterator[str]:
+        yield self.chat(messages, max_tokens=max_tokens, temperature=temperature)
+
+    def _timed(self, generate: Callable[[], str]) -> tuple[str, float]:
+        started = time.perf_counter()
+        answer = generate()
+        seconds = time.perf_counter() - started
+        self.generation_seconds.append(seconds)
+        return answer, seconds
+
+    def _cached(self, key: str, generate: Callable[[], str]) -> str:
+        assert self._cache is not None
+        hit = self._cache.get(key)
+        if hit is not None:
+            self._cache.hits += 1
+            return hit[0]
+        self._cache.misses += 1
+        answer, seconds = self._timed(generate)
+        self._cache.put(key, self.name, answer, seconds)
+        return answer
+
+    def __getattr__(self, item: str) -> Any:
+        return getattr(self._inner, item)

@@ -1,0 +1,159 @@
+"""Results of a LoCoMo run: the paper-shaped markdown table, flat metric keys, and atomic writing."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from kiosk.eval.metrics import CATEGORY_NAMES, CATEGORY_ORDER
+
+CONDITION_LABELS: dict[str, str] = {
+    "owner": "Owner",
+    "non_owner": "Non-owner",
+    "no_memory": "No memory",
+    "ungated": "Ungated A-Mem (one pool)",
+    "gold_evidence": "Gold evidence (reference)",
+}
+
+
+def _cell(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
+def _row(label: str, scores: Mapping[str, Any], gap: float | None) -> str:
+    cells = [label]
+    per_category = scores["per_category"]
+    for category in CATEGORY_ORDER:
+        entry = per_category.get(CATEGORY_NAMES[category])
+        cells += [_cell(entry["f1"] if entry else None), _cell(entry["bleu1"] if entry else None)]
+    cells += [_cell(scores["average"]["f1"]), _cell(scores["average"]["bleu1"]), _cell(gap)]
+    return "| " + " | ".join(cells) + " |"
+
+
+def score_table(conditions: Mapping[str, Mapping[str, Any]], gap_f1: float | None) -> str:
+    """Rows Owner / Non-owner / baselines; columns per category F1 and BLEU-1, Average, Gap (F1 points)."""
+    header = ["Condition"]
+    for category in CATEGORY_ORDER:
+        name = CATEGORY_NAMES[category].capitalize()
+        header += [f"{name} F1", f"{name} BLEU-1"]
+    header += ["Avg. F1", "Avg. BLEU-1", "Avg. Gap (F1)"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for key, label in CONDITION_LABELS.items():
+        if key in conditions:
+            lines.append(_row(label, conditions[key]["scores"], gap_f1 if key == "owner" else None))
+    return "\n".join(lines)
+
+
+def _recall_line(conditions: Mapping[str, Mapping[str, Any]]) -> str:
+    parts = []
+    for key, label in CONDITION_LABELS.items():
+        recall = conditions.get(key, {}).get("evidence_recall_at_k")
+        if recall is not None:
+            parts.append(f"{label} {100 * recall:.1f} %")
+    return ", ".join(parts)
+
+
+def render_markdown(results: Mapping[str, Any]) -> str:
+    conditions = results["conditions"]
+    gate = results["gate"]
+    leaks = results["leaks"]
+    lines = [
+        f"# LoCoMo shared-store evaluation — {results['modality']} gate, {results['llm']['name']}",
+        "",
+        f"Command: `{results['command']}`",
+        "",
+        f"Date: {results['date']} · Machine: {results['machine']}",
+        "",
+        f"{results['counts']['users']} users (one LoCoMo conversation each) in one store, "
+        f"{results['counts']['notes']} notes ({results['construct']} construction); "
+        f"{results['counts']['questions']} questions (ratio {results['ratio']}, seed {results['seed']}: "
+        + ", ".join(f"{name} {n}" for name, n in results["counts"]["per_category"].items())
+        + f"); K = {results['k']}.",
+        "",
+        score_table(conditions, results["gap"]["f1"]),
+        "",
+        f"F1 and BLEU-1 in percent (LoCoMo normalisation; multi-hop partial F1). "
+        f"Avg. Gap = Owner − Non-owner = {results['gap']['f1']:.2f} F1 / {results['gap']['bleu1']:.2f} BLEU-1 points.",
+        "",
+        f"Evidence recall@{results['k']} (LLM-free): " + _recall_line(conditions) + ".",
+        "",
+        f"Gate: policy `{gate['policy']}`, threshold τ = {gate['threshold']:.4f} from `{gate['calibration']}` "
+        f"(rule {gate['rule']}, encoder {gate['encoder']}). Owner probes verified: "
+        f"{gate['owner_verified']}/{gate['users']}; Non-owner probes matched to the target: "
+        f"{gate['non_owner_false_matches']}/{gate['users']}.",
+        "",
+        f"Leaks (target user's notes retrieved under the Non-owner probe): **{leaks['notes']}** "
+        f"over {leaks['questions']} questions; of which from biometric false matches: {leaks['from_false_matches']}.",
+        "",
+    ]
+    if results.get("gold_gap_analysis"):
+        lines += ["## Where the gap to gold evidence comes from", "", results["gold_gap_analysis"], ""]
+    lines += [
+        "## Identity bindings",
+        "",
+        "| user | identity | gallery image | owner probe image |",
+        "|---|---|---|---|",
+    ]
+    for binding in results["assignments"]:
+        lines.append(
+            f"| {binding['user']} | {binding['identity']} | {binding['gallery_image']} | {binding['probe_image']} |"
+        )
+    lines += ["", "## Wall time per stage", "", "| stage | seconds |", "|---|---|"]
+    for stage, seconds in results["timings_s"].items():
+        lines.append(f"| {stage} | {seconds:.1f} |")
+    llm = results["llm"]
+    lines += [
+        "",
+        f"LLM: {llm['name']} (sha256 {llm['sha256'][:12]}…), uncached answers "
+        f"{llm['generated']} (p50 {llm['p50_s']:.2f} s, p95 {llm['p95_s']:.2f} s per answer), "
+        f"cache hits {llm['cache_hits']}.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def flat_metrics(results: Mapping[str, Any]) -> dict[str, float]:
+    """Flat keys with data set and unit, e.g. `locomo.face.owner.f1` (percent)."""
+    modality = results["modality"]
+    flat: dict[str, float] = {}
+    for condition, payload in results["conditions"].items():
+        scores = payload["scores"]
+        prefix = f"locomo.{modality}.{condition}"
+        flat[f"{prefix}.f1"] = scores["average"]["f1"]
+        flat[f"{prefix}.bleu1"] = scores["average"]["bleu1"]
+        for name, entry in scores["per_category"].items():
+            flat[f"{prefix}.{name}.f1"] = entry["f1"]
+            flat[f"{prefix}.{name}.bleu1"] = entry["bleu1"]
+        if payload.get("evidence_recall_at_k") is not None:
+            flat[f"{prefix}.evidence_recall_at_10.fraction"] = payload["evidence_recall_at_k"]
+    flat[f"locomo.{modality}.gap.f1"] = results["gap"]["f1"]
+    flat[f"locomo.{modality}.gap.bleu1"] = results["gap"]["bleu1"]
+    flat[f"locomo.{modality}.leaks.notes"] = results["leaks"]["notes"]
+    return flat
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write next to the target and rename, so a reader never sees a half-written result."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_results(results: Mapping[str, Any], json_path: Path) -> tuple[Path, Path]:
+    """Both files are fully rendered in memory before either is written; each is renamed into place."""
+    markdown_path = json_path.with_suffix(".md")
+    json_text = json.dumps(results, indent=2, ensure_ascii=False) + "\n"
+    markdown_text = render_markdown(results)
+    write_atomically(json_path, json_text)
+    write_atomically(markdown_path, markdown_text)
+    return json_path, markdown_path

@@ -1,0 +1,1 @@
+"""Biometric identity: face and palm capture, embedding, enrollment and verification."""

@@ -1,0 +1,42 @@
+"""The language-model interface the kiosk talks to, whatever runs behind it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+Message = dict[str, str]
+
+
+@dataclass
+class Usage:
+    """Token counts and wall time of the last call (for benchmarks and logs)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+
+    @property
+    def tokens_per_second(self) -> float:
+        return self.completion_tokens / self.seconds if self.seconds > 0 else 0.0
+
+
+class LLM(Protocol):
+    name: str
+
+    def chat(
+        self,
+        messages: list[Message],
+        *,
+        max_tokens: int,
+        temperature: float = 0.0,
+        json_schema: dict[str, Any] | None = None,
+        stop: list[str] | None = None,
+    ) -> str:
+        """One complete reply. With `json_schema`, decoding is constrained to JSON matching it."""
+        ...
+
+    def stream(self, messages: list[Message], *, max_tokens: int, temperature: float = 0.0) -> Iterator[str]:
+        """The reply piece by piece as it is generated."""
+        ...

@@ -1,0 +1,24 @@
+"""Build the configured LLM backend."""
+
+from __future__ import annotations
+
+import os
+
+from kiosk.config import KioskConfig
+from kiosk.errors import ConfigError
+from kiosk.llm.backend import LLM
+from kiosk.models import ModelStore
+
+
+def create_llm(config: KioskConfig, models: ModelStore | None = None) -> LLM:
+    settings = config.llm
+    if settings.backend == "openai":
+        from kiosk.llm.openai_compat import OpenAICompatLLM
+
+        if not settings.endpoint_url:
+            raise ConfigError("llm.backend is 'openai' but llm.endpoint_url is not set", "set the server's base URL")
+        return OpenAICompatLLM(settings.endpoint_url, settings.endpoint_model, os.environ.get(settings.api_key_env))
+    from kiosk.llm.llamacpp import LlamaCppLLM
+
+    path = settings.gguf_path or (models or ModelStore(config.paths.models)).ensure(settings.model)
+    return LlamaCppLLM(path, n_ctx=settings.n_ctx, threads=settings.threads)

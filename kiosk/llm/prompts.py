@@ -1,0 +1,158 @@
+"""Prompts. Memory construction (A-Mem's note construction and evolution, shortened for small models)
+lives here; the answering prompt is added by retrieval below its own header."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from kiosk.llm.backend import Message
+
+# ---- memory: note construction (A-Mem P_s1) ---------------------------------------------------
+
+NOTE_SYSTEM = "You turn one message of a conversation into a memory note. Reply with JSON only."
+
+NOTE_TEMPLATE = """Analyse the message and return JSON with:
+- "keywords": the 3 to 6 most important words or short phrases (people, places, things, events),
+  most important first
+- "context": one sentence saying who speaks, when, what the message is about and why it matters
+- "tags": 2 to 5 broad categories (for example family, work, hobby, health, travel, feelings, plans)
+
+Speaker: {speaker}
+Date: {date}
+Message: {content}"""
+
+NOTE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "keywords": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1, "maxLength": 40},
+            "minItems": 1,
+            "maxItems": 6,
+        },
+        "context": {"type": "string", "minLength": 1, "maxLength": 300},
+        "tags": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1, "maxLength": 30},
+            "minItems": 1,
+            "maxItems": 5,
+        },
+    },
+    "required": ["keywords", "context", "tags"],
+}
+
+
+def note_messages(content: str, speaker: str, date: str) -> list[Message]:
+    return [
+        {"role": "system", "content": NOTE_SYSTEM},
+        {"role": "user", "content": NOTE_TEMPLATE.format(speaker=speaker, date=date, content=content)},
+    ]
+
+
+# ---- memory: linking and evolution (A-Mem strengthen / update_neighbor) ------------------------
+
+EVOLVE_SYSTEM = "You maintain a person's memory notes. Reply with JSON only."
+
+EVOLVE_TEMPLATE = """A new memory note arrived. Below are the most similar earlier notes of the same person.
+
+New note: {content}
+New note context: {context}
+New note tags: {tags}
+
+Earlier notes:
+{neighbours}
+
+Return JSON with:
+- "links": numbers of the earlier notes about the same person, event or topic as the new note (may be empty)
+- "strengthen": true if the new note should take better tags from the linked notes
+- "tags": the new note's tags (2 to 5)
+- "update_neighbors": true if linked earlier notes should get an updated context or tags in the light of the new note
+- "neighbors": for each earlier note to update, its "number", new "context" (one sentence) and new "tags\""""
+
+
+def format_neighbour(number: int, content: str, context: str, tags: Sequence[str]) -> str:
+    return f"{number}. {content} (context: {context or '-'}; tags: {', '.join(tags) or '-'})"
+
+
+def evolve_messages(content: str, context: str, tags: Sequence[str], neighbours: Sequence[str]) -> list[Message]:
+    text = EVOLVE_TEMPLATE.format(
+        content=content, context=context or "-", tags=", ".join(tags) or "-", neighbours="\n".join(neighbours)
+    )
+    return [{"role": "system", "content": EVOLVE_SYSTEM}, {"role": "user", "content": text}]
+
+
+def evolve_schema(neighbour_count: int) -> dict[str, Any]:
+    numbers = list(range(1, neighbour_count + 1))
+    tags = {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 30}, "maxItems": 5}
+    return {
+        "type": "object",
+        "properties": {
+            "links": {"type": "array", "items": {"type": "integer", "enum": numbers}, "maxItems": neighbour_count},
+            "strengthen": {"type": "boolean"},
+            "tags": tags,
+            "update_neighbors": {"type": "boolean"},
+            "neighbors": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "number": {"type": "integer", "enum": numbers},
+                        "context": {"type": "string", "maxLength": 300},
+                        "tags": tags,
+                    },
+                    "required": ["number", "context", "tags"],
+                },
+                "maxItems": neighbour_count,
+            },
+        },
+        "required": ["links", "strengthen", "tags", "update_neighbors", "neighbors"],
+    }
+
+
+RETRY_NOTE = "Your previous reply was not valid ({error}). Reply again with JSON that follows the requested fields."
+
+
+# ---- retrieval: answering from the verified person's notes --------------------------------------
+
+ANSWER_SYSTEM = (
+    "You are a helpful assistant on a shared kiosk. You answer the person in front of you using their own "
+    "memory notes, which are listed oldest first with their dates. Answer in a short phrase or one sentence. "
+    "Use the dates of the notes to work out when things happened. If the notes do not contain the answer, "
+    "say briefly that you don't know; never guess personal details."
+)
+
+ANSWER_TEMPLATE = """Memory notes of {person} (oldest first):
+{notes}
+
+Question: {question}
+Short answer:"""
+
+ANSWER_NO_MEMORY_SYSTEM = (
+    "You are a helpful assistant on a shared kiosk. You have no personal memories about the person in front "
+    "of you. Answer general questions in a short phrase or one sentence. If the question is about this "
+    "person's own life, people or past conversations, say briefly that you don't know."
+)
+
+ANSWER_NO_MEMORY_TEMPLATE = """Question: {question}
+Short answer:"""
+
+
+def format_memory_note(when: datetime, content: str) -> str:
+    return f"- [{when.strftime('%d %B %Y').lstrip('0')}] {' '.join(content.split())}"
+
+
+def answer_messages(question: str, notes: Sequence[tuple[datetime, str]], person: str | None = None) -> list[Message]:
+    """The answering prompt; `notes` are (timestamp, content) already in chronological order.
+
+    With no notes the model is told it has no personal memory, so it answers general questions only.
+    """
+    if not notes:
+        return [
+            {"role": "system", "content": ANSWER_NO_MEMORY_SYSTEM},
+            {"role": "user", "content": ANSWER_NO_MEMORY_TEMPLATE.format(question=question)},
+        ]
+    lines = "\n".join(format_memory_note(when, content) for when, content in notes)
+    text = ANSWER_TEMPLATE.format(person=person or "this person", notes=lines, question=question)
+    return [{"role": "system", "content": ANSWER_SYSTEM}, {"role": "user", "content": text}]

@@ -1,0 +1,86 @@
+"""Schema migrations of the memory database, applied forward in order, one transaction each.
+
+`MIGRATIONS[i]` turns schema version i into version i + 1. Never edit a released migration; append one.
+The notes table keeps each embedding as the source of truth; the vec0 table is the searchable index
+built from it, so a later migration can rebuild the index (new dimension, new metric) without data loss.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import apsw
+
+from kiosk.memory.note import EMBEDDING_DIM
+
+Migration = Callable[[apsw.Connection], None]
+
+
+def _v1_initial(conn: apsw.Connection) -> None:
+    conn.execute(
+        f"""
+        CREATE TABLE users (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            name TEXT NOT NULL UNIQUE,
+            created_at REAL NOT NULL
+        );
+        CREATE TABLE templates (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            modality TEXT NOT NULL,
+            dimension INTEGER NOT NULL,
+            vector BLOB NOT NULL,
+            model_sha256 TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX templates_by_user ON templates(user_id, modality);
+        CREATE TABLE notes (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            owner_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            modality TEXT NOT NULL,
+            content TEXT NOT NULL,
+            timestamp REAL NOT NULL,
+            keywords TEXT NOT NULL DEFAULT '[]',
+            tags TEXT NOT NULL DEFAULT '[]',
+            context TEXT NOT NULL DEFAULT '',
+            embedding BLOB NOT NULL,
+            source TEXT NOT NULL,
+            source_ref TEXT,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL
+        );
+        CREATE INDEX notes_by_owner_time ON notes(owner_id, timestamp, id);
+        CREATE INDEX notes_by_source_ref ON notes(owner_id, source_ref);
+        CREATE TABLE links (
+            source_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+            target_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (source_id, target_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX links_by_target ON links(target_id);
+        CREATE TABLE history (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            note_id INTEGER NOT NULL REFERENCES notes(id) ON DELETE CASCADE,
+            at REAL NOT NULL,
+            reason TEXT NOT NULL,
+            before TEXT NOT NULL,
+            after TEXT NOT NULL
+        );
+        CREATE INDEX history_by_note ON history(note_id);
+        -- No foreign key: a deleted user's counter must keep rising so caches never see a stale version.
+        CREATE TABLE owner_versions (
+            owner_id INTEGER PRIMARY KEY,
+            version INTEGER NOT NULL
+        );
+        CREATE VIRTUAL TABLE note_vectors USING vec0(
+            note_id INTEGER PRIMARY KEY,
+            owner_id INTEGER PARTITION KEY,
+            embedding FLOAT[{EMBEDDING_DIM}] distance_metric=cosine
+        );
+        """
+    )
+
+
+MIGRATIONS: list[Migration] = [_v1_initial]
+LATEST_VERSION = len(MIGRATIONS)

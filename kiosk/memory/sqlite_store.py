@@ -1,0 +1,517 @@
+"""The memory store on SQLite + sqlite-vec (through apsw, which can load extensions).
+
+Durability: WAL journal with synchronous=FULL, one transaction per write call, so a note whose
+`add_note` returned survives a crash of the process (and of the machine). Readers on other
+connections see the last committed state while a writer is busy (WAL). One connection per store;
+calls on the same store from several threads are serialised by a lock.
+
+Vector search runs inside sqlite-vec: a vec0 table partitioned by owner, queried once per allowed
+owner with `owner_id = ?` (vec0 partition keys take equality constraints), and the per-owner
+top-k lists merged. Notes of owners that were not asked for are never scanned.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import apsw
+import numpy as np
+import sqlite_vec
+
+from kiosk.errors import StoreError
+from kiosk.memory.note import (
+    EMBEDDING_DIM,
+    HistoryEntry,
+    Link,
+    Note,
+    Template,
+    User,
+    from_epoch,
+    to_epoch,
+)
+from kiosk.memory.schema import LATEST_VERSION, MIGRATIONS
+
+log = logging.getLogger(__name__)
+
+MAX_K = 4096
+"""The largest k a vec0 KNN query accepts."""
+
+BUSY_TIMEOUT_MS = 10_000
+_NOTE_COLUMNS = (
+    "id, owner_id, modality, content, timestamp, keywords, tags, context, embedding, "
+    "source, source_ref, created_at, updated_at"
+)
+_TRACKED_FIELDS = ("content", "timestamp", "keywords", "tags", "context", "modality")
+
+
+def _as_vector(vector: np.ndarray, what: str, dimension: int | None = EMBEDDING_DIM) -> np.ndarray:
+    array = np.asarray(vector, dtype=np.float32)
+    if array.ndim != 1 or (dimension is not None and array.shape[0] != dimension):
+        expected = f"({dimension},)" if dimension is not None else "a 1-d vector"
+        raise StoreError(f"{what} has shape {array.shape}, expected {expected}", "pass one float32 vector")
+    if not np.all(np.isfinite(array)):
+        raise StoreError(f"{what} contains NaN or infinity", "check the encoder output")
+    if not np.any(array):
+        raise StoreError(f"{what} is all zeros", "a zero vector has no direction to compare")
+    return array
+
+
+def _blob_to_vector(blob: bytes) -> np.ndarray:
+    return np.frombuffer(blob, dtype=np.float32).copy()
+
+
+class SqliteStore:
+    """`Store` on one SQLite file (or ':memory:')."""
+
+    def __init__(self, path: Path | str, *, backup_dir: Path | None = None) -> None:
+        self.path = Path(path) if str(path) != ":memory:" else None
+        self._lock = threading.RLock()
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._conn = apsw.Connection(str(path))
+            self._conn.enable_load_extension(True)
+            self._conn.load_extension(sqlite_vec.loadable_path())
+            self._conn.enable_load_extension(False)
+            self._conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+            self._conn.execute("PRAGMA foreign_keys = ON")
+            if self.path is not None:
+                self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute("PRAGMA synchronous = FULL")
+            self._migrate(backup_dir)
+        except apsw.Error as exc:
+            raise StoreError(
+                f"memory database {path} cannot be opened ({exc})",
+                "check the file is a kiosk memory DB and not locked or damaged; restore a backup if it is",
+            ) from exc
+
+    # ---- lifecycle -----------------------------------------------------------------------------
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def schema_version(self) -> int:
+        return self._version()
+
+    def integrity_check(self) -> str:
+        """'ok' when SQLite finds the file consistent, else its first complaint."""
+        with self._lock:
+            rows = self._conn.execute("PRAGMA integrity_check").fetchall()
+        return "; ".join(str(row[0]) for row in rows)
+
+    def _version(self) -> int:
+        has_table = self._conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+        ).fetchone()
+        if not has_table:
+            return 0
+        row = self._conn.execute("SELECT version FROM schema_version").fetchone()
+        return int(row[0]) if row else 0
+
+    def _migrate(self, backup_dir: Path | None) -> None:
+        current = self._version()
+        if current > LATEST_VERSION:
+            raise StoreError(
+                f"memory database {self.path} has schema version {current}, newer than this build ({LATEST_VERSION})",
+                "run a newer kiosk build",
+            )
+        if current == LATEST_VERSION:
+            return
+        if current > 0 and self.path is not None:
+            self._backup(backup_dir or self.path.parent, current)
+        for version in range(current, LATEST_VERSION):
+            with self._write():
+                MIGRATIONS[version](self._conn)
+                self._conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
+                self._conn.execute("DELETE FROM schema_version")
+                self._conn.execute("INSERT INTO schema_version (version) VALUES (?)", (version + 1,))
+            log.info("memory database migrated to schema version %d", version + 1)
+
+    def _backup(self, directory: Path, version: int) -> Path:
+        assert self.path is not None
+        directory.mkdir(parents=True, exist_ok=True)
+        target = directory / f"{self.path.name}.v{version}-{time.strftime('%Y%m%d-%H%M%S')}.bak"
+        destination = apsw.Connection(str(target))
+        try:
+            with destination.backup("main", self._conn, "main") as backup:
+                while not backup.done:
+                    backup.step(-1)
+        finally:
+            destination.close()
+        log.info("backed up memory database (schema %d) to %s before migrating", version, target)
+        return target
+
+    @contextmanager
+    def _write(self) -> Iterator[None]:
+        """One IMMEDIATE transaction (takes the write lock up front, so no upgrade deadlocks)."""
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            try:
+                return [tuple(row) for row in self._conn.execute(sql, params)]
+            except apsw.BusyError as exc:
+                raise StoreError("memory database is busy", "another process holds it; retry") from exc
+
+    def _bump(self, owner_id: int) -> None:
+        self._conn.execute(
+            "INSERT INTO owner_versions (owner_id, version) VALUES (?, 1) "
+            "ON CONFLICT(owner_id) DO UPDATE SET version = version + 1",
+            (owner_id,),
+        )
+
+    # ---- users ---------------------------------------------------------------------------------
+    def add_user(self, name: str) -> User:
+        name = name.strip()
+        if not name:
+            raise StoreError("a user needs a non-empty name", "give a name")
+        if self.user_by_name(name) is not None:
+            raise StoreError(f"user '{name}' already exists", "pick another name or delete that user first")
+        now = time.time()
+        with self._write():
+            self._conn.execute("INSERT INTO users (name, created_at) VALUES (?, ?)", (name, now))
+            user_id = int(self._conn.last_insert_rowid())
+            self._bump(user_id)
+        return User(user_id, name, from_epoch(now))
+
+    def get_user(self, user_id: int) -> User | None:
+        rows = self._query("SELECT id, name, created_at FROM users WHERE id = ?", (user_id,))
+        return User(int(rows[0][0]), rows[0][1], from_epoch(rows[0][2])) if rows else None
+
+    def user_by_name(self, name: str) -> User | None:
+        rows = self._query("SELECT id, name, created_at FROM users WHERE name = ?", (name.strip(),))
+        return User(int(rows[0][0]), rows[0][1], from_epoch(rows[0][2])) if rows else None
+
+    def list_users(self) -> list[User]:
+        rows = self._query("SELECT id, name, created_at FROM users ORDER BY id")
+        return [User(int(r[0]), r[1], from_epoch(r[2])) for r in rows]
+
+    def delete_user(self, user_id: int) -> None:
+        """Delete a user with every note, vector, link, history entry and template of theirs."""
+        with self._write():
+            self._conn.execute(
+                "DELETE FROM note_vectors WHERE note_id IN (SELECT id FROM notes WHERE owner_id = ?)",
+                (user_id,),
+            )
+            self._conn.execute("DELETE FROM users WHERE id = ?", (user_id,))
+            self._bump(user_id)
+
+    # ---- templates -----------------------------------------------------------------------------
+    def set_templates(self, user_id: int, modality: str, vectors: np.ndarray, model_sha256: str) -> list[Template]:
+        """Replace the user's templates of `modality`; notes and their ownership stay as they are."""
+        matrix = np.asarray(vectors, dtype=np.float32)
+        if matrix.ndim == 1:
+            matrix = matrix[None, :]
+        if matrix.ndim != 2 or matrix.shape[0] == 0:
+            raise StoreError(
+                f"templates have shape {matrix.shape}, expected (n, d) with n >= 1", "pass an (n, d) array"
+            )
+        rows = [_as_vector(row, f"{modality} template", dimension=None) for row in matrix]
+        if self.get_user(user_id) is None:
+            raise StoreError(f"no user with id {user_id}", "enroll the user first")
+        now = time.time()
+        created: list[Template] = []
+        with self._write():
+            self._conn.execute("DELETE FROM templates WHERE user_id = ? AND modality = ?", (user_id, modality))
+            for row in rows:
+                self._conn.execute(
+                    "INSERT INTO templates (user_id, modality, dimension, vector, model_sha256, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (user_id, modality, int(row.shape[0]), row.tobytes(), model_sha256, now),
+                )
+                created.append(
+                    Template(
+                        int(self._conn.last_insert_rowid()),
+                        user_id,
+                        modality,
+                        row,
+                        model_sha256,
+                        from_epoch(now),
+                    )
+                )
+            self._bump(user_id)
+        return created
+
+    def templates(self, modality: str | None = None) -> list[Template]:
+        sql = "SELECT id, user_id, modality, vector, model_sha256, created_at FROM templates"
+        params: tuple[Any, ...] = ()
+        if modality is not None:
+            sql += " WHERE modality = ?"
+            params = (modality,)
+        rows = self._query(sql + " ORDER BY user_id, id", params)
+        return [Template(int(r[0]), int(r[1]), r[2], _blob_to_vector(r[3]), r[4], from_epoch(r[5])) for r in rows]
+
+    # ---- notes ---------------------------------------------------------------------------------
+    def add_note(self, note: Note) -> Note:
+        """Store a new note with its vector and links in one transaction; returns it with id and times."""
+        if note.id is not None:
+            raise StoreError(f"note already has id {note.id}", "use update_note for stored notes")
+        if not note.content.strip():
+            raise StoreError("a note needs non-empty content", "give some text")
+        if note.embedding is None:
+            raise StoreError("a note needs its embedding before it is stored", "build notes with kiosk.memory.build")
+        embedding = _as_vector(note.embedding, "note embedding")
+        timestamp = to_epoch(note.timestamp)
+        now = time.time()
+        with self._write():
+            if not self._conn.execute("SELECT 1 FROM users WHERE id = ?", (note.owner_id,)).fetchone():
+                raise StoreError(f"no user with id {note.owner_id}", "add the user before their notes")
+            self._conn.execute(
+                "INSERT INTO notes (owner_id, modality, content, timestamp, keywords, tags, context, "
+                "embedding, source, source_ref, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    note.owner_id,
+                    note.modality,
+                    note.content,
+                    timestamp,
+                    json.dumps(note.keywords),
+                    json.dumps(note.tags),
+                    note.context,
+                    embedding.tobytes(),
+                    note.source,
+                    note.source_ref,
+                    now,
+                    now,
+                ),
+            )
+            note_id = int(self._conn.last_insert_rowid())
+            self._conn.execute(
+                "INSERT INTO note_vectors (note_id, owner_id, embedding) VALUES (?, ?, ?)",
+                (note_id, note.owner_id, embedding.tobytes()),
+            )
+            for link in note.links:
+                self._insert_link(note_id, link.target_id, link.kind, now)
+            self._bump(note.owner_id)
+        stored = self.get_note(note_id)
+        assert stored is not None
+        return stored
+
+    def get_note(self, note_id: int) -> Note | None:
+        notes = self.get_notes([note_id])
+        return notes[0] if notes else None
+
+    def get_notes(self, ids: Sequence[int]) -> list[Note]:
+        """Notes with these ids, in the order asked; missing ids are skipped."""
+        if not ids:
+            return []
+        wanted = json.dumps([int(i) for i in ids])
+        rows = self._query(f"SELECT {_NOTE_COLUMNS} FROM notes WHERE id IN (SELECT value FROM json_each(?))", (wanted,))
+        by_id = {int(row[0]): row for row in rows}
+        links = self._links_of(list(by_id))
+        return [self._note(by_id[i], links.get(i, [])) for i in ids if i in by_id]
+
+    def list_notes(self, owner_id: int, limit: int | None = None, offset: int = 0) -> list[Note]:
+        """The owner's notes in chronological order (timestamp, then id)."""
+        rows = self._query(
+            f"SELECT {_NOTE_COLUMNS} FROM notes WHERE owner_id = ? ORDER BY timestamp, id LIMIT ? OFFSET ?",
+            (owner_id, -1 if limit is None else int(limit), int(offset)),
+        )
+        links = self._links_of([int(r[0]) for r in rows])
+        return [self._note(row, links.get(int(row[0]), [])) for row in rows]
+
+    def count_notes(self, owner_id: int | None = None) -> int:
+        if owner_id is None:
+            return int(self._query("SELECT count(*) FROM notes")[0][0])
+        return int(self._query("SELECT count(*) FROM notes WHERE owner_id = ?", (owner_id,))[0][0])
+
+    def source_refs(self, owner_id: int) -> set[str]:
+        """Source references already stored for the owner (resumable imports skip these)."""
+        rows = self._query("SELECT source_ref FROM notes WHERE owner_id = ? AND source_ref IS NOT NULL", (owner_id,))
+        return {r[0] for r in rows}
+
+    def update_note(self, note: Note, reason: str) -> Note:
+        """Rewrite a stored note's fields (and vector if given); the change is recorded in its history."""
+        if note.id is None:
+            raise StoreError("cannot update a note that was never stored", "add_note it first")
+        if not note.content.strip():
+            raise StoreError("a note needs non-empty content", "give some text")
+        embedding = _as_vector(note.embedding, "note embedding") if note.embedding is not None else None
+        now = time.time()
+        with self._write():
+            rows = self._conn.execute(f"SELECT {_NOTE_COLUMNS} FROM notes WHERE id = ?", (note.id,)).fetchall()
+            if not rows:
+                raise StoreError(f"no note with id {note.id}", "it may have been deleted")
+            old = self._note(tuple(rows[0]), [])
+            if old.owner_id != note.owner_id:
+                raise StoreError(f"note {note.id} belongs to user {old.owner_id}", "notes never change owner")
+            before, after = _changes(old, note)
+            if embedding is not None and old.embedding is not None and np.array_equal(embedding, old.embedding):
+                embedding = None
+            self._conn.execute(
+                "UPDATE notes SET modality = ?, content = ?, timestamp = ?, keywords = ?, tags = ?, "
+                "context = ?, embedding = coalesce(?, embedding), updated_at = ? WHERE id = ?",
+                (
+                    note.modality,
+                    note.content,
+                    to_epoch(note.timestamp),
+                    json.dumps(note.keywords),
+                    json.dumps(note.tags),
+                    note.context,
+                    embedding.tobytes() if embedding is not None else None,
+                    now,
+                    note.id,
+                ),
+            )
+            if embedding is not None:
+                self._conn.execute("DELETE FROM note_vectors WHERE note_id = ?", (note.id,))
+                self._conn.execute(
+                    "INSERT INTO note_vectors (note_id, owner_id, embedding) VALUES (?, ?, ?)",
+                    (note.id, note.owner_id, embedding.tobytes()),
+                )
+                before["embedding"], after["embedding"] = "previous", "re-encoded"
+            self._conn.execute(
+                "INSERT INTO history (note_id, at, reason, before, after) VALUES (?, ?, ?, ?, ?)",
+                (note.id, now, reason, json.dumps(before), json.dumps(after)),
+            )
+            self._bump(note.owner_id)
+        stored = self.get_note(note.id)
+        assert stored is not None
+        return stored
+
+    def delete_note(self, note_id: int) -> None:
+        """Delete the note, its vector, its history and every link from or to it."""
+        with self._write():
+            row = self._conn.execute("SELECT owner_id FROM notes WHERE id = ?", (note_id,)).fetchone()
+            if row is None:
+                raise StoreError(f"no note with id {note_id}", "list the notes to see their ids")
+            self._conn.execute("DELETE FROM note_vectors WHERE note_id = ?", (note_id,))
+            self._conn.execute("DELETE FROM notes WHERE id = ?", (note_id,))
+            self._bump(int(row[0]))
+
+    # ---- vectors -------------------------------------------------------------------------------
+    def knn(self, owner_ids: Sequence[int], query: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """Top-k (note id, cosine similarity) among the given owners' notes only, best first."""
+        vector = _as_vector(query, "query embedding")
+        if k < 1 or k > MAX_K:
+            raise StoreError(f"k={k} is out of range", f"use 1..{MAX_K}")
+        blob = vector.tobytes()
+        found: list[tuple[int, float]] = []
+        for owner in sorted(set(int(o) for o in owner_ids)):
+            rows = self._query(
+                "SELECT note_id, distance FROM note_vectors WHERE embedding MATCH ? AND k = ? AND owner_id = ?",
+                (blob, k, owner),
+            )
+            found.extend((int(note_id), 1.0 - float(distance)) for note_id, distance in rows)
+        found.sort(key=lambda pair: (-pair[1], pair[0]))
+        return found[:k]
+
+    def owner_matrix(self, owner_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(note ids int64, timestamps float64 epoch s, embeddings (n, 384) float32), chronological."""
+        wanted = json.dumps(sorted(set(int(o) for o in owner_ids)))
+        rows = self._query(
+            "SELECT id, timestamp, embedding FROM notes WHERE owner_id IN (SELECT value FROM json_each(?)) "
+            "ORDER BY timestamp, id",
+            (wanted,),
+        )
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        stamps = np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows))
+        matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), EMBEDDING_DIM)
+        return ids, stamps, matrix.copy()
+
+    def owner_version(self, owner_id: int) -> int:
+        rows = self._query("SELECT version FROM owner_versions WHERE owner_id = ?", (owner_id,))
+        return int(rows[0][0]) if rows else 0
+
+    # ---- links and history ---------------------------------------------------------------------
+    def add_link(self, a: int, b: int, kind: str) -> None:
+        """Link two notes of the same owner both ways (re-linking replaces the kind)."""
+        with self._write():
+            owner = self._insert_link(a, b, kind, time.time())
+            self._bump(owner)
+
+    def links(self, note_id: int) -> list[Link]:
+        return self._links_of([note_id]).get(note_id, [])
+
+    def history(self, note_id: int) -> list[HistoryEntry]:
+        rows = self._query(
+            "SELECT note_id, at, reason, before, after FROM history WHERE note_id = ? ORDER BY id", (note_id,)
+        )
+        return [HistoryEntry(int(r[0]), from_epoch(r[1]), r[2], json.loads(r[3]), json.loads(r[4])) for r in rows]
+
+    def _insert_link(self, a: int, b: int, kind: str, now: float) -> int:
+        if a == b:
+            raise StoreError(f"note {a} cannot link to itself", "link two different notes")
+        rows: list[tuple[Any, ...]] = [
+            tuple(row) for row in self._conn.execute("SELECT id, owner_id FROM notes WHERE id IN (?, ?)", (a, b))
+        ]
+        owners = {int(row[0]): int(row[1]) for row in rows}
+        missing = [n for n in (a, b) if n not in owners]
+        if missing:
+            raise StoreError(f"no note with id {missing[0]}", "link notes that exist")
+        if owners[a] != owners[b]:
+            raise StoreError(f"notes {a} and {b} belong to different users", "links never cross owners")
+        for source, target in ((a, b), (b, a)):
+            self._conn.execute(
+                "INSERT INTO links (source_id, target_id, kind, created_at) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT(source_id, target_id) DO UPDATE SET kind = excluded.kind",
+                (source, target, kind, now),
+            )
+        return owners[a]
+
+    def _links_of(self, note_ids: list[int]) -> dict[int, list[Link]]:
+        if not note_ids:
+            return {}
+        rows = self._query(
+            "SELECT source_id, target_id, kind FROM links "
+            "WHERE source_id IN (SELECT value FROM json_each(?)) ORDER BY source_id, target_id",
+            (json.dumps(note_ids),),
+        )
+        out: dict[int, list[Link]] = {}
+        for source, target, kind in rows:
+            out.setdefault(int(source), []).append(Link(int(target), kind))
+        return out
+
+    @staticmethod
+    def _note(row: tuple[Any, ...], links: list[Link]) -> Note:
+        return Note(
+            id=int(row[0]),
+            owner_id=int(row[1]),
+            modality=row[2],
+            content=row[3],
+            timestamp=from_epoch(row[4]),
+            keywords=list(json.loads(row[5])),
+            tags=list(json.loads(row[6])),
+            context=row[7],
+            embedding=_blob_to_vector(row[8]),
+            links=links,
+            source=row[9],
+            source_ref=row[10],
+            created_at=from_epoch(row[11]),
+            updated_at=from_epoch(row[12]),
+        )
+
+
+def _changes(old: Note, new: Note) -> tuple[dict[str, Any], dict[str, Any]]:
+    before: dict[str, Any] = {}
+    after: dict[str, Any] = {}
+    for name in _TRACKED_FIELDS:
+        old_value, new_value = getattr(old, name), getattr(new, name)
+        if name == "timestamp":
+            if math.isclose(to_epoch(old_value), to_epoch(new_value)):
+                continue
+            old_value, new_value = old_value.isoformat(), new_value.isoformat()
+        if old_value != new_value:
+            before[name], after[name] = old_value, new_value
+    return before, after

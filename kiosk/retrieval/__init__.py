@@ -1,0 +1,18 @@
+"""Identity-gated retrieval: the biometric gate, then RF-Mem familiarity/recollection in the matched pool."""
+
+from kiosk.retrieval.gate import GateDecision, decide, gate, user_scores, validate_probe, validate_query
+from kiosk.retrieval.results import FamiliaritySignal, Retrieval, ScoredNote
+from kiosk.retrieval.retriever import Retriever
+
+__all__ = [
+    "FamiliaritySignal",
+    "GateDecision",
+    "Retrieval",
+    "Retriever",
+    "ScoredNote",
+    "decide",
+    "gate",
+    "user_scores",
+    "validate_probe",
+    "validate_query",
+]

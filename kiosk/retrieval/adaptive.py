@@ -1,0 +1,42 @@
+"""RF-Mem's adaptive choice between the familiarity and recollection paths."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from kiosk.config import RetrievalConfig
+from kiosk.retrieval.results import FamiliaritySignal, Path
+
+
+def familiarity_signal(
+    similarities: Sequence[float], k_probe: int, softmax_lambda: float
+) -> FamiliaritySignal:
+    """Mean s_hat of the top k_probe similarities and entropy H of softmax(lambda * (s - max s)) in nats."""
+    top = np.sort(np.asarray(similarities, dtype=np.float64))[::-1][:k_probe]
+    if top.size == 0:
+        return FamiliaritySignal(0.0, 0.0, 0)
+    logits = softmax_lambda * (top - top.max())
+    weights = np.exp(logits)
+    weights /= weights.sum()
+    nonzero = weights[weights > 0]
+    entropy = float(-(nonzero * np.log(nonzero)).sum())
+    return FamiliaritySignal(float(top.mean()), entropy, int(top.size))
+
+
+def choose_path(signal: FamiliaritySignal, config: RetrievalConfig) -> Path:
+    """Familiarity when the match is confident (high mean) or peaked (low entropy), else recollection.
+
+    The mean thresholds decide first; between them the entropy does.
+    """
+    if signal.mean_similarity >= config.theta_high:
+        return "familiarity"
+    if signal.mean_similarity <= config.theta_low:
+        return "recollection"
+    return "familiarity" if signal.entropy <= config.tau_entropy else "recollection"
+
+
+def mixing_alpha(k: int) -> float:
+    """alpha(K) = 0.3 + 0.5 * min(1, K / 50): larger budgets keep the mixed queries nearer the question."""
+    return 0.3 + 0.5 * min(1.0, k / 50.0)

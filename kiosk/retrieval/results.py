@@ -1,0 +1,71 @@
+"""What retrieval hands to the prompt builder, the CLI and the evaluation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from kiosk.memory.note import Note
+
+Path = Literal["familiarity", "recollection"]
+
+
+@dataclass(frozen=True)
+class ScoredNote:
+    """A retrieved note with its cosine similarity to the question (and the score it was ranked by)."""
+
+    note: Note
+    similarity: float
+    score: float
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.note.id,
+            "owner_id": self.note.owner_id,
+            "content": self.note.content,
+            "source_ref": self.note.source_ref,
+            "similarity": round(self.similarity, 6),
+            "score": round(self.score, 6),
+            "timestamp": self.note.timestamp.isoformat(),
+        }
+
+
+@dataclass(frozen=True)
+class FamiliaritySignal:
+    """RF-Mem's familiarity: mean of the top k_probe similarities and the entropy of their softmax."""
+
+    mean_similarity: float
+    entropy: float
+    probed: int
+
+
+@dataclass(frozen=True)
+class Retrieval:
+    """Notes chosen for the context (chronological), the path that chose them, and how long it took."""
+
+    path: Path | None
+    notes: list[ScoredNote]
+    signal: FamiliaritySignal | None = None
+    cache_hit: bool = False
+    rounds: int = 0
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def note_ids(self) -> list[int]:
+        return [int(item.note.id) for item in self.notes if item.note.id is not None]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "notes": [item.as_dict() for item in self.notes],
+            "signal": None
+            if self.signal is None
+            else {
+                "mean_similarity": self.signal.mean_similarity,
+                "entropy": self.signal.entropy,
+                "probed": self.signal.probed,
+            },
+            "cache_hit": self.cache_hit,
+            "rounds": self.rounds,
+            "timings_ms": dict(self.timings_ms),
+        }

@@ -1,0 +1,127 @@
+"""Retrieval inside the matched pool: familiarity, recollection or the adaptive choice; chronological out."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from kiosk.config import RetrievalConfig
+from kiosk.memory.store import Store
+from kiosk.retrieval.adaptive import choose_path, familiarity_signal, mixing_alpha
+from kiosk.retrieval.cache import VersionedCache, owner_versions
+from kiosk.retrieval.familiarity import exact_similarities, top_similar
+from kiosk.retrieval.recollection import PoolMatrix, RecollectionSettings, recollect
+from kiosk.retrieval.results import FamiliaritySignal, Path, Retrieval, ScoredNote
+
+Mode = str  # "adaptive" | "familiarity" | "recollection"
+MODES = ("adaptive", "familiarity", "recollection")
+
+
+def chronological(notes: Sequence[ScoredNote]) -> list[ScoredNote]:
+    return sorted(notes, key=lambda item: (item.note.timestamp, int(item.note.id or 0)))
+
+
+class Retriever:
+    """Finds the K notes for a question among the given owners' notes only.
+
+    `owner_ids` must come from the gate: nothing here ever looks at another owner's partition.
+    """
+
+    def __init__(self, store: Store, config: RetrievalConfig) -> None:
+        self.store = store
+        self.config = config
+        self._familiarity_cache: VersionedCache[Retrieval] = VersionedCache(config.cache_ttl_ms / 1000.0)
+        self._pools: VersionedCache[PoolMatrix] = VersionedCache(None, capacity=4)
+
+    def retrieve(
+        self,
+        owner_ids: Sequence[int],
+        query: np.ndarray,
+        query_text: str,
+        *,
+        k: int | None = None,
+        mode: Mode | None = None,
+    ) -> Retrieval:
+        k = k or self.config.k
+        mode = mode or self.config.mode
+        if mode not in MODES:
+            raise ValueError(f"unknown retrieval mode {mode!r}; use one of {MODES}")
+        owners = tuple(sorted(set(int(o) for o in owner_ids)))
+        if not owners:
+            return Retrieval(path=None, notes=[])
+        started = time.perf_counter()
+        versions = owner_versions(self.store, owners)
+        key = (mode, owners, " ".join(query_text.split()).casefold(), k)
+        cached = self._familiarity_cache.get(key, versions)
+        if cached is not None:
+            elapsed = (time.perf_counter() - started) * 1000.0
+            return replace(cached, cache_hit=True, timings_ms={"retrieve": elapsed})
+        if mode == "recollection":
+            result = self._recollection(owners, versions, query, k, signal=None)
+        elif mode == "familiarity":
+            hits = top_similar(self.store, owners, query, k)
+            result = Retrieval("familiarity", chronological(hits))
+        else:
+            result = self._adaptive(owners, versions, query, k)
+        result = replace(result, timings_ms={"retrieve": (time.perf_counter() - started) * 1000.0})
+        if result.path == "familiarity":
+            self._familiarity_cache.put(key, versions, result)
+        return result
+
+    def _adaptive(
+        self, owners: tuple[int, ...], versions: tuple[tuple[int, int], ...], query: np.ndarray, k: int
+    ) -> Retrieval:
+        probed = top_similar(self.store, owners, query, max(k, self.config.k_probe))
+        signal = familiarity_signal(
+            [item.similarity for item in probed], self.config.k_probe, self.config.softmax_lambda
+        )
+        path: Path = choose_path(signal, self.config)
+        if path == "familiarity":
+            return Retrieval("familiarity", chronological(probed[:k]), signal=signal)
+        return self._recollection(owners, versions, query, k, signal=signal)
+
+    def _recollection(
+        self,
+        owners: tuple[int, ...],
+        versions: tuple[tuple[int, int], ...],
+        query: np.ndarray,
+        k: int,
+        signal: FamiliaritySignal | None,
+    ) -> Retrieval:
+        pool = self.pool(owners, versions)
+        settings = RecollectionSettings(
+            k=k,
+            beam=self.config.beam,
+            fanout=self.config.fanout,
+            rounds=self.config.rounds,
+            candidates=self.config.candidates,
+            alpha=self.config.recollection_alpha
+            if self.config.recollection_alpha is not None
+            else mixing_alpha(k),
+            seed=self.config.kmeans_seed,
+        )
+        found = recollect(pool.search, query, settings)
+        notes = self.store.get_notes(found.ids)
+        sims = exact_similarities(notes, query)
+        rank_score = dict(zip(found.ids, found.scores, strict=True))
+        scored = [
+            ScoredNote(note, float(sim), rank_score[int(note.id or 0)])
+            for note, sim in zip(notes, sims, strict=True)
+        ]
+        return Retrieval("recollection", chronological(scored), signal=signal, rounds=found.rounds)
+
+    def pool(
+        self, owners: tuple[int, ...], versions: tuple[tuple[int, int], ...] | None = None
+    ) -> PoolMatrix:
+        """The matched owners' embeddings in memory, reloaded whenever one of them has been written to."""
+        versions = versions if versions is not None else owner_versions(self.store, owners)
+        cached = self._pools.get(owners, versions)
+        if cached is not None:
+            return cached
+        ids, _, embeddings = self.store.owner_matrix(owners)
+        pool = PoolMatrix(ids, embeddings)
+        self._pools.put(owners, versions, pool)
+        return pool

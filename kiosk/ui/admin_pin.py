@@ -1,0 +1,109 @@
+"""The admin PIN: set at first run, stored only as a salted scrypt hash, wrong guesses rate-limited.
+
+The failure counter and lock-out live in the same file, so restarting the app does not reset them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kiosk.errors import KioskError
+
+SCRYPT_N = 2**14
+SCRYPT_R = 8
+SCRYPT_P = 1
+MIN_DIGITS = 4
+MAX_DIGITS = 12
+
+
+@dataclass(frozen=True)
+class PinCheck:
+    ok: bool
+    message: str
+    attempts_left: int
+    locked_for_s: float = 0.0
+
+
+def _hash(pin: str, salt: bytes, n: int, r: int, p: int) -> bytes:
+    return hashlib.scrypt(pin.encode("utf-8"), salt=salt, n=n, r=r, p=p, dklen=32)
+
+
+class AdminPin:
+    def __init__(self, path: Path, attempts: int, lockout_s: float, clock: Callable[[], float] = time.time) -> None:
+        self.path = path
+        self.attempts = attempts
+        self.lockout_s = lockout_s
+        self._clock = clock
+
+    def is_set(self) -> bool:
+        return self.path.is_file()
+
+    def set_pin(self, pin: str) -> None:
+        if not (pin.isdigit() and MIN_DIGITS <= len(pin) <= MAX_DIGITS):
+            raise KioskError(f"the PIN must be {MIN_DIGITS} to {MAX_DIGITS} digits", "choose another PIN")
+        salt = secrets.token_bytes(16)
+        self._write(
+            {
+                "kdf": "scrypt",
+                "n": SCRYPT_N,
+                "r": SCRYPT_R,
+                "p": SCRYPT_P,
+                "salt": salt.hex(),
+                "hash": _hash(pin, salt, SCRYPT_N, SCRYPT_R, SCRYPT_P).hex(),
+                "failures": 0,
+                "locked_until": 0.0,
+            }
+        )
+
+    def check(self, pin: str) -> PinCheck:
+        state = self._read()
+        now = self._clock()
+        locked_until = float(state.get("locked_until", 0.0))
+        if now < locked_until:
+            wait = locked_until - now
+            return PinCheck(False, f"Too many wrong PINs. Try again in {wait:.0f} s.", 0, wait)
+        expected = bytes.fromhex(state["hash"])
+        given = _hash(pin, bytes.fromhex(state["salt"]), int(state["n"]), int(state["r"]), int(state["p"]))
+        if hmac.compare_digest(expected, given):
+            state["failures"] = 0
+            self._write(state)
+            return PinCheck(True, "PIN accepted.", self.attempts)
+        failures = int(state.get("failures", 0)) + 1
+        if failures >= self.attempts:
+            state["failures"] = 0
+            state["locked_until"] = now + self.lockout_s
+            self._write(state)
+            return PinCheck(False, f"Wrong PIN. Locked for {self.lockout_s:.0f} s.", 0, self.lockout_s)
+        state["failures"] = failures
+        self._write(state)
+        left = self.attempts - failures
+        return PinCheck(False, f"Wrong PIN. {left} attempt{'s' if left != 1 else ''} left.", left)
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise KioskError(
+                f"the admin PIN file {self.path} cannot be read ({exc})",
+                "delete it to set a new PIN at the next start",
+            ) from exc
+        if not isinstance(data, dict) or "hash" not in data or "salt" not in data:
+            raise KioskError(f"the admin PIN file {self.path} is damaged", "delete it to set a new PIN")
+        return data
+
+    def _write(self, state: dict[str, Any]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            json.dump(state, handle)
+        os.replace(tmp, self.path)

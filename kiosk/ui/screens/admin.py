@@ -1,0 +1,431 @@
+"""Admin screen behind a PIN: calibration with histograms and operating points, users, models and gate policy.
+
+Every action, including each PIN attempt, goes to the admin log.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QComboBox,
+    QFileDialog,
+    QFrame,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QProgressBar,
+    QPushButton,
+    QRadioButton,
+    QStackedWidget,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from kiosk.ui.context import AppContext
+from kiosk.ui.screens.base import MAIN, Screen, label
+from kiosk.ui.services import AdminSettings, CalibrationView, UserView
+from kiosk.ui.widgets.histogram import ScoreHistogram
+from kiosk.ui.widgets.pinpad import PinPad
+from kiosk.ui.workers import submit
+
+RULE_NAMES = {
+    "tau_d": "Density intersection τ_D (paper)",
+    "eer": "Equal error rate",
+    "far": "Target false-accept rate",
+    "strict": "Stricter of τ_D and target FAR (shared terminals)",
+}
+
+
+def _pct(value: float) -> str:
+    return f"{value * 100:.2f} %" if value >= 1e-4 else f"{value * 100:.3f} %"
+
+
+class PinGate(QWidget):
+    """First run: choose a PIN twice. Later: enter it. Wrong PINs are rate-limited by AdminPin."""
+
+    unlocked = Signal()
+
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__()
+        self.ctx = ctx
+        self._first_pin: str | None = None
+        layout = QVBoxLayout(self)
+        layout.addStretch(1)
+        self.prompt = label("", "title")
+        self.prompt.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.message = label("", "muted")
+        self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.pad = PinPad(ctx.metrics)
+        self.pad.entered.connect(self._entered)
+        layout.addWidget(self.prompt)
+        layout.addWidget(self.message)
+        layout.addWidget(self.pad, 0, Qt.AlignmentFlag.AlignHCenter)
+        layout.addStretch(2)
+
+    def reset(self) -> None:
+        self._first_pin = None
+        self.pad.clear()
+        if self.ctx.admin_pin.is_set():
+            self.prompt.setText("Enter the admin PIN")
+            self.message.setText("")
+        else:
+            self.prompt.setText("Choose an admin PIN")
+            self.message.setText("First start: choose 4 to 12 digits. Only its salted hash is stored.")
+
+    def _entered(self, pin: str) -> None:
+        pin_store, log = self.ctx.admin_pin, self.ctx.admin_log
+        if not pin_store.is_set():
+            if self._first_pin is None:
+                if not (pin.isdigit() and 4 <= len(pin) <= 12):
+                    self.message.setText("The PIN must be 4 to 12 digits.")
+                    return
+                self._first_pin = pin
+                self.prompt.setText("Enter the same PIN again")
+                self.message.setText("")
+                return
+            if pin != self._first_pin:
+                self._first_pin = None
+                self.prompt.setText("Choose an admin PIN")
+                self.message.setText("The two PINs differ. Start again.")
+                return
+            pin_store.set_pin(pin)
+            log.record("admin-pin-set")
+            self.unlocked.emit()
+            return
+        try:
+            check = pin_store.check(pin)
+        except Exception as exc:  # a damaged PIN file must not take the kiosk down
+            self.message.setText(str(exc))
+            log.record("admin-pin-error", error=str(exc))
+            return
+        log.record("admin-login", ok=check.ok, locked_for_s=round(check.locked_for_s, 1))
+        self.message.setText(check.message)
+        if check.ok:
+            self.unlocked.emit()
+
+
+class AdminScreen(Screen):
+    calibration_ready = Signal(object)
+    action_done = Signal(str)
+
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__(ctx)
+        self.result: CalibrationView | None = None
+        root = QVBoxLayout(self)
+        root.setContentsMargins(40, 28, 40, 28)
+        root.setSpacing(16)
+        header = QHBoxLayout()
+        header.addWidget(label("Administration", "title", wrap=False), 1)
+        close = QPushButton("Close")
+        close.clicked.connect(self._close)
+        header.addWidget(close)
+        root.addLayout(header)
+        self.stack = QStackedWidget()
+        self.gate = PinGate(ctx)
+        self.gate.unlocked.connect(self._unlocked)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(self._calibration_tab(), "Calibration")
+        self.tabs.addTab(self._users_tab(), "Users")
+        self.tabs.addTab(self._settings_tab(), "Models && gate")
+        self.stack.addWidget(self.gate)
+        self.stack.addWidget(self.tabs)
+        root.addWidget(self.stack, 1)
+
+    # --- navigation ---------------------------------------------------------------------------------
+    def on_enter(self) -> None:
+        self.stack.setCurrentWidget(self.gate)
+        self.gate.reset()
+
+    def on_leave(self) -> None:
+        self.stack.setCurrentWidget(self.gate)  # leaving always locks again
+
+    @property
+    def unlocked(self) -> bool:
+        return self.stack.currentWidget() is self.tabs
+
+    def _unlocked(self) -> None:
+        self.stack.setCurrentWidget(self.tabs)
+        self.refresh_users()
+        self._load_settings()
+
+    def _close(self) -> None:
+        if self.unlocked:
+            self.ctx.admin_log.record("admin-logout")
+        self.navigate.emit(MAIN)
+
+    # --- calibration --------------------------------------------------------------------------------
+    def _calibration_tab(self) -> QWidget:
+        tab = QWidget()
+        layout = QVBoxLayout(tab)
+        layout.setSpacing(14)
+        row = QHBoxLayout()
+        self.modality = QComboBox()
+        self.modality.addItems(["face", "palm"])
+        self.folder = QLineEdit()
+        self.folder.setPlaceholderText("Folder of labelled images (manifest.csv or pairs.txt)")
+        browse = QPushButton("Browse…")
+        browse.clicked.connect(self._browse)
+        browse.setVisible(self.ctx.desktop)
+        self.run_button = QPushButton("Run calibration")
+        self.run_button.setProperty("role", "primary")
+        self.run_button.clicked.connect(self.run_calibration)
+        row.addWidget(self.modality)
+        row.addWidget(self.folder, 1)
+        row.addWidget(browse)
+        row.addWidget(self.run_button)
+        layout.addLayout(row)
+        self.cal_progress = QProgressBar()
+        self.cal_progress.setRange(0, 1000)
+        self.cal_status = label("Pick a data folder and run a calibration.", "muted")
+        layout.addWidget(self.cal_progress)
+        layout.addWidget(self.cal_status)
+        body = QHBoxLayout()
+        self.histogram = ScoreHistogram()
+        body.addWidget(self.histogram, 3)
+        side_card = QFrame()
+        side_card.setProperty("role", "card")
+        side = QVBoxLayout(side_card)
+        side.setContentsMargins(20, 18, 20, 18)
+        side.addWidget(label("Operating point", "title"))
+        self.rules = QButtonGroup(self)
+        self.rules.setExclusive(True)
+        self.rule_buttons: dict[str, QRadioButton] = {}
+        self.rule_figures: dict[str, QLabel] = {}
+        for rule, name in RULE_NAMES.items():
+            button = QRadioButton(name)
+            button.setEnabled(False)
+            button.toggled.connect(lambda on, r=rule: self._rule_picked(r) if on else None)
+            figures = label("", "muted")
+            self.rules.addButton(button)
+            self.rule_buttons[rule] = button
+            self.rule_figures[rule] = figures
+            side.addWidget(button)
+            side.addWidget(figures)
+        side.addStretch(1)
+        self.counts = label("", "muted")
+        side.addWidget(self.counts)
+        self.apply_button = QPushButton("Apply this threshold")
+        self.apply_button.setProperty("role", "primary")
+        self.apply_button.setEnabled(False)
+        self.apply_button.clicked.connect(self.apply_calibration)
+        side.addWidget(self.apply_button)
+        body.addWidget(side_card, 2)
+        layout.addLayout(body, 1)
+        return tab
+
+    def _browse(self) -> None:
+        folder = QFileDialog.getExistingDirectory(self, "Calibration data folder")
+        if folder:
+            self.folder.setText(folder)
+
+    def run_calibration(self) -> None:
+        folder = Path(self.folder.text().strip())
+        modality = self.modality.currentText()
+        if not self.folder.text().strip() or not folder.is_dir():
+            self.cal_status.setText(f"Not a folder: {folder}")
+            return
+        self.run_button.setEnabled(False)
+        self.apply_button.setEnabled(False)
+        self.cal_progress.setValue(0)
+        self.cal_status.setText("Calibrating…")
+        self.ctx.admin_log.record("calibration-run", modality=modality, folder=str(folder))
+        services = self.ctx.require_services()
+        submit(
+            lambda progress: services.run_calibration(modality, folder, progress),
+            self._calibrated,
+            self._calibration_failed,
+            self._calibration_progress,
+            pool=self.ctx.pool,
+        )
+
+    def _calibration_progress(self, fraction: float, message: str) -> None:
+        self.cal_progress.setValue(int(max(0.0, min(1.0, fraction)) * 1000))
+        self.cal_status.setText(message)
+
+    def _calibrated(self, result: CalibrationView) -> None:
+        self.result = result
+        self.run_button.setEnabled(True)
+        self.cal_progress.setValue(1000)
+        self.histogram.set_scores(result.genuine, result.impostor, result.thresholds)
+        for rule, button in self.rule_buttons.items():
+            available = rule in result.thresholds
+            button.setEnabled(available)
+            self.rule_figures[rule].setText(
+                f"τ {result.thresholds[rule]:.3f} · FAR {_pct(result.far[rule])} · FRR {_pct(result.frr[rule])}"
+                if available
+                else "not available"
+            )
+        eer = f" · EER {_pct(result.eer)}" if result.eer is not None else ""
+        self.counts.setText(
+            f"{result.counts.get('genuine', 0):,} genuine and {result.counts.get('impostor', 0):,} impostor pairs{eer}"
+        )
+        self.cal_status.setText("Done. Pick the operating point, then apply it.")
+        self.rule_buttons[result.default_rule].setChecked(True)
+        self._rule_picked(result.default_rule)
+        self.apply_button.setEnabled(True)
+        self.ctx.admin_log.record(
+            "calibration-done", modality=result.modality, counts=result.counts, thresholds=result.thresholds
+        )
+        self.calibration_ready.emit(result)
+
+    def _calibration_failed(self, message: str) -> None:
+        self.run_button.setEnabled(True)
+        self.cal_status.setText(f"Calibration failed: {message}")
+        self.ctx.admin_log.record("calibration-failed", error=message)
+        self.action_done.emit("calibration-failed")
+
+    def _rule_picked(self, rule: str) -> None:
+        self.histogram.choose(rule)
+
+    def chosen_rule(self) -> str | None:
+        for rule, button in self.rule_buttons.items():
+            if button.isChecked():
+                return rule
+        return None
+
+    def apply_calibration(self) -> None:
+        rule = self.chosen_rule()
+        if self.result is None or rule is None:
+            return
+        result = self.result
+        services = self.ctx.require_services()
+
+        def done(tau: float) -> None:
+            self.cal_status.setText(f"Applied: the {result.modality} gate now uses τ = {tau:.3f} ({rule}).")
+            self.ctx.admin_log.record("calibration-applied", modality=result.modality, rule=rule, threshold=tau)
+            self.action_done.emit("calibration-applied")
+
+        def failed(message: str) -> None:
+            self.cal_status.setText(f"Not applied: {message}")
+            self.ctx.admin_log.record("calibration-apply-failed", rule=rule, error=message)
+            self.action_done.emit("calibration-apply-failed")
+
+        submit(lambda _p: services.apply_calibration(result, rule), done, failed, pool=self.ctx.pool)
+
+    # --- users --------------------------------------------------------------------------------------
+    def _users_tab(self) -> QWidget:
+        tab = QWidget()
+        layout = QVBoxLayout(tab)
+        self.users = QListWidget()
+        self.users_status = label("", "muted")
+        row = QHBoxLayout()
+        self.remove_button = QPushButton("Remove selected user")
+        self.remove_button.setProperty("role", "danger")
+        self.remove_button.clicked.connect(self._confirm_remove)
+        self.confirm_remove = QPushButton("Yes, remove them and all their memories")
+        self.confirm_remove.setProperty("role", "danger")
+        self.confirm_remove.clicked.connect(self.remove_selected_user)
+        self.confirm_remove.hide()
+        row.addWidget(self.remove_button)
+        row.addWidget(self.confirm_remove)
+        row.addStretch(1)
+        layout.addWidget(self.users, 1)
+        layout.addWidget(self.users_status)
+        layout.addLayout(row)
+        return tab
+
+    def refresh_users(self) -> None:
+        services = self.ctx.require_services()
+        submit(lambda _p: services.list_users(), self._show_users, self.users_status.setText, pool=self.ctx.pool)
+
+    def _show_users(self, users: list[UserView]) -> None:
+        self.users.clear()
+        for user in users:
+            item = QListWidgetItem(
+                f"{user.name}    ·    {user.notes} memories    ·    {', '.join(user.modalities) or '—'}"
+            )
+            item.setData(Qt.ItemDataRole.UserRole, user.id)
+            self.users.addItem(item)
+        self.users_status.setText(f"{len(users)} enrolled users")
+        self.action_done.emit("users-listed")
+
+    def _confirm_remove(self) -> None:
+        if self.users.currentItem() is not None:
+            self.confirm_remove.show()
+
+    def remove_selected_user(self) -> None:
+        self.confirm_remove.hide()
+        item = self.users.currentItem()
+        if item is None:
+            return
+        user_id = int(item.data(Qt.ItemDataRole.UserRole))
+        name = item.text().split("    ·")[0]
+        services = self.ctx.require_services()
+
+        def done(_result: object) -> None:
+            self.ctx.admin_log.record("user-removed", user_id=user_id, name=name)
+            self.refresh_users()
+
+        def failed(message: str) -> None:
+            self.users_status.setText(message)
+            self.ctx.admin_log.record("user-remove-failed", user_id=user_id, error=message)
+
+        submit(lambda _p: services.delete_user(user_id), done, failed, pool=self.ctx.pool)
+
+    # --- models and gate policy ---------------------------------------------------------------------
+    def _settings_tab(self) -> QWidget:
+        tab = QWidget()
+        layout = QGridLayout(tab)
+        layout.setVerticalSpacing(18)
+        self.llm_choice = QComboBox()
+        self.gate_choice = QComboBox()
+        self.settings_status = label("", "muted")
+        apply = QPushButton("Apply")
+        apply.setProperty("role", "primary")
+        apply.clicked.connect(self.apply_settings)
+        layout.addWidget(label("Language model"), 0, 0)
+        layout.addWidget(self.llm_choice, 0, 1)
+        layout.addWidget(label("Gate policy"), 1, 0)
+        layout.addWidget(self.gate_choice, 1, 1)
+        layout.addWidget(
+            label(
+                "best-match: only the single best identity, if it clearly beats the runner-up (shared terminals). "
+                "threshold: every enrolled identity above τ.",
+                "muted",
+            ),
+            2,
+            0,
+            1,
+            2,
+        )
+        layout.addWidget(apply, 3, 1, Qt.AlignmentFlag.AlignRight)
+        layout.addWidget(self.settings_status, 4, 0, 1, 2)
+        layout.setRowStretch(5, 1)
+        layout.setColumnStretch(1, 1)
+        return tab
+
+    def _load_settings(self) -> None:
+        services = self.ctx.require_services()
+        submit(lambda _p: services.settings(), self._show_settings, self.settings_status.setText, pool=self.ctx.pool)
+
+    def _show_settings(self, settings: AdminSettings) -> None:
+        self.llm_choice.clear()
+        self.llm_choice.addItems(list(settings.llm_choices))
+        self.llm_choice.setCurrentText(settings.llm_model)
+        self.gate_choice.clear()
+        self.gate_choice.addItems(list(settings.gate_choices))
+        self.gate_choice.setCurrentText(settings.gate_policy)
+
+    def apply_settings(self) -> None:
+        llm, policy = self.llm_choice.currentText(), self.gate_choice.currentText()
+        services = self.ctx.require_services()
+        self.settings_status.setText("Applying… (loading a model can take a while)")
+
+        def done(_result: object) -> None:
+            self.settings_status.setText(f"Now using {llm} with the {policy} gate.")
+            self.ctx.admin_log.record("settings-applied", llm_model=llm, gate_policy=policy)
+            self.action_done.emit("settings-applied")
+
+        def failed(message: str) -> None:
+            self.settings_status.setText(f"Not applied: {message}")
+            self.ctx.admin_log.record("settings-failed", llm_model=llm, gate_policy=policy, error=message)
+            self.action_done.emit("settings-failed")
+
+        submit(lambda _p: services.apply_settings(llm, policy), done, failed, pool=self.ctx.pool)

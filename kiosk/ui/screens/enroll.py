@@ -1,0 +1,193 @@
+"""Enrollment wizard: consent, capture several good frames with live hints, name, done."""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QProgressBar, QPushButton, QStackedWidget, QVBoxLayout, QWidget
+
+from kiosk.ui.context import AppContext
+from kiosk.ui.screens.base import MAIN, Screen, label
+from kiosk.ui.services import EnrollSample, FrameView, UserView
+from kiosk.ui.widgets.camera import CameraPreview
+from kiosk.ui.widgets.keyboard import OnScreenKeyboard
+from kiosk.ui.workers import submit
+
+SAMPLES_NEEDED = 5
+SAMPLE_INTERVAL_MS = 250
+
+CONSENT = (
+    "To remember you, I keep a face template: a list of numbers computed from your face, not a photo. "
+    "It stays on this terminal, is used only to recognise you when you ask something, and you can delete "
+    "it and all your memories at any time with “Forget me”."
+)
+
+
+class EnrollScreen(Screen):
+    step_changed = Signal(str)
+    enrolled = Signal(object)  # UserView
+
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__(ctx)
+        self.samples: list[EnrollSample] = []
+        self._sampling = False
+        root = QVBoxLayout(self)
+        root.setContentsMargins(40, 32, 40, 32)
+        root.setSpacing(18)
+        header = QHBoxLayout()
+        self.title = label("Enrol", "title", wrap=False)
+        cancel = QPushButton("Cancel")
+        cancel.clicked.connect(self._cancel)
+        header.addWidget(self.title, 1)
+        header.addWidget(cancel)
+        root.addLayout(header)
+        self.pages = QStackedWidget()
+        root.addWidget(self.pages, 1)
+
+        consent = QWidget()
+        consent_layout = QVBoxLayout(consent)
+        consent_text = label(CONSENT)
+        consent_text.setMaximumWidth(1000)
+        agree = QPushButton("I agree — start")
+        agree.setProperty("role", "primary")
+        agree.clicked.connect(self._start_capture)
+        self.agree_button = agree
+        consent_layout.addStretch(1)
+        consent_layout.addWidget(consent_text)
+        consent_layout.addSpacing(24)
+        consent_layout.addWidget(agree, 0, Qt.AlignmentFlag.AlignLeft)
+        consent_layout.addStretch(2)
+
+        capture = QWidget()
+        capture_layout = QHBoxLayout(capture)
+        self.preview = CameraPreview()
+        side = QVBoxLayout()
+        self.hint = label("Look at the camera", "title")
+        self.capture_progress = QProgressBar()
+        self.capture_progress.setRange(0, SAMPLES_NEEDED)
+        self.capture_count = label(f"0 of {SAMPLES_NEEDED} good frames", "muted")
+        side.addStretch(1)
+        side.addWidget(self.hint)
+        side.addWidget(self.capture_progress)
+        side.addWidget(self.capture_count)
+        side.addStretch(2)
+        capture_layout.addWidget(self.preview, 3)
+        capture_layout.addLayout(side, 2)
+
+        name_page = QWidget()
+        name_layout = QVBoxLayout(name_page)
+        name_layout.addWidget(label("What should I call you?", "title"))
+        self.name_input = QLineEdit()
+        self.name_input.setPlaceholderText("Your name")
+        self.name_input.returnPressed.connect(self._save)
+        self.save_button = QPushButton("Save")
+        self.save_button.setProperty("role", "primary")
+        self.save_button.clicked.connect(self._save)
+        row = QHBoxLayout()
+        row.addWidget(self.name_input, 1)
+        row.addWidget(self.save_button)
+        name_layout.addLayout(row)
+        self.name_error = label("", "error")
+        name_layout.addWidget(self.name_error)
+        if not ctx.desktop:
+            keyboard = OnScreenKeyboard(ctx.metrics)
+            keyboard.set_target(self.name_input)
+            keyboard.submitted.connect(self._save)
+            name_layout.addWidget(keyboard)
+        name_layout.addStretch(1)
+
+        done_page = QWidget()
+        done_layout = QVBoxLayout(done_page)
+        self.done_text = label("", "title")
+        finish = QPushButton("Start asking")
+        finish.setProperty("role", "primary")
+        finish.clicked.connect(lambda: self.navigate.emit(MAIN))
+        done_layout.addStretch(1)
+        done_layout.addWidget(self.done_text)
+        done_layout.addWidget(label("From now on I recognise you each time you ask, and keep what you tell me."))
+        done_layout.addWidget(finish, 0, Qt.AlignmentFlag.AlignLeft)
+        done_layout.addStretch(2)
+
+        for page in (consent, capture, name_page, done_page):
+            self.pages.addWidget(page)
+        self._timer = QTimer(self)
+        self._timer.setInterval(SAMPLE_INTERVAL_MS)
+        self._timer.timeout.connect(self._sample)
+
+    @property
+    def step(self) -> str:
+        return ("consent", "capture", "name", "done")[self.pages.currentIndex()]
+
+    def _go(self, index: int) -> None:
+        self.pages.setCurrentIndex(index)
+        self.title.setText(("Enrol — consent", "Enrol — look at the camera", "Enrol — your name", "Welcome")[index])
+        self.step_changed.emit(self.step)
+
+    def on_enter(self) -> None:
+        self.samples = []
+        self.name_input.clear()
+        self.name_error.setText("")
+        self.capture_progress.setValue(0)
+        self.capture_count.setText(f"0 of {SAMPLES_NEEDED} good frames")
+        self._go(0)
+
+    def on_leave(self) -> None:
+        self._timer.stop()
+
+    def on_frame(self, view: FrameView) -> None:
+        if self.step == "capture":
+            self.preview.show_frame(view)
+
+    def _cancel(self) -> None:
+        self._timer.stop()
+        self.navigate.emit(MAIN)
+
+    def _start_capture(self) -> None:
+        self._go(1)
+        self._timer.start()
+
+    def _sample(self) -> None:
+        if self._sampling or self.ctx.services is None:
+            return
+        self._sampling = True
+        services = self.ctx.services
+        submit(lambda _p: services.enrollment_sample(), self._got_sample, self._sample_failed, pool=self.ctx.pool)
+
+    def _got_sample(self, sample: EnrollSample) -> None:
+        self._sampling = False
+        if self.step != "capture":
+            return
+        if sample.ok:
+            self.samples.append(sample)
+            self.hint.setText("Good — hold still")
+        else:
+            self.hint.setText(sample.hint or "Look at the camera")
+        self.capture_progress.setValue(len(self.samples))
+        self.capture_count.setText(f"{len(self.samples)} of {SAMPLES_NEEDED} good frames")
+        if len(self.samples) >= SAMPLES_NEEDED:
+            self._timer.stop()
+            self._go(2)
+            self.name_input.setFocus()
+
+    def _sample_failed(self, message: str) -> None:
+        self._sampling = False
+        self.hint.setText(message)
+
+    def _save(self) -> None:
+        name = self.name_input.text().strip()
+        if not name:
+            self.name_error.setText("Please type your name.")
+            return
+        self.save_button.setEnabled(False)
+        services = self.ctx.require_services()
+        samples = list(self.samples)
+        submit(lambda _p: services.enroll(name, samples), self._saved, self._save_failed, pool=self.ctx.pool)
+
+    def _saved(self, user: UserView) -> None:
+        self.save_button.setEnabled(True)
+        self.done_text.setText(f"Welcome, {user.name}!")
+        self._go(3)
+        self.enrolled.emit(user)
+
+    def _save_failed(self, message: str) -> None:
+        self.save_button.setEnabled(True)
+        self.name_error.setText(message)

@@ -1,0 +1,204 @@
+"""The main screen: live preview, who is in front of the kiosk, and the conversation.
+
+Each question re-verifies the person when it is sent (AnswerTask calls verify_now first). The
+conversation belongs to one person: when someone else is verified, or steadily seen, it disappears.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QLineEdit, QPushButton, QVBoxLayout
+
+from kiosk.ui.context import AppContext
+from kiosk.ui.screens.base import ADMIN, ENROLL, MEMORY, Screen, label
+from kiosk.ui.services import AnswerView, FrameView, Identity, Verification
+from kiosk.ui.widgets.camera import CameraPreview, IdentityBadge
+from kiosk.ui.widgets.conversation import AnswerBubble, ConversationView
+from kiosk.ui.widgets.keyboard import OnScreenKeyboard
+from kiosk.ui.workers import AnswerTask, submit
+
+FRAMES_TO_SWITCH_PERSON = 3  # consecutive frames of a new person before the old conversation goes
+
+
+class MainScreen(Screen):
+    answer_done = Signal(object)  # AnswerView or an error string; tests wait on it
+    remembered = Signal(object)  # note id, None, or an error string
+
+    def __init__(self, ctx: AppContext) -> None:
+        super().__init__(ctx)
+        self.owner_key: str | None = None  # the person the visible conversation belongs to
+        self._candidate_key: str | None = None
+        self._candidate_frames = 0
+        self._pending: AnswerBubble | None = None
+        self._task: AnswerTask | None = None
+
+        root = QHBoxLayout(self)
+        margin = 16 if ctx.desktop else 28
+        root.setContentsMargins(margin, margin, margin, margin)
+        root.setSpacing(margin)
+
+        left = QVBoxLayout()
+        left.setSpacing(14)
+        title = label("Bio-Memory Kiosk", "title", wrap=False)
+        self.preview = CameraPreview()
+        self.badge = IdentityBadge()
+        nav = QHBoxLayout()
+        self.memory_button = QPushButton("My memories")
+        self.enroll_button = QPushButton("Enrol me")
+        self.admin_button = QPushButton("⚙")
+        self.admin_button.setToolTip("Administration")
+        self.memory_button.clicked.connect(lambda: self.navigate.emit(MEMORY))
+        self.enroll_button.clicked.connect(lambda: self.navigate.emit(ENROLL))
+        self.admin_button.clicked.connect(lambda: self.navigate.emit(ADMIN))
+        nav.addWidget(self.memory_button, 2)
+        nav.addWidget(self.enroll_button, 2)
+        nav.addWidget(self.admin_button, 0)
+        left.addWidget(title)
+        left.addWidget(self.preview, 1)
+        left.addWidget(self.badge)
+        left.addLayout(nav)
+
+        right_card = QFrame()
+        right_card.setProperty("role", "card")
+        right = QVBoxLayout(right_card)
+        right.setContentsMargins(18, 18, 18, 18)
+        right.setSpacing(12)
+        self.conversation = ConversationView()
+        self.input = QLineEdit()
+        self.input.setPlaceholderText("Type a question or tell me something to remember…")
+        self.input.returnPressed.connect(self.send)
+        self.send_button = QPushButton("Send")
+        self.send_button.setProperty("role", "primary")
+        self.send_button.clicked.connect(self.send)
+        entry = QHBoxLayout()
+        entry.addWidget(self.input, 1)
+        entry.addWidget(self.send_button)
+        self.status = label("", "muted")
+        right.addWidget(self.conversation, 1)
+        right.addWidget(self.status)
+        right.addLayout(entry)
+        self.keyboard: OnScreenKeyboard | None = None
+        if not ctx.desktop:
+            self.keyboard = OnScreenKeyboard(ctx.metrics)
+            self.keyboard.set_target(self.input)
+            self.keyboard.submitted.connect(self.send)
+            right.addWidget(self.keyboard)
+            self.send_button.hide()  # the keyboard's own Send key is where the finger already is
+
+        root.addLayout(left, 5 if ctx.desktop else 4)
+        root.addWidget(right_card, 6)
+
+    # --- camera -------------------------------------------------------------------------------------
+    def on_frame(self, view: FrameView) -> None:
+        self.preview.show_frame(view)
+        self.badge.set_identity(view.identity)
+        self._track_person(view.identity)
+
+    def show_camera_problem(self, message: str) -> None:
+        self.preview.show_message(message)
+        self.badge.set_identity(Identity("no-camera"))
+
+    def _track_person(self, identity: Identity) -> None:
+        if identity.state in ("nobody", "no-camera") or self.owner_key is None:
+            self._candidate_frames = 0
+            return
+        key = identity.person_key
+        if key == self.owner_key:
+            self._candidate_frames = 0
+            return
+        if key != self._candidate_key:
+            self._candidate_key, self._candidate_frames = key, 0
+        self._candidate_frames += 1
+        if self._candidate_frames >= FRAMES_TO_SWITCH_PERSON and self._pending is None:
+            self.clear_conversation()
+
+    # --- conversation -------------------------------------------------------------------------------
+    def clear_conversation(self) -> None:
+        self.conversation.clear()
+        self.owner_key = None
+        self._candidate_frames = 0
+        self.status.setText("")
+
+    def send(self) -> None:
+        question = self.input.text().strip()
+        if not question or self._pending is not None or self.ctx.services is None:
+            return
+        self.input.clear()
+        self.conversation.add_question(question)
+        self._pending = self.conversation.add_answer()
+        self.send_button.setEnabled(False)
+        task = AnswerTask(self.ctx.services, question)
+        task.signals.verified.connect(self._on_verified)
+        task.signals.token.connect(self._on_token)
+        task.signals.finished.connect(self._on_answer)
+        task.signals.failed.connect(self._on_failed)
+        self._task = task
+        self._question = question
+        self.ctx.pool.start(task)
+
+    def _on_verified(self, verification: Verification) -> None:
+        key = verification.identity.person_key
+        if self.owner_key is not None and key != self.owner_key:
+            # Someone else asked: the previous person's conversation must not stay on screen.
+            self.conversation.clear()
+            self.conversation.add_question(self._question)
+            self._pending = self.conversation.add_answer()
+        self.owner_key = key
+        if self._pending is not None:
+            self._pending.set_verified(verification.identity)
+
+    def _on_token(self, token: str) -> None:
+        if self._pending is not None:
+            self._pending.append_token(token)
+
+    def _on_answer(self, result: AnswerView) -> None:
+        if self._pending is not None:
+            self._pending.finish(result)
+        self._finish_turn()
+        verification = self._task.verification if self._task is not None else None
+        if verification is not None and verification.identity.state == "recognised" and verification.probe:
+            self._remember(self._question, verification)
+        self.answer_done.emit(result)
+
+    def _on_failed(self, message: str) -> None:
+        if self._pending is not None:
+            self._pending.fail(message)
+        self._finish_turn()
+        self.answer_done.emit(message)
+
+    def _finish_turn(self) -> None:
+        self._pending = None
+        self.send_button.setEnabled(True)
+        self.conversation.scroll_to_end()
+
+    def _remember(self, text: str, verification: Verification) -> None:
+        services = self.ctx.require_services()
+        name = verification.identity.name
+
+        def done(note_id: object) -> None:
+            if note_id is not None:
+                self.status.setText(f"✓ Saved to {name}'s memory")
+            self.remembered.emit(note_id)
+
+        def failed(message: str) -> None:
+            self.status.setText(f"Not saved to memory: {message}")
+            self.remembered.emit(message)
+
+        submit(lambda _p: services.remember(text, verification), done, failed, pool=self.ctx.pool)
+
+    def type_with_keyboard(self, text: str) -> None:
+        """Press on-screen keys for `text` (kiosk mode) or type into the field (desktop)."""
+        if self.keyboard is None:
+            self.input.insert(text)
+            return
+        for char in text:
+            self.keyboard.press(char)
+
+    def busy(self) -> bool:
+        return self._pending is not None
+
+    def focus_input(self) -> None:
+        self.input.setFocus(Qt.FocusReason.OtherFocusReason)
+
+    def on_enter(self) -> None:
+        self.focus_input()

@@ -1,0 +1,177 @@
+"""What the app needs from the core, as one Qt-free facade the screens talk to.
+
+Every method may block (models, database, LLM): the UI calls them from worker threads only.
+`kiosk.ui.core_services.CoreServices` implements this protocol on the real core; tests use a fake.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Literal, Protocol
+
+import numpy as np
+
+from kiosk.identity.probe import Probe
+
+IdentityState = Literal["recognised", "unknown", "multiple", "nobody", "no-camera"]
+CameraState = Literal["live", "reconnecting", "lost", "ended", "starting"]
+Decision = Literal["owner", "fallback", "hidden-multiple-faces"]
+Progress = Callable[[float, str], None]
+TokenSink = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Who stands in front of the terminal, as far as the face pipeline can tell."""
+
+    state: IdentityState
+    user_id: int | None = None
+    name: str | None = None
+    score: float | None = None
+
+    @property
+    def person_key(self) -> str:
+        """Changes exactly when the conversation must be cleared: another person or no longer one person."""
+        if self.state == "recognised":
+            return f"user:{self.user_id}"
+        return self.state
+
+
+NOBODY = Identity("nobody")
+
+
+@dataclass(frozen=True)
+class FaceBox:
+    x: int
+    y: int
+    w: int
+    h: int
+    primary: bool = False
+
+
+@dataclass(frozen=True)
+class FrameView:
+    """One analysed camera frame: the image (RGB uint8), face boxes in its pixels, and the identity."""
+
+    image: np.ndarray | None
+    captured_at: float
+    faces: tuple[FaceBox, ...]
+    identity: Identity
+    hint: str | None = None
+    camera: CameraState = "live"
+    camera_message: str | None = None
+
+
+@dataclass(frozen=True)
+class Verification:
+    """The result of re-verifying the person at the moment an action is sent."""
+
+    identity: Identity
+    probe: Probe | None
+    reason: str | None = None  # why there is no usable probe, in words for the screen
+
+
+@dataclass(frozen=True)
+class NoteView:
+    id: int
+    content: str
+    timestamp: datetime
+    similarity: float | None = None
+
+
+@dataclass(frozen=True)
+class AnswerView:
+    text: str
+    decision: Decision
+    identity: Identity
+    notes: tuple[NoteView, ...] = ()
+    path: str | None = None
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class EnrollSample:
+    ok: bool
+    hint: str | None
+    embedding: np.ndarray | None = None
+    thumbnail: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class UserView:
+    id: int
+    name: str
+    notes: int
+    modalities: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CalibrationView:
+    """What the admin screen shows of a calibration run; `payload` is the core result to apply."""
+
+    modality: str
+    genuine: np.ndarray
+    impostor: np.ndarray
+    thresholds: dict[str, float]  # rule -> tau
+    far: dict[str, float]  # rule -> FAR at that tau
+    frr: dict[str, float]  # rule -> FRR at that tau
+    default_rule: str
+    counts: dict[str, int]
+    eer: float | None = None
+    payload: object = None
+
+
+@dataclass(frozen=True)
+class AdminSettings:
+    llm_model: str
+    llm_choices: tuple[str, ...]
+    gate_policy: str
+    gate_choices: tuple[str, ...] = ("best-match", "threshold")
+
+
+class KioskServices(Protocol):
+    """The core as the app sees it. All calls may block; none may be made on the GUI thread."""
+
+    def analyse_latest(self) -> FrameView:
+        """Analyse the newest camera frame (detect, quality, identity). Called continuously."""
+        ...
+
+    def verify_now(self) -> Verification:
+        """A fresh probe from frames captured after this call began (never a cached login)."""
+        ...
+
+    def answer(self, question: str, verification: Verification, on_token: TokenSink) -> AnswerView: ...
+
+    def remember(self, text: str, verification: Verification) -> int | None:
+        """Store what the verified user said as their memory; None when nobody was verified."""
+        ...
+
+    def enrollment_sample(self) -> EnrollSample: ...
+
+    def enroll(self, name: str, samples: Sequence[EnrollSample]) -> UserView: ...
+
+    def list_notes(self, verification: Verification) -> list[NoteView]: ...
+
+    def delete_note(self, verification: Verification, note_id: int) -> None: ...
+
+    def forget_me(self, verification: Verification) -> None: ...
+
+    def list_users(self) -> list[UserView]: ...
+
+    def delete_user(self, user_id: int) -> None: ...
+
+    def run_calibration(self, modality: str, folder: Path, progress: Progress) -> CalibrationView: ...
+
+    def apply_calibration(self, result: CalibrationView, rule: str) -> float: ...
+
+    def settings(self) -> AdminSettings: ...
+
+    def apply_settings(self, llm_model: str, gate_policy: str) -> None: ...
+
+    def close(self) -> None: ...
+
+
+ServicesLoader = Callable[[Progress], KioskServices]

@@ -1,0 +1,1 @@
+"""Reusable touch-friendly widgets."""

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Set up Bio-Memory Kiosk on a fresh Debian/Ubuntu machine: system libraries for Qt, a virtualenv in .venv,
+# the package with its pinned dependencies, and the verified models. Safe to run again: a second run reuses
+# the virtualenv, pip's wheel cache (llama-cpp-python is compiled once) and the already-verified models.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PYTHON=${PYTHON:-python3.11}
+command -v "$PYTHON" >/dev/null 2>&1 || PYTHON=python3
+
+# Qt's xcb/offscreen platforms, QtMultimedia (libpulse0) and a virtual X server for screenshots.
+SYSTEM_PACKAGES="libpulse0 libegl1 libgl1 libxkbcommon0 libxkbcommon-x11-0 libfontconfig1 libdbus-1-3 \
+  xvfb xauth libxcb-cursor0 libxcb-icccm4 libxcb-keysyms1 libxcb-image0 libxcb-render-util0 libxcb-shape0 \
+  libxcb-xinerama0 libxcb-randr0 libxcb-xkb1 fonts-dejavu-core"
+missing=""
+for package in $SYSTEM_PACKAGES; do
+  dpkg -s "$package" >/dev/null 2>&1 || missing="$missing $package"
+done
+if [ -n "$missing" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "bootstrap: installing system packages:$missing"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
+  else
+    echo "bootstrap: please install these system packages (as root):$missing" >&2
+  fi
+fi
+
+[ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
+.venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip wheel setuptools
+# llama-cpp-python has no Linux wheel: it compiles (~7 min, once; pip caches the wheel). A native build
+# segfaults on the first decode on AMX CPUs, hence GGML_NATIVE=OFF.
+CMAKE_ARGS="-DGGML_NATIVE=OFF" .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev]"
+.venv/bin/kiosk models pull

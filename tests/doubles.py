@@ -1,0 +1,78 @@
+"""Deterministic test doubles shared by the test suite (unit tests only; real-model tests exist too)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kiosk.llm.backend import Message, Usage
+
+Reply = str | Sequence[str]
+
+
+@dataclass
+class LLMCall:
+    kind: str  # "chat" or "stream"
+    messages: list[Message]
+    max_tokens: int
+    temperature: float
+    json_schema: dict[str, Any] | None
+    stop: list[str] | None
+    reply: str
+
+    @property
+    def text(self) -> str:
+        return "\n".join(m.get("content", "") for m in self.messages)
+
+
+class ScriptedLLM:
+    """An `LLM` that answers from a script and records every call.
+
+    `replies` maps a substring to a reply; the first key (in order) found anywhere in the messages'
+    text wins, else `default`. A reply given as a list is used one item per matching call, the last
+    item repeating (e.g. ["not json", '{"ok": true}'] scripts a bad first reply and a good retry).
+    """
+
+    name = "scripted"
+
+    def __init__(self, replies: Mapping[str, Reply] | Sequence[tuple[str, Reply]] = (), default: str = "") -> None:
+        items = list(replies.items()) if isinstance(replies, Mapping) else list(replies)
+        self._script: list[tuple[str, list[str]]] = [
+            (key, [value] if isinstance(value, str) else list(value)) for key, value in items
+        ]
+        self._used: dict[str, int] = {}
+        self.default = default
+        self.calls: list[LLMCall] = []
+        self.last_usage = Usage()
+
+    def _reply_for(self, messages: list[Message]) -> str:
+        text = "\n".join(m.get("content", "") for m in messages)
+        for key, answers in self._script:
+            if key in text:
+                used = self._used.get(key, 0)
+                self._used[key] = used + 1
+                return answers[min(used, len(answers) - 1)]
+        return self.default
+
+    def chat(
+        self,
+        messages: list[Message],
+        *,
+        max_tokens: int,
+        temperature: float = 0.0,
+        json_schema: dict[str, Any] | None = None,
+        stop: list[str] | None = None,
+    ) -> str:
+        reply = self._reply_for(messages)
+        self.calls.append(LLMCall("chat", list(messages), max_tokens, temperature, json_schema, stop, reply))
+        self.last_usage = Usage(0, len(reply.split()), 0.001)
+        return reply
+
+    def stream(self, messages: list[Message], *, max_tokens: int, temperature: float = 0.0) -> Iterator[str]:
+        reply = self._reply_for(messages)
+        self.calls.append(LLMCall("stream", list(messages), max_tokens, temperature, None, None, reply))
+        self.last_usage = Usage(0, len(reply.split()), 0.001)
+        words = reply.split(" ")
+        for i, word in enumerate(words):
+            yield word if i == len(words) - 1 else word + " "

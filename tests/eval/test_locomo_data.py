@@ -1,0 +1,140 @@
+"""LoCoMo loading, validation, the fixed question subset, and identity bindings."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kiosk.errors import DataError
+from kiosk.eval.assignments import bind_identities, non_owner_of, read_identity_images
+from kiosk.eval.locomo import (
+    load_conversations,
+    locomo_path,
+    parse_evidence,
+    select_questions,
+)
+
+
+def _sample(sample_id: str = "conv-x") -> dict[str, Any]:
+    return {
+        "sample_id": sample_id,
+        "conversation": {
+            "speaker_a": "Ann",
+            "speaker_b": "Bob",
+            "session_1_date_time": "1:56 pm on 8 May, 2023",
+            "session_1": [
+                {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a dog called Rex."},
+                {"speaker": "Bob", "dia_id": "D1:2", "text": "Nice!", "blip_caption": "a dog on grass"},
+            ],
+            "session_2_date_time": "10:04 am on 9 June, 2023",
+            "session_2": [{"speaker": "Ann", "dia_id": "D2:1", "text": "Rex learned to sit."}],
+            "session_3_date_time": "10:04 am on 9 July, 2023",  # a date with no session, as in conv-26
+        },
+        "qa": [
+            {"question": "What is Ann's dog called?", "answer": "Rex", "evidence": ["D1:1"], "category": 4},
+            {"question": "When did Rex learn to sit?", "answer": 2023, "evidence": ["D2:1"], "category": 2},
+            {"question": "Trick?", "adversarial_answer": "x", "evidence": [], "category": 5},
+            {"question": "Pets?", "answer": "dog", "evidence": ["D1:1; D2:1"], "category": 1},
+        ],
+    }
+
+
+def _write(tmp_path: Path, samples: list[dict[str, Any]]) -> Path:
+    path = tmp_path / "locomo10.json"
+    path.write_text(json.dumps(samples), encoding="utf-8")
+    return path
+
+
+def test_loads_sessions_dates_and_evaluated_questions(tmp_path: Path) -> None:
+    (conversation,) = load_conversations(_write(tmp_path, [_sample()]))
+    assert [s.index for s in conversation.sessions] == [1, 2]
+    assert conversation.sessions[0].timestamp.isoformat() == "2023-05-08T13:56:00+00:00"
+    assert conversation.turns[1].image_caption == "a dog on grass"
+    assert conversation.session_dates() == {1: "1:56 pm on 8 May, 2023", 2: "10:04 am on 9 June, 2023"}
+    # category 5 is dropped; an integer answer becomes text; packed evidence is split
+    assert [(q.category, q.answer) for q in conversation.questions] == [(4, "Rex"), (2, "2023"), (1, "dog")]
+    assert conversation.questions[2].evidence == ("D1:1", "D2:1")
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [
+        (lambda s: s.pop("qa"), "conversation conv-x: missing field 'qa'"),
+        (lambda s: s["conversation"].pop("speaker_b"), "conversation conv-x: missing field 'speaker_b'"),
+        (lambda s: s["conversation"].pop("session_2_date_time"), "missing field 'session_2_date_time'"),
+        (lambda s: s["conversation"]["session_1"][0].pop("dia_id"), "session_1[0]: missing field 'dia_id'"),
+        (lambda s: s["qa"][0].pop("answer"), "conversation conv-x qa[0]: missing field 'answer'"),
+        (lambda s: s.pop("sample_id"), "conversation #0: missing field 'sample_id'"),
+        (lambda s: s["conversation"].update(session_1_date_time="yesterday"), "session date 'yesterday'"),
+    ],
+)
+def test_missing_fields_name_the_conversation_and_field(tmp_path: Path, mutate: Any, expected: str) -> None:
+    sample = copy.deepcopy(_sample())
+    mutate(sample)
+    with pytest.raises(DataError) as info:
+        load_conversations(_write(tmp_path, [sample]))
+    assert expected in info.value.message
+
+
+def test_bad_files(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match="does not exist"):
+        locomo_path(tmp_path / "nowhere")
+    with pytest.raises(DataError, match=r"locomo10\.json is missing"):
+        locomo_path(tmp_path)
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json", encoding="utf-8")
+    with pytest.raises(DataError, match="not valid JSON"):
+        load_conversations(broken)
+    with pytest.raises(DataError, match="appears twice"):
+        load_conversations(_write(tmp_path, [_sample(), _sample()]))
+
+
+def test_parse_evidence_repairs_locomo_quirks() -> None:
+    assert parse_evidence(["D8:6; D9:17", "D", "D:11:26", "D9:1 D4:4"]) == ("D8:6", "D9:17", "D11:26", "D9:1", "D4:4")
+
+
+@pytest.mark.real_data
+def test_subset_is_stratified_fixed_and_seeded(data_dir: Path) -> None:
+    conversations = load_conversations(locomo_path(data_dir))
+    first = select_questions(conversations, 0.1, seed=0)
+    assert len(first) == 144  # round(0.1 n) per conversation x category: 28 multi-hop, 32 temporal, 84 single-hop
+    assert sorted({q.category for q in first}) == [1, 2, 4]
+    assert [q.key for q in select_questions(conversations, 0.1, seed=0)] == [q.key for q in first]
+    assert [q.key for q in select_questions(conversations, 0.1, seed=1)] != [q.key for q in first]
+    # every conversation contributes to every category it has
+    assert {(q.conversation_id, q.category) for q in first} == {
+        (c.sample_id, q.category) for c in conversations for q in c.questions
+    }
+    with pytest.raises(DataError):
+        select_questions(conversations, 0.0, seed=0)
+
+
+@pytest.mark.real_data
+@pytest.mark.parametrize("modality", ["face", "palm"])
+def test_bindings_use_two_distinct_images_of_one_identity(data_dir: Path, modality: str) -> None:
+    images = read_identity_images(data_dir, modality)
+    users = [f"conv-{i}" for i in range(10)]
+    bindings = bind_identities(users, images, seed=3, modality=modality)
+    assert bindings == bind_identities(users, images, seed=3, modality=modality)
+    assert len({b.identity for b in bindings}) == 10
+    for binding in bindings:
+        assert binding.gallery_image != binding.probe_image
+        assert {binding.gallery_image, binding.probe_image} <= set(images[binding.identity])
+        assert (
+            data_dir / ("lfw3d_frontalized" if modality == "face" else "palm_tongji_palmnet") / binding.probe_image
+        ).is_file()
+    assert non_owner_of(bindings, 9) == bindings[0]
+
+
+def test_identity_with_one_image_is_refused() -> None:
+    images = {"Solo_Person": ["images/Solo_Person/Solo_Person_0001.jpg"], "Pair": ["a.jpg", "b.jpg"]}
+    with pytest.raises(DataError, match="'Solo_Person' has only one image"):
+        bind_identities(["u1", "u2"], images, seed=0, modality="face", identities=["Pair", "Solo_Person"])
+    with pytest.raises(DataError, match="only 1 face identities have two or more images"):
+        bind_identities(["u1", "u2"], images, seed=0, modality="face")
+    with pytest.raises(DataError, match="not in the face manifest"):
+        bind_identities(["u1", "u2"], images, seed=0, modality="face", identities=["Pair", "Nobody"])

@@ -1,0 +1,206 @@
+"""Property: gate-then-partition search returns exactly what the per-note formula returns."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kiosk.config import RetrievalConfig
+from kiosk.identity.probe import Probe
+from kiosk.memory import Note, SqliteStore
+from kiosk.memory.note import EMBEDDING_DIM
+from kiosk.retrieval import Retriever, gate
+
+from .reference import cosine, reference_context
+
+SHA = "a" * 64
+OTHER_SHA = "b" * 64
+TEMPLATE_DIM = 16
+
+
+@dataclass(frozen=True)
+class World:
+    seed: int
+    users: int
+    templates_per_user: list[int]
+    notes_per_user: list[int]
+    probe_kind: str  # "near" a user's template, "far" (random), or "between" two users
+    probe_user: int
+    noise: float
+    tau_mode: str  # "at-score" (a hair around one template score) or "free"
+    tau_free: float
+    tau_delta: float
+    policy: str
+    margin: float
+    k: int
+    duplicate_embeddings: bool
+    coarse_timestamps: bool
+
+
+@st.composite
+def worlds(draw: st.DrawFn) -> World:
+    users = draw(st.integers(2, 10))
+    return World(
+        seed=draw(st.integers(0, 2**31 - 1)),
+        users=users,
+        templates_per_user=draw(st.lists(st.integers(1, 4), min_size=users, max_size=users)),
+        notes_per_user=draw(st.lists(st.integers(0, 14), min_size=users, max_size=users)),
+        probe_kind=draw(st.sampled_from(["near", "far", "between"])),
+        probe_user=draw(st.integers(0, users - 1)),
+        noise=draw(st.floats(0.0, 1.5)),
+        tau_mode=draw(st.sampled_from(["at-score", "at-score", "free"])),
+        tau_free=draw(st.floats(-0.3, 0.99)),
+        tau_delta=draw(st.sampled_from([-1e-6, -1e-9, 1e-9, 1e-6, 0.01, -0.01])),
+        policy=draw(st.sampled_from(["threshold", "best-match"])),
+        margin=draw(st.sampled_from([0.0, 0.02, 0.1])),
+        k=draw(st.integers(1, 12)),
+        duplicate_embeddings=draw(st.booleans()),
+        coarse_timestamps=draw(st.booleans()),
+    )
+
+
+def _unit(rng: np.random.Generator, dim: int) -> np.ndarray:
+    v = rng.standard_normal(dim)
+    return (v / np.linalg.norm(v)).astype(np.float32)
+
+
+@dataclass
+class Built:
+    store: SqliteStore
+    notes: list[Note]
+    probe: Probe
+    query: np.ndarray
+    tau: float
+
+
+def build(world: World) -> Built:
+    rng = np.random.default_rng(world.seed)
+    store = SqliteStore(":memory:")
+    user_ids: list[int] = []
+    user_templates: list[np.ndarray] = []
+    for index in range(world.users):
+        user = store.add_user(f"user-{index}")
+        user_ids.append(user.id)
+        base = _unit(rng, TEMPLATE_DIM)
+        # Several templates per user: noisy views of one identity, as enrollment produces.
+        views = np.stack(
+            [base + 0.3 * _unit(rng, TEMPLATE_DIM) for _ in range(world.templates_per_user[index])]
+        )
+        views /= np.linalg.norm(views, axis=1, keepdims=True)
+        store.set_templates(user.id, "face", views.astype(np.float32), SHA)
+        # Distractors the gate must ignore: palm templates and face templates of another encoder.
+        store.set_templates(user.id, "palm", _unit(rng, TEMPLATE_DIM)[None, :], SHA)
+        user_templates.append(views)
+    stray = store.add_user("other-encoder")
+    store.set_templates(stray.id, "face", _unit(rng, TEMPLATE_DIM)[None, :], OTHER_SHA)
+
+    shared = _unit(rng, EMBEDDING_DIM)
+    start = datetime(2023, 1, 1, tzinfo=UTC)
+    notes: list[Note] = []
+    for index, user_id in enumerate([*user_ids, stray.id]):
+        count = world.notes_per_user[index] if index < world.users else 5
+        for n in range(count):
+            copy = world.duplicate_embeddings and rng.random() < 0.2
+            embedding = shared if copy else _unit(rng, EMBEDDING_DIM)
+            minutes = int(rng.integers(0, 5)) if world.coarse_timestamps else int(rng.integers(0, 100_000))
+            notes.append(
+                store.add_note(
+                    Note(
+                        id=None,
+                        owner_id=user_id,
+                        modality="face",
+                        content=f"note {n} of {user_id}",
+                        timestamp=start + timedelta(minutes=minutes),
+                        embedding=embedding,
+                    )
+                )
+            )
+
+    target = user_templates[world.probe_user]
+    if world.probe_kind == "near":
+        vector = target[0] + world.noise * _unit(rng, TEMPLATE_DIM)
+    elif world.probe_kind == "between":
+        other = user_templates[(world.probe_user + 1) % world.users]
+        vector = target[0] + other[0] + 0.05 * world.noise * _unit(rng, TEMPLATE_DIM)
+    else:
+        vector = _unit(rng, TEMPLATE_DIM)
+    vector = (vector / np.linalg.norm(vector)).astype(np.float32)
+    probe = Probe("face", vector, SHA, captured_at=0.0)
+
+    if world.tau_mode == "at-score":
+        scores = [cosine(vector, t) for views in user_templates for t in views]
+        tau = scores[int(rng.integers(len(scores)))] + world.tau_delta
+    else:
+        tau = world.tau_free
+    query = shared if world.duplicate_embeddings and rng.random() < 0.5 else _unit(rng, EMBEDDING_DIM)
+    return Built(store, notes, probe, query, tau)
+
+
+@pytest.fixture()
+def cleanup() -> Iterator[list[SqliteStore]]:
+    opened: list[SqliteStore] = []
+    yield opened
+    for store in opened:
+        store.close()
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(world=worlds())
+def test_gated_familiarity_equals_per_note_formula(world: World, cleanup: list[SqliteStore]) -> None:
+    built = build(world)
+    cleanup.append(built.store)
+    templates = built.store.templates()
+    decision = gate(built.probe, templates, built.tau, world.policy, world.margin)  # type: ignore[arg-type]
+    retriever = Retriever(built.store, RetrievalConfig(mode="familiarity", cache_ttl_ms=0))
+    got = retriever.retrieve(decision.matched_owner_ids, built.query, "q", k=world.k).note_ids
+
+    expected = reference_context(
+        built.notes,
+        templates,
+        built.probe.vector,
+        "face",
+        SHA,
+        built.tau,
+        built.query,
+        world.k,
+        world.policy,
+        world.margin,
+    )
+    assert got == expected
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(world=worlds(), mode=st.sampled_from(["recollection", "adaptive"]))
+def test_every_path_stays_inside_the_gated_pool(world: World, mode: str, cleanup: list[SqliteStore]) -> None:
+    built = build(world)
+    cleanup.append(built.store)
+    templates = built.store.templates()
+    decision = gate(built.probe, templates, built.tau, world.policy, world.margin)  # type: ignore[arg-type]
+    retriever = Retriever(built.store, RetrievalConfig(mode=mode, cache_ttl_ms=0))  # type: ignore[arg-type]
+    got = retriever.retrieve(decision.matched_owner_ids, built.query, "q", k=world.k)
+
+    allowed = set(
+        reference_context(
+            built.notes,
+            templates,
+            built.probe.vector,
+            "face",
+            SHA,
+            built.tau,
+            built.query,
+            10_000,
+            world.policy,
+            world.margin,
+        )
+    )
+    assert set(got.note_ids) <= allowed
+    assert len(got.note_ids) == min(world.k, len(allowed))
+    assert len(set(got.note_ids)) == len(got.note_ids)
+    stamps = [(item.note.timestamp, item.note.id) for item in got.notes]
+    assert stamps == sorted(stamps)

@@ -1,0 +1,71 @@
+"""The admin PIN is stored salted and hashed, and wrong guesses lock the screen for a while."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kiosk.errors import KioskError
+from kiosk.ui.admin_log import AdminLog
+from kiosk.ui.admin_pin import AdminPin
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_pin_is_stored_as_salted_hash_only(tmp_path: Path) -> None:
+    first, second = AdminPin(tmp_path / "a.json", 3, 60), AdminPin(tmp_path / "b.json", 3, 60)
+    first.set_pin("482915")
+    second.set_pin("482915")
+    stored = [json.loads(p.read_text()) for p in (first.path, second.path)]
+    assert "482915" not in first.path.read_text()
+    assert stored[0]["kdf"] == "scrypt"
+    assert stored[0]["salt"] != stored[1]["salt"]
+    assert stored[0]["hash"] != stored[1]["hash"]
+    assert first.path.stat().st_mode & 0o777 == 0o600
+    assert first.check("482915").ok
+    assert not first.check("482916").ok
+
+
+@pytest.mark.parametrize("pin", ["12", "abcd", "1234567890123", ""])
+def test_bad_pins_are_refused(tmp_path: Path, pin: str) -> None:
+    with pytest.raises(KioskError, match="4 to 12 digits"):
+        AdminPin(tmp_path / "pin.json", 3, 60).set_pin(pin)
+
+
+def test_wrong_pins_lock_out_and_the_lock_survives_a_restart(tmp_path: Path) -> None:
+    clock = Clock()
+    pin = AdminPin(tmp_path / "pin.json", attempts=3, lockout_s=60, clock=clock)
+    pin.set_pin("2468")
+    assert pin.check("1111").attempts_left == 2
+    assert pin.check("1111").attempts_left == 1
+    locked = pin.check("1111")
+    assert not locked.ok and locked.locked_for_s == 60
+    restarted = AdminPin(tmp_path / "pin.json", attempts=3, lockout_s=60, clock=clock)
+    refused = restarted.check("2468")  # even the right PIN is refused while locked
+    assert not refused.ok and "Try again in 60 s" in refused.message
+    clock.now += 61
+    assert restarted.check("2468").ok
+
+
+def test_damaged_pin_file_is_a_clear_error(tmp_path: Path) -> None:
+    path = tmp_path / "pin.json"
+    path.write_text("{not json")
+    with pytest.raises(KioskError, match="cannot be read"):
+        AdminPin(path, 3, 60).check("1234")
+
+
+def test_admin_log_appends_json_lines(tmp_path: Path) -> None:
+    log = AdminLog(tmp_path / "logs")
+    log.record("user-removed", user_id=3, name="Bob")
+    log.record("admin-login", ok=False)
+    entries = log.entries()
+    assert [e["action"] for e in entries] == ["user-removed", "admin-login"]
+    assert entries[0]["user_id"] == 3 and "at" in entries[0]
