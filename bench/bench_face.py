@@ -24,6 +24,7 @@ import numpy as np
 
 from bench.common import percentiles_ms, table, write_results
 from kiosk.config import KioskConfig, load_config
+from kiosk.identity.align import pad_precropped, resize
 from kiosk.identity.face import FaceEmbedder, FacePipeline, load_face_embedder
 from kiosk.identity.quality import assess
 
@@ -65,7 +66,8 @@ def _image(name: str, index: str) -> str:
 
 def best_threshold(scores: np.ndarray, same: np.ndarray) -> float:
     candidates = np.unique(scores)
-    midpoints = np.concatenate([[candidates[0] - 1e-6], (candidates[:-1] + candidates[1:]) / 2, [candidates[-1] + 1e-6]])
+    inner = (candidates[:-1] + candidates[1:]) / 2
+    midpoints = np.concatenate([[candidates[0] - 1e-6], inner, [candidates[-1] + 1e-6]])
     accuracy = [np.mean((scores >= t) == same) for t in midpoints]
     return float(midpoints[int(np.argmax(accuracy))])
 
@@ -112,29 +114,27 @@ def verification_figures(scores: np.ndarray, pairs: Sequence[Pair]) -> dict[str,
 
 
 def facenet_embeddings(
-    embedder: FaceEmbedder, images: Path, names: Sequence[str], margin: float, cache: Path | None
+    embedder: FaceEmbedder, images: Path, names: Sequence[str], margin: float, cache: Path | None,
+    margin_x: float | None = None, mode: str = "reflect",
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Plain and mirrored FaceNet embeddings per image (unnormalised sum = flip TTA)."""
     pipeline = embedder.pipeline
-    key = hashlib.sha256(f"{embedder.model_sha256}|{margin:.4f}|{','.join(names)}".encode()).hexdigest()[:16]
+    variant = "" if margin_x is None and mode == "reflect" else f"|{margin_x}|{mode}"
+    key = hashlib.sha256(f"{embedder.model_sha256}|{margin:.4f}{variant}|{','.join(names)}".encode()).hexdigest()[:16]
     cache_file = cache / f"lfw_facenet_{key}.npz" if cache else None
     if cache_file and cache_file.exists():
         stored = np.load(cache_file)
         return dict(zip(names, stored["plain"], strict=True)), dict(zip(names, stored["flip"], strict=True))
-    original = pipeline.embedder.precropped_margin  # type: ignore[attr-defined]
-    pipeline.embedder.precropped_margin = margin  # type: ignore[attr-defined]
     plain, flip = [], []
-    try:
-        for count, name in enumerate(names, 1):
-            rgb = cv2.cvtColor(cv2.imread(str(images / name)), cv2.COLOR_BGR2RGB)
-            crop = pipeline.embedder.crop_precropped(rgb)
-            vectors = pipeline.embedder.embed_crops([crop, np.ascontiguousarray(crop[:, ::-1])])
-            plain.append(vectors[0])
-            flip.append(vectors[1])
-            if count % 1000 == 0:
-                print(f"  margin {margin:.2f}: {count}/{len(names)} images", flush=True)
-    finally:
-        pipeline.embedder.precropped_margin = original  # type: ignore[attr-defined]
+    size = pipeline.embedder.input_size
+    for count, name in enumerate(names, 1):
+        rgb = cv2.cvtColor(cv2.imread(str(images / name)), cv2.COLOR_BGR2RGB)
+        crop = resize(pad_precropped(rgb, margin, margin_x, mode), size)
+        vectors = pipeline.embedder.embed_crops([crop, np.ascontiguousarray(crop[:, ::-1])])
+        plain.append(vectors[0])
+        flip.append(vectors[1])
+        if count % 1000 == 0:
+            print(f"  margin {margin:.2f}: {count}/{len(names)} images", flush=True)
     if cache_file:
         cache_file.parent.mkdir(parents=True, exist_ok=True)
         np.savez(cache_file, plain=np.stack(plain), flip=np.stack(flip))
@@ -156,7 +156,7 @@ def dlib_lfw_scores(images: Path, pairs: Sequence[Pair], names: Sequence[str], m
     for count, name in enumerate(names, 1):
         rgb = cv2.cvtColor(cv2.imread(str(images / name)), cv2.COLOR_BGR2RGB)
         height, width = rgb.shape[:2]
-        pad = int(round(height * margin / 2))
+        pad = round(height * margin / 2)
         padded = cv2.copyMakeBorder(rgb, pad, pad, pad, pad, cv2.BORDER_REFLECT_101)
         location = (pad, pad + width, pad + height, pad)  # top, right, bottom, left: the original crop
         encodings[name] = face_recognition.face_encodings(padded, known_face_locations=[location])[0]
@@ -359,13 +359,58 @@ def run_latency(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Name
     return figures, text
 
 
+def loop_fps(config: KioskConfig, embedder: FaceEmbedder, seconds: float) -> tuple[dict[str, Any], str]:
+    """Decode + detect as fast as possible on one thread while another thread keeps embedding."""
+    import threading
+
+    pipeline = embedder.pipeline
+    video = config.paths.eval_data_dir / "face_video" / "short_hamilton_clip.mp4"
+    latest: list[np.ndarray] = []
+    stop = threading.Event()
+    embedded = 0
+
+    def embed_worker() -> None:
+        nonlocal embedded
+        while not stop.is_set():
+            if latest:
+                pipeline.embed_aligned([latest[-1]])
+                embedded += 1
+            else:
+                time.sleep(0.005)
+
+    worker = threading.Thread(target=embed_worker, daemon=True)
+    worker.start()
+    capture = cv2.VideoCapture(str(video))
+    frames = 0
+    start = time.perf_counter()
+    while time.perf_counter() - start < seconds:
+        ok, frame = capture.read()
+        if not ok:
+            capture.set(cv2.CAP_PROP_POS_FRAMES, 0)
+            continue
+        faces = pipeline.detect(frame)
+        if faces:
+            latest[:] = [pipeline.align(frame, faces[0])]
+        frames += 1
+    elapsed = time.perf_counter() - start
+    stop.set()
+    worker.join()
+    capture.release()
+    figures = {"video.loop.capture_detect_fps": frames / elapsed, "video.loop.embeddings_per_s": embedded / elapsed}
+    text = (
+        f"### Capture + detection loop while embedding runs ({seconds:.0f} s, {config.face.detector})\n\n"
+        f"Decode + detect on one thread: **{frames / elapsed:.1f} frames/s**; meanwhile a second thread embedded the "
+        f"newest face {embedded / elapsed:.1f} times/s (flip {'on' if config.face.flip_augment else 'off'}).\n"
+    )
+    return figures, text
+
+
 def quality_examples(config: KioskConfig, embedder: FaceEmbedder) -> str:
     frames = video_frames(config.paths.eval_data_dir / "face_video" / "short_hamilton_clip.mp4", 400)
     rows = []
     for index in range(0, len(frames), 30):
-        gray = cv2.cvtColor(frames[index], cv2.COLOR_BGR2GRAY)
         for face in embedder.pipeline.detect(frames[index]):
-            verdict = assess(gray, face, config.face)
+            verdict = assess(frames[index], face, config.face)
             rows.append([index, round(verdict.size_px), round(verdict.sharpness), round(verdict.turn, 2),
                          round(verdict.brightness), ", ".join(verdict.reasons) or "pass"])
     return "### Quality gates on every 30th video frame\n\n" + table(
@@ -382,6 +427,7 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=None, help="directory caching LFW embeddings (not the repo)")
     parser.add_argument("--skip-dlib", action="store_true", help="leave out the face_recognition/dlib peer")
     parser.add_argument("--skip-lfw", action="store_true", help="latency only")
+    parser.add_argument("--loop-seconds", type=float, default=15.0, help="duration of the capture+detect loop run")
     args = parser.parse_args()
     config = load_config()
     embedder = load_face_embedder(config)
@@ -394,6 +440,9 @@ def main() -> None:
     latency_figures, latency_text = run_latency(config, embedder, args)
     figures.update(latency_figures)
     sections.append(latency_text)
+    fps_figures, fps_text = loop_fps(config, embedder, args.loop_seconds)
+    figures.update(fps_figures)
+    sections.append(fps_text)
     sections.append(quality_examples(config, embedder))
     body = "\n".join(sections)
     write_results("face", figures, body, extra={"settings": config.face.model_dump(mode="json")})

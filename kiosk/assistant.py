@@ -185,7 +185,7 @@ class Assistant:
             started = time.perf_counter()
             messages = answer_messages(
                 text,
-                [(item.note.timestamp, item.note.content) for item in retrieval.notes],
+                [(item.note.timestamp, item.note.content, item.note.context) for item in retrieval.notes],
                 identity.name if identity else None,
             )
             reply = self._generate(messages, stream)

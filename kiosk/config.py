@@ -108,11 +108,13 @@ class FaceConfig(Section):
         default=None, description="Path of an ArcFace-style ONNX (112x112 input) when embedder='arcface-onnx'."
     )
     min_face_px: int = Field(default=60, ge=8, description="Smallest face side (pixels) accepted by quality gates.")
-    min_sharpness: float = Field(default=40.0, ge=0, description="Minimum Laplacian variance of the face crop.")
-    max_turn: float = Field(
-        default=0.35, ge=0, le=1, description="Largest head turn (landmark asymmetry ratio, 0 = frontal)."
+    min_sharpness: float = Field(
+        default=25.0, ge=0, description="Minimum Laplacian variance of the inner face resized to 96 px (bench_face)."
     )
-    min_brightness: float = Field(default=40.0, ge=0, le=255, description="Minimum mean gray level of the face.")
+    max_turn: float = Field(
+        default=0.5, ge=0, le=1, description="Largest head turn: nose offset from the eyes' midline (0 frontal)."
+    )
+    min_brightness: float = Field(default=30.0, ge=0, le=255, description="Minimum mean gray level of the face.")
     min_detection_score: float = Field(
         default=0.6, ge=0, le=1, description="Detector confidence below which a face is ignored."
     )
@@ -122,16 +124,16 @@ class FaceConfig(Section):
         description="Frames are downscaled to this longest side for detection (crops stay full-res).",
     )
     crop_margin: float = Field(
-        default=0.6,
+        default=0.7,
         ge=0,
         le=2,
-        description="FaceNet crop side = face size from landmarks x (1 + crop_margin), as the model was trained with margin.",
+        description="Margin added to the landmark face box for FaceNet, in eye-to-mouth distances (~MTCNN box+32px).",
     )
     precropped_margin: float = Field(
         default=0.4,
         ge=0,
         le=1,
-        description="Pre-cropped tight faces (benchmarks) get this fraction of their side added by reflection per edge pair.",
+        description="Tight pre-cropped faces (LFW crops) get this fraction of their side added by reflection per axis.",
     )
     flip_augment: bool = Field(
         default=True, description="Embed the face and its mirror image and sum both (test-time augmentation)."
@@ -176,6 +178,18 @@ class PalmConfig(Section):
     min_contrast: float = Field(default=4.0, ge=0, description="Minimum gray-level standard deviation of the ROI.")
     hand_confidence: float = Field(
         default=0.5, ge=0, le=1, description="MediaPipe hand detection/presence confidence needed to accept a hand."
+    )
+    enroll_min_samples: int = Field(
+        default=3, ge=1, description="Usable palm samples (after outlier rejection) an enrollment needs."
+    )
+    enroll_outlier_min_cosine: float = Field(
+        default=0.3,
+        ge=-1,
+        le=1,
+        description="Palm samples below this cosine to the samples' medoid are rejected (Tongji FAR 1e-3 ~ 0.30).",
+    )
+    enroll_max_templates: int = Field(
+        default=10, ge=1, description="Palm templates kept per user (evenly spread over the samples)."
     )
 
 

@@ -10,6 +10,7 @@ from typing import Protocol, cast
 import cv2
 import numpy as np
 
+from kiosk.calibration.cache import EmbeddingCache
 from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError, KioskError
 
@@ -34,7 +35,7 @@ class Embeddings:
 
 
 def load_image(path: Path) -> np.ndarray:
-    """RGB uint8 image; raises ValueError with a reason when the file cannot be decoded."""
+    """BGR uint8 image (OpenCV order, what the embedders take); ValueError with a reason if undecodable."""
     try:
         raw = np.fromfile(path, dtype=np.uint8)
     except OSError as exc:
@@ -42,7 +43,7 @@ def load_image(path: Path) -> np.ndarray:
     image = cv2.imdecode(raw, cv2.IMREAD_COLOR) if raw.size else None
     if image is None:
         raise ValueError("not a decodable image")
-    return np.ascontiguousarray(cv2.cvtColor(image, cv2.COLOR_BGR2RGB))
+    return image
 
 
 def _single(embedder: Embedder) -> Callable[[np.ndarray], np.ndarray]:
@@ -69,35 +70,61 @@ def _normalised(vector: np.ndarray) -> np.ndarray:
     return flat / norm
 
 
-def embed_paths(embedder: Embedder, paths: Sequence[Path], progress: Progress | None = None) -> Embeddings:
+def embed_paths(
+    embedder: Embedder,
+    paths: Sequence[Path],
+    progress: Progress | None = None,
+    cache: EmbeddingCache | None = None,
+) -> Embeddings:
     embed_one = _single(embedder)
     embed_many = _batched(embedder)
     vectors: list[np.ndarray | None] = [None] * len(paths)
-    unreadable: list[str] = []
-    for start in range(0, len(paths), BATCH):
-        batch_indices: list[int] = []
-        batch_images: list[np.ndarray] = []
-        for index in range(start, min(start + BATCH, len(paths))):
+    reasons: dict[int, str] = {}
+    pending: list[int] = []
+    for index, path in enumerate(paths):
+        cached = cache.get(path) if cache is not None else None
+        if cached is None:
+            pending.append(index)
+        elif cached[0] is not None:
+            vectors[index] = cached[0]
+        else:
+            reasons[index] = cached[1]
+    done = len(paths) - len(pending)
+    for batch_number, start in enumerate(range(0, len(pending), BATCH)):
+        batch = pending[start : start + BATCH]
+        readable: list[int] = []
+        images: list[np.ndarray] = []
+        for index in batch:
             try:
-                batch_images.append(load_image(paths[index]))
-                batch_indices.append(index)
+                images.append(load_image(paths[index]))
+                readable.append(index)
             except ValueError as exc:
-                unreadable.append(f"{paths[index]}: {exc}")
+                reasons[index] = str(exc)
         batch_vectors: list[np.ndarray] | None = None
-        if embed_many is not None and batch_images:
+        if embed_many is not None and images:
             try:
-                batch_vectors = list(np.asarray(embed_many(batch_images)))
+                batch_vectors = list(np.asarray(embed_many(images)))
             except (KioskError, ValueError):
                 batch_vectors = None  # find the bad image(s) one by one below
-        for position, index in enumerate(batch_indices):
+        for position, index in enumerate(readable):
             try:
-                raw = batch_vectors[position] if batch_vectors is not None else embed_one(batch_images[position])
+                raw = batch_vectors[position] if batch_vectors is not None else embed_one(images[position])
                 vectors[index] = _normalised(raw)
             except (KioskError, ValueError) as exc:
-                reason = exc.message if isinstance(exc, KioskError) else str(exc)
-                unreadable.append(f"{paths[index]}: {reason}")
+                reasons[index] = exc.message if isinstance(exc, KioskError) else str(exc)
+        if cache is not None:
+            for index in batch:
+                cache.put(paths[index], vectors[index], reasons.get(index, ""))
+            if batch_number % 20 == 19:
+                cache.save()  # an interrupted run keeps most of its work
+        done += len(batch)
         if progress is not None:
-            progress("embed", min(start + BATCH, len(paths)), len(paths))
+            progress("embed", done, len(paths))
+    if cache is not None:
+        cache.save()
+    if progress is not None and not pending:
+        progress("embed", len(paths), len(paths))
+    unreadable = [f"{paths[index]}: {reason}" for index, reason in reasons.items()]
     dimension = next((v.size for v in vectors if v is not None), 0)
     matrix = np.zeros((len(paths), dimension), dtype=np.float32)
     valid = np.zeros(len(paths), dtype=bool)
@@ -111,8 +138,25 @@ def embed_paths(embedder: Embedder, paths: Sequence[Path], progress: Progress | 
     return Embeddings(matrix, valid, sorted(unreadable))
 
 
-def encoder_name(config: KioskConfig, modality: str) -> str:
+def encoder_name(config: KioskConfig, modality: str, embedder: object | None = None) -> str:
+    name = getattr(embedder, "name", None)
+    if isinstance(name, str) and name:
+        return name
     return config.face.embedder if modality == "face" else config.palm.encoder
+
+
+def embedding_cache(config: KioskConfig, embedder: Embedder, data_dir: Path, reuse: bool = True) -> EmbeddingCache:
+    """The cache for this encoder, its settings (e.g. flip augmentation) and data folder."""
+    settings = config.face if embedder.modality == "face" else config.palm
+    key = "|".join(
+        [
+            str(getattr(embedder, "name", "")),
+            embedder.model_sha256,
+            settings.model_dump_json(),
+            str(data_dir.resolve()),
+        ]
+    )
+    return EmbeddingCache(config.paths.data_dir / "cache" / "calibration", key, reuse)
 
 
 def load_embedder(config: KioskConfig, modality: str) -> Embedder:

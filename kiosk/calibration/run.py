@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from kiosk.calibration import data as datasets
+from kiosk.calibration.cache import EmbeddingCache
 from kiosk.calibration.embed import Embedder, Embeddings, Progress, embed_paths
 from kiosk.calibration.schema import (
     Calibration,
@@ -45,6 +46,7 @@ class DataSpec:
 
     data_dir: Path
     pairs_file: Path | None = None
+    all_impostors: bool = False  # with a pairs file: impostors = every different-identity pair of its images
     manifest: Path | None = None
     identity_column: str | None = None
     benchmark: str | None = None
@@ -55,7 +57,9 @@ class DataSpec:
 
     @property
     def protocol(self) -> str:
-        return "pairs" if self.pairs_file is not None else "all-pairs"
+        if self.pairs_file is None:
+            return "all-pairs"
+        return "pairs+all-impostors" if self.all_impostors else "pairs"
 
     def benchmark_name(self) -> str:
         if self.benchmark:
@@ -109,17 +113,20 @@ class CalibrationResult:
     def file_stem(self) -> str:
         return f"{self.calibration.modality}-{self.calibration.benchmark}"
 
-    def apply(self, out_dir: Path) -> tuple[Path, Path]:
-        """Write <modality>-<benchmark>.json and .png into out_dir (atomically); returns both paths."""
-        from kiosk.calibration.plot import save_plot
-
+    def apply(self, out_dir: Path, plot: bool = True) -> tuple[Path, Path | None]:
+        """Write <modality>-<benchmark>.json (and .png unless plot=False) into out_dir, atomically."""
         out_dir.mkdir(parents=True, exist_ok=True)
         json_path = out_dir / f"{self.file_stem}.json"
-        png_path = out_dir / f"{self.file_stem}.png"
-        started = time.perf_counter()
-        save_plot(self, png_path)
-        seconds = {**self.calibration.seconds, "plot": round(time.perf_counter() - started, 3)}
-        calibration = self.calibration.model_copy(update={"plot": png_path.name, "seconds": seconds})
+        png_path: Path | None = None
+        seconds = dict(self.calibration.seconds)
+        if plot:
+            from kiosk.calibration.plot import save_plot
+
+            started = time.perf_counter()
+            png_path = save_plot(self, out_dir / f"{self.file_stem}.png")
+            seconds["plot"] = round(time.perf_counter() - started, 3)
+        update = {"plot": png_path.name if png_path else None, "seconds": seconds}
+        calibration = self.calibration.model_copy(update=update)
         temporary = json_path.with_suffix(".json.tmp")
         temporary.write_text(json.dumps(calibration.model_dump(mode="json"), indent=2) + "\n", encoding="utf-8")
         os.replace(temporary, json_path)
@@ -328,7 +335,9 @@ def _check_unreadable(embeddings: Embeddings, total: int, spec: DataSpec) -> Non
         )
 
 
-def collect_scores(spec: DataSpec, embedder: Embedder, progress: Progress | None = None) -> CollectedScores:
+def collect_scores(
+    spec: DataSpec, embedder: Embedder, progress: Progress | None = None, cache: EmbeddingCache | None = None
+) -> CollectedScores:
     if not spec.data_dir.is_dir():
         raise DataError(f"data folder {spec.data_dir} does not exist", "give --data DIR with the images")
     seconds: dict[str, float] = {}
@@ -342,7 +351,7 @@ def collect_scores(spec: DataSpec, embedder: Embedder, progress: Progress | None
             images = datasets.subset_identities(images, spec.max_identities, spec.seed)
         datasets.check_identities(images, str(spec.manifest or spec.data_dir / "manifest.csv"))
     started = time.perf_counter()
-    embeddings = embed_paths(embedder, images.paths, progress)
+    embeddings = embed_paths(embedder, images.paths, progress, cache)
     seconds["embed"] = round(time.perf_counter() - started, 3)
     _check_unreadable(embeddings, len(images.paths), spec)
     if embeddings.unreadable:
@@ -361,19 +370,20 @@ def collect_scores(spec: DataSpec, embedder: Embedder, progress: Progress | None
         available = int((~pairs.genuine).sum())
         if progress is not None:
             progress("score", 1, 1)
-    else:
+    if spec.pairs_file is None or spec.all_impostors:
         valid = np.flatnonzero(embeddings.valid)
         identities = [images.identities[i] for i in valid]
-        if len(valid) < len(images.paths):
-            datasets.check_identities(
-                datasets.LabelledImages([images.paths[i] for i in valid], identities), "the readable images"
-            )
+        if spec.pairs_file is None and len(valid) < len(images.paths):
+            readable = datasets.LabelledImages([images.paths[i] for i in valid], identities)
+            datasets.check_identities(readable, "the readable images")
         _, available = datasets.all_pair_counts(identities)
         keep = datasets.impostor_keep_probability(available, spec.max_impostors)
         if keep < 1.0:
             warnings.append(f"impostor pairs sampled: {keep:.4%} of {available:,} (deterministic, seed {spec.seed})")
         labels = np.unique(np.asarray(identities), return_inverse=True)[1]
-        genuine, impostor = all_pair_scores(embeddings.vectors[valid], labels, keep, spec.seed, progress)
+        all_genuine, impostor = all_pair_scores(embeddings.vectors[valid], labels, keep, spec.seed, progress)
+        if spec.pairs_file is None:
+            genuine = all_genuine
     seconds["score"] = round(time.perf_counter() - started, 3)
     readable_identities = {images.identities[i] for i in np.flatnonzero(embeddings.valid)}
     dataset = DatasetInfo(
@@ -400,9 +410,10 @@ def run_calibration(
     progress: Progress | None = None,
     command: str | None = None,
     bootstrap: bool = True,
+    cache: EmbeddingCache | None = None,
 ) -> CalibrationResult:
     """Embed the labelled images with `embedder`, score all pairs and choose the threshold by `rule`."""
-    collected = collect_scores(spec, embedder, progress)
+    collected = collect_scores(spec, embedder, progress, cache)
     if progress is not None:
         progress("analyse", 0, 1)
     result = calibrate_scores(

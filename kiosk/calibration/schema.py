@@ -29,8 +29,11 @@ class EncoderInfo(_Model):
 class DatasetInfo(_Model):
     name: str = Field(description="Benchmark name, e.g. 'lfw' or 'tongji'.")
     path: str = Field(description="Data folder the images came from.")
-    protocol: Literal["pairs", "all-pairs", "scores"] = Field(
-        description="pairs: a pairs file; all-pairs: every pair of the manifest; scores: given scores."
+    protocol: Literal["pairs", "pairs+all-impostors", "all-pairs", "scores"] = Field(
+        description=(
+            "pairs: a pairs file; pairs+all-impostors: its genuine pairs and every different-identity pair "
+            "of its images; all-pairs: every pair of the manifest; scores: given scores."
+        )
     )
     pairs_file: str | None = Field(default=None, description="The pairs file for the 'pairs' protocol.")
     images: int = Field(default=0, description="Images embedded.")

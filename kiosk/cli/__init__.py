@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import typer
@@ -27,6 +28,8 @@ def _register_features() -> None:
     __import__("kiosk.cli.users", fromlist=["register"]).register(app)
     __import__("kiosk.cli.ask", fromlist=["register"]).register(app)
     __import__("kiosk.cli.memory", fromlist=["register"]).register(app)
+    __import__("kiosk.cli.eval", fromlist=["register"]).register(app)
+    __import__("kiosk.cli.doctor", fromlist=["register"]).register(app)
 
 
 @app.callback(invoke_without_command=True)
@@ -44,5 +47,6 @@ def root(
 
 
 def main() -> None:
+    os.environ.setdefault("OPENCV_LOG_LEVEL", "ERROR")  # camera probing warnings are ours to report, not OpenCV's
     _register_features()
     app()

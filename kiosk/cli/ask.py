@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,27 @@ def probe_from_image(path: Path, modality: Modality, config: KioskConfig) -> Pro
     return Probe("palm", vector, palm_embedder.model_sha256, captured_at)
 
 
+class _LazyTextEncoder:
+    """Loads the text encoder on first use, so bad probes and fallbacks answer without waiting for it."""
+
+    def __init__(self, config: KioskConfig) -> None:
+        self._config = config
+        self._encoder: Any = None
+
+    def _loaded(self) -> Any:
+        if self._encoder is None:
+            from kiosk.text import load_text_encoder
+
+            self._encoder = load_text_encoder(self._config)
+        return self._encoder
+
+    def encode(self, sentences: Sequence[str]) -> np.ndarray:
+        return np.asarray(self._loaded().encode(sentences))
+
+    def encode_one(self, sentence: str) -> np.ndarray:
+        return np.asarray(self._loaded().encode_one(sentence))
+
+
 def _human(payload: dict[str, Any]) -> str:
     lines = []
     identity = payload["identity"]
@@ -109,7 +131,7 @@ def register(app: typer.Typer) -> None:
         """Ask a question; memory is searched only for the person the probe verifies."""
         from kiosk.assistant import Assistant
         from kiosk.memory import SqliteStore
-        from kiosk.text import load_text_encoder
+        from kiosk.retrieval.gate import validate_query
 
         config = common.config()
         if policy is not None:
@@ -134,16 +156,17 @@ def register(app: typer.Typer) -> None:
                 probe = probe_from_image(face, "face", config)
             elif palm is not None:
                 probe = probe_from_image(palm, "palm", config)
-            llm = None
+            thresholds: dict[str, float] | None = None
+            if threshold is not None and probe is not None:
+                thresholds = {str(probe.modality): threshold}
+            assistant = Assistant(store, _LazyTextEncoder(config), None, config, thresholds)
+            validate_query(question)
+            assistant.verify(probe)  # a bad probe or calibration fails here, before any model loads
             if not no_llm:
                 from kiosk.llm import create_llm
                 from kiosk.models import ModelStore
 
-                llm = create_llm(config, ModelStore(config.paths.models))
-            thresholds: dict[str, float] | None = None
-            if threshold is not None and probe is not None:
-                thresholds = {str(probe.modality): threshold}
-            assistant = Assistant(store, load_text_encoder(config), llm, config, thresholds)
+                assistant.llm = create_llm(config, ModelStore(config.paths.models))
             result = assistant.answer(question, probe)
         finally:
             store.close()

@@ -60,6 +60,8 @@ def _calibrate(
     modality: str,
     data: Path,
     pairs: Path | None,
+    all_impostors: bool,
+    use_cache: bool,
     rule: str,
     target_far: float,
     out: Path | None,
@@ -70,7 +72,7 @@ def _calibrate(
     as_json: bool,
 ) -> None:
     from kiosk.calibration.active import calibration_path
-    from kiosk.calibration.embed import encoder_name, load_embedder
+    from kiosk.calibration.embed import embedding_cache, encoder_name, load_embedder
     from kiosk.calibration.run import DataSpec, run_calibration
 
     if rule not in RULES:
@@ -85,6 +87,7 @@ def _calibrate(
     spec = DataSpec(
         data_dir=data,
         pairs_file=pairs,
+        all_impostors=all_impostors,
         identity_column=identity_column,
         benchmark=benchmark,
         max_impostors=max_impostors or None,
@@ -112,18 +115,19 @@ def _calibrate(
         result = run_calibration(
             spec,
             embedder,
-            encoder_name=encoder_name(cfg, modality),
+            encoder_name=encoder_name(cfg, modality, embedder),
             rule=rule,  # type: ignore[arg-type]
             target_far=target_far,
             progress=report,
             command="kiosk " + shlex.join(sys.argv[1:]),
+            cache=embedding_cache(cfg, embedder, data) if use_cache else None,
         )
     if result.calibration.modality != modality:
         raise CalibrationError(f"the {modality} embedder reports modality {result.calibration.modality}", "")
     payload: dict[str, Any] = {"calibration": result.calibration.model_dump(mode="json"), "written": None}
     if not dry_run:
         json_path, png_path = result.apply(out or cfg.paths.calibration_dir)
-        payload["calibration"]["plot"] = png_path.name
+        payload["calibration"]["plot"] = png_path.name if png_path else None
         payload["written"] = {"json": str(json_path), "png": str(png_path)}
         payload["active"] = calibration_path(cfg, modality).resolve() == json_path.resolve()
     emit(payload, as_json, _summary)
@@ -214,6 +218,12 @@ def register(app: typer.Typer) -> None:
         def run(
             data: Path = typer.Option(..., "--data", help="Image folder with manifest.csv (path,identity)."),
             pairs: Path = typer.Option(None, "--pairs", help="Explicit pairs file (LFW pairs.txt); default all pairs."),
+            all_impostors: bool = typer.Option(
+                False, "--all-impostors", help="With --pairs: impostors = every different-identity pair of its images."
+            ),
+            use_cache: bool = typer.Option(
+                True, "--cache/--no-cache", help="Reuse embeddings cached under <data_dir>/cache/calibration."
+            ),
             rule: str = typer.Option(
                 "strict", "--rule", help="strict (default: max of tau_d and target-FAR), tau_d, eer, far."
             ),
@@ -235,6 +245,8 @@ def register(app: typer.Typer) -> None:
                 modality,
                 data,
                 pairs,
+                all_impostors,
+                use_cache,
                 rule,
                 target_far,
                 out,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import typer
 from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn, TransferSpeedColumn
 
@@ -69,3 +71,17 @@ def pull(
             store.ensure(name, advance)
             progress.update(task, completed=entry.size)
     emit([store.status(name).as_dict() for name in wanted], as_json, _table)
+
+
+@app.command("export")
+@handle_errors
+def export(
+    destination: Path = typer.Argument(..., help="Folder to copy the models into (e.g. a bundle's models/)."),
+    include_optional: bool = typer.Option(False, help="Also copy optional (large) models."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Copy the verified models and their cached conversions into a folder, for an offline install."""
+    store = _store()
+    names = [n for n, e in store.manifest.models.items() if include_optional or not e.optional]
+    copied = store.export(destination, names)
+    emit([str(p) for p in copied], as_json, lambda paths: "\n".join(paths))

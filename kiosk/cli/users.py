@@ -12,7 +12,15 @@ import typer
 from kiosk.cli.common import JsonOption, config, emit, fail, handle_errors
 from kiosk.config import KioskConfig
 from kiosk.errors import DataError, KioskError, ModelError
-from kiosk.identity.gallery import Embedder, Gallery, build_gallery, delete_user_by_name, enroll, samples_from_paths
+from kiosk.identity.gallery import (
+    Embedder,
+    Gallery,
+    build_gallery,
+    delete_user_by_name,
+    enroll,
+    precropped_embed,
+    samples_from_paths,
+)
 
 MODALITY_OPTIONS = {"--face": "face", "--palm": "palm"}
 # modality -> (module, loader): the palm helper's module appears in kiosk/identity/palm.py
@@ -86,7 +94,8 @@ def describe_gallery(gallery: Gallery) -> str:
     lines = [f"{gallery.modality}: {len(gallery.vectors)} template(s) from {len(gallery.outcomes)} sample(s)"]
     for outcome in gallery.outcomes:
         mark = "ok " if outcome.accepted else "-- "
-        cosine = f" (cos {outcome.cosine_to_medoid:.2f})" if outcome.cosine_to_medoid is not None else ""
+        shown = outcome.cosine_to_medoid is not None and "cosine" not in outcome.reason
+        cosine = f" (cos {outcome.cosine_to_medoid:.2f})" if shown else ""
         lines.append(f"  {mark}{outcome.label}: {outcome.reason}{cosine}")
     return "\n".join(lines)
 
@@ -106,6 +115,12 @@ def register(app: typer.Typer) -> None:
         min_samples: int | None = typer.Option(
             None, "--min-samples", min=1, help="Usable samples needed (default: config face.enroll_min_samples)."
         ),
+        precropped: bool = typer.Option(
+            False,
+            "--precropped",
+            "--roi",
+            help="Images are already tight face crops / palm ROIs (--roi): skip detection.",
+        ),
         as_json: bool = JsonOption,
     ) -> None:
         requested = parse_modality_paths(ctx.args)
@@ -118,7 +133,9 @@ def register(app: typer.Typer) -> None:
             settings = enroll_settings(cfg, modality)
             if min_samples is not None:
                 settings["min_samples"] = min_samples
-            galleries.append(build_gallery(load_embedder(cfg, modality), samples, **settings))
+            embedder = load_embedder(cfg, modality)
+            embed = precropped_embed(embedder) if precropped else None
+            galleries.append(build_gallery(embedder, samples, embed=embed, **settings))
         insufficient = [g for g in galleries if not g.sufficient]
         if insufficient:  # nothing is stored unless every requested modality can be enrolled
             if as_json:

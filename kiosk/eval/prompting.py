@@ -36,6 +36,13 @@ class Memory:
     content: str
 
 
+def note_line(content: str, context: str) -> str:
+    """A note as the model sees it: the words, then who said them and when (the note's context)."""
+    content = " ".join(content.split())
+    context = " ".join(context.split())
+    return f"{content} ({context})" if context else content
+
+
 def format_date(moment: datetime) -> str:
     return f"{moment.day} {moment:%B %Y}"
 

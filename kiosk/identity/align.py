@@ -47,8 +47,8 @@ def landmark_box(landmarks: np.ndarray, margin: float) -> tuple[float, float, fl
 def crop_box(image: np.ndarray, box: tuple[float, float, float, float], size: int) -> np.ndarray:
     """Crop a box (parts outside the frame filled by edge replication) and resize it to size x size."""
     x, y, w, h = box
-    x1, y1 = int(round(x)), int(round(y))
-    x2, y2 = int(round(x + w)), int(round(y + h))
+    x1, y1 = round(x), round(y)
+    x2, y2 = round(x + w), round(y + h)
     x2, y2 = max(x2, x1 + 1), max(y2, y1 + 1)
     height, width = image.shape[:2]
     sx1, sy1, sx2, sy2 = max(x1, 0), max(y1, 0), min(x2, width), min(y2, height)
@@ -70,16 +70,21 @@ def facenet_crop(rgb: np.ndarray, landmarks: np.ndarray, margin: float, size: in
     return crop_box(rgb, landmark_box(landmarks, margin), size)
 
 
-def pad_precropped(rgb: np.ndarray, margin: float) -> np.ndarray:
-    """Give a tight face crop the margin the model expects by reflecting its borders.
+PADDING_MODES = {"reflect": cv2.BORDER_REFLECT_101, "replicate": cv2.BORDER_REPLICATE}
 
-    `margin` is the fraction of the crop side added in total on each axis (half per edge).
+
+def pad_precropped(rgb: np.ndarray, margin: float, margin_x: float | None = None, mode: str = "reflect") -> np.ndarray:
+    """Give a tight face crop the margin the model expects by extending its borders.
+
+    `margin` is the fraction of the crop height added in total (half above, half below);
+    `margin_x` the same for the width (defaults to `margin`).
     """
     height, width = rgb.shape[:2]
-    pad_y, pad_x = int(round(height * margin / 2)), int(round(width * margin / 2))
+    margin_x = margin if margin_x is None else margin_x
+    pad_y, pad_x = round(height * margin / 2), round(width * margin_x / 2)
     if not pad_x and not pad_y:
         return rgb
-    return cv2.copyMakeBorder(rgb, pad_y, pad_y, pad_x, pad_x, cv2.BORDER_REFLECT_101)
+    return cv2.copyMakeBorder(rgb, pad_y, pad_y, pad_x, pad_x, PADDING_MODES[mode])
 
 
 def similarity_matrix(source: np.ndarray, target: np.ndarray) -> np.ndarray:

@@ -17,11 +17,15 @@ import numpy as np
 
 from kiosk.config import KioskConfig
 from kiosk.errors import ProbeError
+from kiosk.identity.align import landmark_box
 from kiosk.identity.detect import Detector, FaceDetection, create_detector
 from kiosk.identity.quality import TOO_SMALL, QualityVerdict, assess
 from kiosk.models import ModelStore
 
 MIN_IMAGE_SIDE = 16
+# Region (in eye-mouth distances around the landmark box) cut out before alignment: enough for the
+# largest FaceNet margin and a rotated ArcFace warp, so a 4K frame is never converted whole.
+ROI_MARGIN = 3.0
 
 
 class CropEmbedder(Protocol):
@@ -152,9 +156,8 @@ class FacePipeline:
         timings["detect"] = _ms_since(mark)
 
         mark = time.perf_counter()
-        gray = cv2.cvtColor(bgr, cv2.COLOR_BGR2GRAY)
         faces = tuple(
-            FaceObservation(d, assess(gray, d, self.config), _prominence(d, width, height)) for d in detections
+            FaceObservation(d, assess(bgr, d, self.config), _prominence(d, width, height)) for d in detections
         )
         timings["quality"] = _ms_since(mark)
 
@@ -165,15 +168,25 @@ class FacePipeline:
 
         embedding = None
         if embed and requester is not None:
-            rgb = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB)
             mark = time.perf_counter()
-            crop = self.embedder.crop(rgb, faces[requester].detection.landmarks)
+            crop = self.align(bgr, faces[requester].detection)
             timings["align"] = _ms_since(mark)
             mark = time.perf_counter()
             embedding = self.embed_aligned([crop])[0]
             timings["embed"] = _ms_since(mark)
         timings["total"] = _ms_since(started)
         return FaceAnalysis(faces, requester, second_face, embedding, reason, (width, height), timings)
+
+    def align(self, bgr: np.ndarray, detection: FaceDetection) -> np.ndarray:
+        """The model-ready RGB crop of one face; only the region around it is colour-converted."""
+        x, y, w, h = landmark_box(detection.landmarks, ROI_MARGIN)
+        height, width = bgr.shape[:2]
+        x1, y1 = max(int(x), 0), max(int(y), 0)
+        x2, y2 = min(int(np.ceil(x + w)), width), min(int(np.ceil(y + h)), height)
+        if x2 - x1 < 2 or y2 - y1 < 2:
+            x1, y1, x2, y2 = 0, 0, width, height
+        region = cv2.cvtColor(bgr[y1:y2, x1:x2], cv2.COLOR_BGR2RGB)
+        return self.embedder.crop(region, detection.landmarks - np.array([x1, y1], dtype=np.float32))
 
     def embed_aligned(self, crops: Sequence[np.ndarray]) -> np.ndarray:
         """Embeddings of model-ready RGB crops, with the mirror image added when flip_augment is on."""

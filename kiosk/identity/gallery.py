@@ -11,8 +11,8 @@ never touched.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -119,6 +119,32 @@ def medoid_index(vectors: np.ndarray) -> int:
     return int(np.argmax(similarities.sum(axis=1) - np.diag(similarities)))
 
 
+@dataclass(frozen=True)
+class EmbeddedSample:
+    """A sample after embedding: its unit vector, or why there is none."""
+
+    label: str
+    vector: np.ndarray | None
+    problem: str | None = None
+
+
+def embed_samples(embed: Callable[[np.ndarray], np.ndarray], samples: Iterable[Sample]) -> list[EmbeddedSample]:
+    """Embed each sample on its own; a refusal or failure becomes that sample's reason, never an abort."""
+    embedded: list[EmbeddedSample] = []
+    for sample in samples:
+        if sample.image is None:
+            embedded.append(EmbeddedSample(sample.label, None, sample.problem or "unreadable image"))
+            continue
+        try:
+            embedded.append(EmbeddedSample(sample.label, l2_normalise(embed(sample.image))))
+        except KioskError as exc:
+            embedded.append(EmbeddedSample(sample.label, None, exc.message))
+        except Exception as exc:  # one sample must not abort enrollment; the reason is reported and logged
+            log.exception("embedding %s failed", sample.label)
+            embedded.append(EmbeddedSample(sample.label, None, f"embedding failed ({type(exc).__name__})"))
+    return embedded
+
+
 def build_gallery(
     embedder: Embedder,
     samples: Iterable[Sample],
@@ -126,28 +152,46 @@ def build_gallery(
     min_samples: int = 3,
     outlier_min_cosine: float = 0.5,
     max_templates: int = 10,
+    embed: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> Gallery:
-    """Embed every sample, reject failures and outliers, keep at most `max_templates` accepted vectors."""
+    """Embed every sample, reject failures and outliers, keep at most `max_templates` accepted vectors.
+
+    `embed` replaces `embedder.embed_image`, e.g. `embed_crop` / `embed_roi` for pre-cropped input.
+    """
+    return select_templates(
+        embedder.modality,
+        embedder.model_sha256,
+        embed_samples(embed or embedder.embed_image, samples),
+        min_samples=min_samples,
+        outlier_min_cosine=outlier_min_cosine,
+        max_templates=max_templates,
+    )
+
+
+def select_templates(
+    modality: str,
+    model_sha256: str,
+    embedded: Sequence[EmbeddedSample],
+    *,
+    min_samples: int = 3,
+    outlier_min_cosine: float = 0.5,
+    max_templates: int = 10,
+) -> Gallery:
+    """Outlier rejection and template choice on already-embedded samples.
+
+    Lets a caller that already holds embeddings (e.g. the live verifier's recent good frames, see
+    `ProbeFuser.observations()`) enroll without running the model again.
+    """
+    outcomes: dict[int, SampleOutcome] = {}
     positions: list[int] = []
     vectors: list[np.ndarray] = []
-    outcomes: dict[int, SampleOutcome] = {}
-    order: list[str] = []
-    for position, sample in enumerate(samples):
-        order.append(sample.label)
-        if sample.image is None:
-            outcomes[position] = SampleOutcome(sample.label, False, sample.problem or "unreadable image")
-            continue
-        try:
-            vector = l2_normalise(embedder.embed_image(sample.image))
-        except KioskError as exc:
-            outcomes[position] = SampleOutcome(sample.label, False, exc.message)
-            continue
-        except Exception as exc:  # one sample must not abort enrollment; the reason is reported and logged
-            log.exception("embedding %s failed", sample.label)
-            outcomes[position] = SampleOutcome(sample.label, False, f"embedding failed ({type(exc).__name__})")
-            continue
-        positions.append(position)
-        vectors.append(vector)
+    for position, sample in enumerate(embedded):
+        if sample.vector is None:
+            outcomes[position] = SampleOutcome(sample.label, False, sample.problem or "no embedding")
+        else:
+            positions.append(position)
+            vectors.append(l2_normalise(sample.vector))
+    order = [sample.label for sample in embedded]
     kept: list[np.ndarray] = []
     if len(vectors) == 1:
         outcomes[positions[0]] = SampleOutcome(order[positions[0]], True, "accepted (single sample)", 1.0)
@@ -185,8 +229,8 @@ def build_gallery(
     dimension = vectors[0].shape[0] if vectors else 0
     matrix_kept = np.stack(kept).astype(np.float32) if kept else np.zeros((0, dimension), np.float32)
     return Gallery(
-        modality=embedder.modality,
-        model_sha256=embedder.model_sha256,
+        modality=modality,
+        model_sha256=model_sha256,
         vectors=matrix_kept,
         outcomes=[outcomes[i] for i in range(len(order))],
         min_samples=min_samples,
@@ -201,7 +245,6 @@ class Enrollment:
     created: bool  # False when an existing user's templates were replaced
     templates: int
     gallery: Gallery
-    previous: dict[str, int] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -289,3 +332,14 @@ def video_samples(path: Path, count: int) -> list[Sample]:
         return samples
     finally:
         capture.release()
+
+
+def precropped_embed(embedder: object) -> Callable[[np.ndarray], np.ndarray]:
+    """The embedder's entry point for input that is already a face crop or palm ROI (no detection)."""
+    for name in ("embed_crop", "embed_roi"):
+        method = getattr(embedder, name, None)
+        if callable(method):
+            return method
+    raise DataError(
+        f"the {getattr(embedder, 'modality', '')} embedder takes no pre-cropped input", "give full images instead"
+    )

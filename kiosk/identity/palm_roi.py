@@ -118,6 +118,8 @@ def check_image(image: object, config: PalmConfig) -> np.ndarray:
     """Validate the array itself; returns it as an ndarray."""
     if not isinstance(image, np.ndarray) or image.size == 0:
         raise ProbeError("palm image is empty or not an image array", "give a decoded image (numpy array)")
+    if image.ndim not in (2, 3) or (image.ndim == 3 and image.shape[2] not in (1, 3, 4)):
+        raise ProbeError(f"unsupported image shape {image.shape}", "give a gray, BGR or BGRA image")
     if min(image.shape[:2]) < config.min_image_px:
         raise ProbeError(
             f"palm image is too small ({image.shape[1]}x{image.shape[0]} px, need at least {config.min_image_px})",
@@ -204,8 +206,6 @@ class PalmRoiExtractor:
 
     def extract(self, image: np.ndarray) -> PalmRoi:
         image = check_image(image, self.config)
-        if image.ndim not in (2, 3) or (image.ndim == 3 and image.shape[2] not in (1, 3, 4)):
-            raise ProbeError(f"unsupported image shape {image.shape}", "give a gray or BGR image")
         image = to_uint8(image[:, :, 0] if image.ndim == 3 and image.shape[2] == 1 else image)
         hands = self.landmarks(image)
         if not hands:
@@ -214,20 +214,29 @@ class PalmRoiExtractor:
             raise ProbeError("more than one hand in view", "show one hand at a time")
         hand = hands[0]
         check_open_hand(hand.points, self.config)
-        roi = crop_palm_roi(to_gray(image), hand.points, self.config.roi_size)
-        sharpness, brightness = roi_quality(roi, self.config)
+        gray = to_gray(image)
+        roi = crop_palm_roi(gray, hand.points, self.config.roi_size)
+        # Judge focus at the camera's own resolution: upsampling a small palm would read as blur.
+        native_side = round(ROI_SCALE * knuckle_span(hand.points))
+        at_native = roi if native_side >= self.config.roi_size else crop_palm_roi(gray, hand.points, native_side)
+        sharpness, brightness = roi_quality(at_native, self.config)
         return PalmRoi(normalise_roi(roi), hand, sharpness, brightness)
 
     def close(self) -> None:
         self._landmarker.close()
 
 
+def knuckle_span(points: np.ndarray) -> float:
+    """Distance in pixels between the index and pinky knuckles."""
+    return float(np.linalg.norm(points[PINKY_MCP] - points[INDEX_MCP]))
+
+
 def check_open_hand(points: np.ndarray, config: PalmConfig) -> None:
     """Refuse a palm too far away, or a hand that is not open and flat towards the camera."""
-    knuckle_span = float(np.linalg.norm(points[PINKY_MCP] - points[INDEX_MCP]))
-    if knuckle_span < config.min_palm_px:
+    span = knuckle_span(points)
+    if span < config.min_palm_px:
         raise ProbeError(
-            f"hand is too small in the image (knuckle span {knuckle_span:.0f} px < {config.min_palm_px:.0f})",
+            f"hand is too small in the image (knuckle span {span:.0f} px < {config.min_palm_px:.0f})",
             "move the hand closer to the scanner",
         )
     extension = finger_extension(points)
@@ -237,7 +246,7 @@ def check_open_hand(points: np.ndarray, config: PalmConfig) -> None:
             "open the hand and spread the fingers flat",
         )
     palm_length = float(np.linalg.norm(points[MIDDLE_MCP] - points[WRIST]))
-    if knuckle_span < 0.4 * palm_length:
+    if span < 0.4 * palm_length:
         raise ProbeError(
             "hand is turned sideways (knuckle span too short for the palm length)",
             "turn the palm flat towards the scanner",

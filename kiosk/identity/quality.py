@@ -47,11 +47,13 @@ def face_size(landmarks: np.ndarray) -> float:
     return float(landmark_box(landmarks, 0.0)[3])
 
 
-def assess(gray: np.ndarray, detection: FaceDetection, config: FaceConfig) -> QualityVerdict:
-    """Judge one face of a gray uint8 frame against the configured gates."""
+def assess(frame: np.ndarray, detection: FaceDetection, config: FaceConfig) -> QualityVerdict:
+    """Judge one face of a BGR or gray uint8 frame against the configured gates."""
     landmarks = detection.landmarks
     size = face_size(landmarks)
-    inner = crop_box(gray, landmark_box(landmarks, 0.0), MEASURE_SIZE)
+    inner = crop_box(frame, landmark_box(landmarks, 0.0), MEASURE_SIZE)
+    if inner.ndim == 3:
+        inner = cv2.cvtColor(inner, cv2.COLOR_BGR2GRAY)
     sharpness = float(cv2.Laplacian(inner, cv2.CV_64F).var())
     brightness = float(inner.mean())
     turn = face_turn(landmarks)

@@ -139,8 +139,10 @@ class ThreadedSource:
 
     # ---- lifecycle -----------------------------------------------------------------------------
     def start(self) -> ThreadedSource:
-        if self._thread is not None:
+        """Start the capture thread (again, after stop() or an end); a no-op while it runs."""
+        if self._thread is not None and self._thread.is_alive():
             return self
+        self._stop.clear()
         self._set_state(SourceState.STARTING, f"{self.name}: starting")
         self._thread = threading.Thread(target=self._guarded_run, name=f"source:{self.name}", daemon=True)
         self._thread.start()
@@ -271,17 +273,21 @@ class LiveSource(ThreadedSource):
             if ever_opened:
                 self.reconnects += 1
             ever_opened = True
-            attempts = 0
+            frames_before = self._next_index
             try:
                 lost = self._read_until_lost(capture)
             finally:
                 capture.release()
             if not lost:
                 break
-            backoff = self._initial_backoff
-            attempts = 1
+            attempts += 1
+            if self._next_index > frames_before:
+                backoff, attempts = self._initial_backoff, 1
+                why = "frames stopped"
+            else:  # opens but delivers nothing: keep backing off instead of spinning
+                why = "opens but delivers no frames"
             self._set_state(
-                SourceState.RECONNECTING, f"{self.name}: frames stopped; reconnecting in {backoff:.1f} s"
+                SourceState.RECONNECTING, f"{self.name}: {why} (attempt {attempts}); reconnecting in {backoff:.1f} s"
             )
             if self._sleep(backoff):
                 break

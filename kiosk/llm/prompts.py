@@ -139,12 +139,18 @@ ANSWER_NO_MEMORY_TEMPLATE = """Question: {question}
 Short answer:"""
 
 
-def format_memory_note(when: datetime, content: str) -> str:
-    return f"- [{when.strftime('%d %B %Y').lstrip('0')}] {' '.join(content.split())}"
+def format_memory_note(when: datetime, content: str, context: str = "") -> str:
+    line = f"- [{when.day} {when:%B %Y}] {' '.join(content.split())}"
+    context = " ".join(context.split())
+    return f"{line} ({context})" if context else line
 
 
-def answer_messages(question: str, notes: Sequence[tuple[datetime, str]], person: str | None = None) -> list[Message]:
-    """The answering prompt; `notes` are (timestamp, content) already in chronological order.
+MemoryLine = tuple[datetime, str] | tuple[datetime, str, str]
+"""(timestamp, content) or (timestamp, content, context description)."""
+
+
+def answer_messages(question: str, notes: Sequence[MemoryLine], person: str | None = None) -> list[Message]:
+    """The answering prompt; `notes` are already in chronological order.
 
     With no notes the model is told it has no personal memory, so it answers general questions only.
     """
@@ -153,6 +159,6 @@ def answer_messages(question: str, notes: Sequence[tuple[datetime, str]], person
             {"role": "system", "content": ANSWER_NO_MEMORY_SYSTEM},
             {"role": "user", "content": ANSWER_NO_MEMORY_TEMPLATE.format(question=question)},
         ]
-    lines = "\n".join(format_memory_note(when, content) for when, content in notes)
+    lines = "\n".join(format_memory_note(*note) for note in notes)
     text = ANSWER_TEMPLATE.format(person=person or "this person", notes=lines, question=question)
     return [{"role": "system", "content": ANSWER_SYSTEM}, {"role": "user", "content": text}]

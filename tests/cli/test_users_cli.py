@@ -141,3 +141,16 @@ def test_users_command_is_registered(tmp_path: Path) -> None:
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == []
+
+
+@pytest.mark.real_models
+@pytest.mark.real_data
+def test_enroll_precropped_faces(cli: Any, data_dir: Path) -> None:
+    crops = data_dir / "lfw3d_frontalized" / "images" / "Colin_Powell"
+    images = [str(crops / f"Colin_Powell_{i:04d}.jpg") for i in range(1, 5)]
+    intruder = str(data_dir / "lfw3d_frontalized" / "images" / "AJ_Cook" / "AJ_Cook_0001.jpg")
+    result = cli("enroll", "Colin", "--precropped", "--face", *images, intruder, "--json")
+    assert result.exit_code == 0, result.output
+    samples = {s["label"]: s for s in json.loads(result.stdout)["galleries"][0]["samples"]}
+    assert all(samples[Path(p).name]["accepted"] for p in images)
+    assert samples["AJ_Cook_0001.jpg"]["reason"].startswith("outlier")

@@ -36,17 +36,17 @@ def test_five_point_alignment_puts_the_landmarks_on_the_template() -> None:
     landmarks = ((scale * (rotation @ ARCFACE_TEMPLATE_112.T)).T + shift).astype(np.float32)
     frame = np.zeros((720, 720, 3), np.uint8)
     for x, y in landmarks:
-        cv2.circle(frame, (int(round(x)), int(round(y))), 6, (255, 255, 255), -1)
+        cv2.circle(frame, (round(x), round(y)), 6, (255, 255, 255), -1)
     aligned = align_five_point(frame, landmarks, 112)
     assert aligned.shape == (112, 112, 3)
     for x, y in ARCFACE_TEMPLATE_112:
-        assert aligned[int(round(y)), int(round(x))].min() > 200, (x, y)
+        assert aligned[round(y), round(x)].min() > 200, (x, y)
     assert aligned[5, 5].max() == 0
 
 
 def test_landmark_box_is_centred_on_the_face_and_grows_with_the_margin() -> None:
     landmarks = np.array([[40, 50], [80, 50], [60, 70], [45, 90], [75, 90]], np.float32)
-    x, y, w, h = landmark_box(landmarks, 0.0)
+    x, _, w, h = landmark_box(landmarks, 0.0)
     assert x + w / 2 == pytest.approx(60)
     assert h > w > 0
     _, _, w2, h2 = landmark_box(landmarks, 0.5)

@@ -227,3 +227,39 @@ def test_real_enrollment_from_photo_and_video_frames(data_dir: Path, face_embedd
     impostor_scores = gallery.vectors @ impostor
     # the same person across photo and stage frames scores well above the other person's photo
     assert float(np.median(genuine_frames)) > float(impostor_scores.max()) + 0.25
+
+
+def test_precropped_entry_point() -> None:
+    from kiosk.identity.gallery import precropped_embed
+
+    class RoiEmbedder(FakeEmbedder):
+        def embed_roi(self, image: np.ndarray) -> np.ndarray:
+            return super().embed_image(image) * 2
+
+    assert precropped_embed(RoiEmbedder()).__name__ == "embed_roi"
+    with pytest.raises(DataError, match="no pre-cropped input"):
+        precropped_embed(FakeEmbedder())
+    gallery = build_gallery(FakeEmbedder(), samples(1, 2, 3), embed=lambda image: np.eye(16)[0])
+    np.testing.assert_allclose(gallery.vectors, np.tile(np.eye(16)[0], (3, 1)))
+
+
+def test_select_templates_from_embeddings_already_at_hand() -> None:
+    from kiosk.identity.gallery import EmbeddedSample, select_templates
+
+    a = np.eye(16, dtype=np.float32)[0]
+    b = np.eye(16, dtype=np.float32)[1]
+    near = (a + 0.2 * np.eye(16, dtype=np.float32)[2]) * 3.0  # not unit length: normalised on the way in
+    gallery = select_templates(
+        "face",
+        SHA,
+        [
+            EmbeddedSample("f1", a),
+            EmbeddedSample("f2", near),
+            EmbeddedSample("f3", b),
+            EmbeddedSample("f4", None, "blur"),
+        ],
+        min_samples=2,
+    )
+    assert [o.label for o in gallery.accepted] == ["f1", "f2"]
+    assert [o.reason for o in gallery.rejected][1] == "blur"
+    np.testing.assert_allclose(np.linalg.norm(gallery.vectors, axis=1), 1.0, atol=1e-6)

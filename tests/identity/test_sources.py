@@ -132,9 +132,10 @@ def test_video_is_paced_like_a_camera(video_path: Path) -> None:
         last = source.latest()
     assert first is not None and last is not None
     delivered = last.index - first.index
-    # 29.97 fps file: about 30 frames per second, never the decoder's full speed (>1000 fps here)
+    # 29.97 fps file: about 30 frames per second, never the decoder's full speed (hundreds of fps here);
+    # a loaded machine may deliver fewer, never more
     assert 5 <= delivered <= 40
-    assert last.timestamp - first.timestamp == pytest.approx(delivered / 29.97, abs=0.3)
+    assert last.timestamp - first.timestamp >= (delivered - 1) / 29.97 - 0.02
 
 
 def test_corrupt_video_fails_with_a_message(tmp_path: Path) -> None:
@@ -252,9 +253,9 @@ def test_reconnect_backoff_grows_to_the_cap() -> None:
     finally:
         assert source.stop()
     gaps = np.diff(device.open_attempts[:7])
-    assert gaps[0] < 0.1  # first retry soon
-    assert gaps[-1] == pytest.approx(0.2, abs=0.1)  # capped at max_backoff_s
-    assert gaps[-1] > 2 * gaps[0]  # and it grew on the way
+    assert gaps[-1] > 2 * gaps[0]  # it grew from the initial back-off...
+    assert 0.18 <= gaps[-1] < 0.5  # ...up to max_backoff_s (0.2 s) and no further
+    assert gaps[-2] < 0.5
     assert source.state == SourceState.ENDED
     assert source.status().frames == 0
 
@@ -273,15 +274,21 @@ def test_missing_camera_keeps_retrying_and_stop_is_prompt() -> None:
 
 def test_newest_frame_only_for_a_slow_consumer() -> None:
     device = FakeDevice(frame_delay_s=0.002)
-    with fake_camera(device) as source:
+    source = fake_camera(device).start()
+    try:
         first = source.wait_for_frame(timeout=3)
         assert first is not None
         time.sleep(0.3)  # a slow consumer (e.g. an embedding) takes this long
+        device.hang.set()  # freeze the camera so "newest" is well defined
+        time.sleep(0.1)
         second = source.wait_for_frame(first.index, timeout=3)
         produced = device.produced
+    finally:
+        device.release_hang.set()
+        source.stop()
     assert second is not None
     assert second.index - first.index > 10  # frames in between were dropped, not queued
-    assert produced - 1 - second.index <= 3  # what the consumer got was (nearly) the newest
+    assert second.index == produced - 1  # the consumer got exactly the newest frame
     assert int(second.image[0, 0, 0]) == second.index % 256
 
 
@@ -373,3 +380,46 @@ def test_configured_sources(base_config: object, tmp_path: Path) -> None:
     face = configured_source(capture, "face")
     assert isinstance(face, ImageFolderSource) and not face.loop
     assert configured_source(capture, "palm") is None
+
+
+def test_a_stopped_source_can_be_started_again() -> None:
+    device = FakeDevice()
+    source = fake_camera(device)
+    source.start()
+    first = source.wait_for_frame(timeout=3)
+    assert first is not None and source.stop()
+    source.start()
+    assert source.start() is source  # idempotent while running
+    later = source.wait_for_frame(first.index, timeout=3)
+    assert later is not None and later.index > first.index
+    assert source.stop()
+
+
+def test_a_camera_that_opens_but_never_delivers_backs_off() -> None:
+    opened: list[float] = []
+
+    class Silent:
+        def isOpened(self) -> bool:
+            return True
+
+        def read(self) -> tuple[bool, np.ndarray | None]:
+            return False, None
+
+        def release(self) -> None:
+            pass
+
+        def get(self, prop_id: int) -> float:
+            return 0.0
+
+    def factory() -> Silent:
+        opened.append(time.monotonic())
+        return Silent()
+
+    source = LiveSource(
+        "camera mute", factory, max_backoff_s=0.2, initial_backoff_s=0.02, read_failures_before_reconnect=1
+    ).start()
+    assert wait_until(lambda: len(opened) >= 6, 5)
+    assert "delivers no frames" in source.message and source.state == SourceState.RECONNECTING
+    assert source.stop()
+    gaps = np.diff(opened[:6])
+    assert gaps[-1] > 3 * gaps[0]  # growing, not spinning at the initial back-off

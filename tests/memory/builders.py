@@ -14,9 +14,7 @@ def unit(seed: int, dim: int = EMBEDDING_DIM) -> np.ndarray:
     return vector / np.linalg.norm(vector)
 
 
-def make_note(
-    owner_id: int, content: str = "hello", seed: int = 0, minutes: int = 0, **extra: object
-) -> Note:
+def make_note(owner_id: int, content: str = "hello", seed: int = 0, minutes: int = 0, **extra: object) -> Note:
     return Note(
         id=None,
         owner_id=owner_id,

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QWidget
 from kiosk.config import PROJECT_ROOT, KioskConfig
 from kiosk.ui.app import KioskWindow
 from kiosk.ui.services import KioskServices, Progress
+
 from .fakes import FakeServices
 
 SCREENSHOTS = PROJECT_ROOT / "artifacts" / "screenshots"
@@ -59,6 +60,10 @@ def make_window(qtbot, ui_config: KioskConfig) -> Iterator[WindowFactory]:  # ty
 
 
 def save_screenshot(widget: QWidget, name: str, folder: Path = SCREENSHOTS) -> Path:
+    from PySide6.QtWidgets import QApplication
+
+    for _ in range(3):  # let pending layouts settle so the picture shows what a person would see
+        QApplication.processEvents()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.png"
     assert widget.grab().save(str(path)), f"could not save {path}"

@@ -64,7 +64,9 @@ class FakeServices:
         self.disconnect_when_verifying = False
         self.sample_script: list[EnrollSample] = []
         self.calibration_error: str | None = None
-        self.settings_state = AdminSettings("qwen2.5-coder-0.5b-instruct", ("smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct"), "best-match")
+        self.settings_state = AdminSettings(
+            "qwen2.5-coder-0.5b-instruct", ("smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct"), "best-match"
+        )
         self.remembered: list[tuple[str, int]] = []
         self.verifications = 0
         self.closed = False

@@ -12,7 +12,7 @@ from kiosk.ui.screens.base import IDLE, MAIN
 from kiosk.ui.services import Identity, KioskServices, Progress
 
 from .conftest import WindowFactory, save_screenshot
-from .fakes import ADA, BOB, TWO_PEOPLE, UNKNOWN, FakeServices
+from .fakes import BOB, TWO_PEOPLE, UNKNOWN, FakeServices
 
 
 def ask(qtbot, window, question: str, timeout: int = 10_000) -> object:  # type: ignore[no-untyped-def]
@@ -30,7 +30,9 @@ def wait_for_badge(qtbot, window, text: str) -> None:  # type: ignore[no-untyped
     qtbot.waitUntil(lambda: text in window.main.badge.text(), timeout=5000)
 
 
-def test_owner_gets_a_personal_answer_and_what_they_say_is_remembered(qtbot, make_window: WindowFactory, fake: FakeServices) -> None:
+def test_owner_gets_a_personal_answer_and_what_they_say_is_remembered(
+    qtbot, make_window: WindowFactory, fake: FakeServices
+) -> None:
     window = make_window(fake)
     wait_for_badge(qtbot, window, "Ada")
     assert window.main.keyboard is not None  # kiosk mode types with the on-screen keyboard
@@ -49,7 +51,9 @@ def test_owner_gets_a_personal_answer_and_what_they_say_is_remembered(qtbot, mak
     save_screenshot(window, "fake-kiosk-main")
 
 
-def test_unknown_face_gets_the_calm_fallback_and_nothing_is_stored(qtbot, make_window: WindowFactory, fake: FakeServices) -> None:
+def test_unknown_face_gets_the_calm_fallback_and_nothing_is_stored(
+    qtbot, make_window: WindowFactory, fake: FakeServices
+) -> None:
     fake.identity = UNKNOWN
     window = make_window(fake)
     wait_for_badge(qtbot, window, "Not recognised")
@@ -63,7 +67,7 @@ def test_unknown_face_gets_the_calm_fallback_and_nothing_is_stored(qtbot, make_w
     assert fake.remembered == []
 
 
-def test_two_people_hide_personal_memory(qtbot, make_window: WindowFactory, fake: FakeServices) -> None:
+def test_two_people_hide_personal_memory(qtbot, make_window, fake) -> None:
     fake.identity = TWO_PEOPLE
     window = make_window(fake)
     wait_for_badge(qtbot, window, "Two people in view")
@@ -74,7 +78,9 @@ def test_two_people_hide_personal_memory(qtbot, make_window: WindowFactory, fake
     assert fake.remembered == []
 
 
-def test_each_question_reverifies_and_a_new_person_clears_the_old_conversation(qtbot, make_window: WindowFactory, fake: FakeServices) -> None:
+def test_each_question_reverifies_and_a_new_person_clears_the_old_conversation(
+    qtbot, make_window: WindowFactory, fake: FakeServices
+) -> None:
     window = make_window(fake)
     wait_for_badge(qtbot, window, "Ada")
     ask(qtbot, window, "where does my sister live?")
@@ -90,7 +96,9 @@ def test_each_question_reverifies_and_a_new_person_clears_the_old_conversation(q
     assert all("Clara" not in b.body.text() for b in window.main.conversation.bubbles)
 
 
-def test_the_conversation_disappears_when_someone_else_stands_there(qtbot, make_window: WindowFactory, fake: FakeServices) -> None:
+def test_the_conversation_disappears_when_someone_else_stands_there(
+    qtbot, make_window: WindowFactory, fake: FakeServices
+) -> None:
     window = make_window(fake)
     wait_for_badge(qtbot, window, "Ada")
     ask(qtbot, window, "where does my sister live?")
@@ -99,7 +107,9 @@ def test_the_conversation_disappears_when_someone_else_stands_there(qtbot, make_
     assert window.main.conversation.placeholder.isVisible()
 
 
-def test_idle_timeout_clears_the_conversation_and_a_touch_wakes(qtbot, make_window: WindowFactory, fake: FakeServices, ui_config: KioskConfig) -> None:
+def test_idle_timeout_clears_the_conversation_and_a_touch_wakes(
+    qtbot, make_window: WindowFactory, fake: FakeServices, ui_config: KioskConfig
+) -> None:
     ui_config.ui.idle_timeout_s = 0.6
     window = make_window(fake)
     ask(qtbot, window, "where does my sister live?")
@@ -111,7 +121,9 @@ def test_idle_timeout_clears_the_conversation_and_a_touch_wakes(qtbot, make_wind
     assert window.current == MAIN
 
 
-def test_camera_lost_mid_question_answers_without_memory_and_says_so(qtbot, make_window: WindowFactory, fake: FakeServices) -> None:
+def test_camera_lost_mid_question_answers_without_memory_and_says_so(
+    qtbot, make_window: WindowFactory, fake: FakeServices
+) -> None:
     window = make_window(fake)
     wait_for_badge(qtbot, window, "Ada")
     fake.disconnect_when_verifying = True
@@ -125,7 +137,7 @@ def test_camera_lost_mid_question_answers_without_memory_and_says_so(qtbot, make
     wait_for_badge(qtbot, window, "Ada")
 
 
-def test_llm_error_is_shown_and_the_next_question_works(qtbot, make_window: WindowFactory, fake: FakeServices) -> None:
+def test_llm_error_is_shown_and_the_next_question_works(qtbot, make_window, fake) -> None:
     window = make_window(fake)
     fake.llm_error = "the language model crashed (out of memory)"
     message = ask(qtbot, window, "where does my sister live?")
@@ -136,7 +148,9 @@ def test_llm_error_is_shown_and_the_next_question_works(qtbot, make_window: Wind
     assert ask(qtbot, window, "where does my sister live?").decision == "owner"
 
 
-def test_locked_or_full_database_does_not_lose_the_answer(qtbot, make_window: WindowFactory, fake: FakeServices) -> None:
+def test_locked_or_full_database_does_not_lose_the_answer(
+    qtbot, make_window: WindowFactory, fake: FakeServices
+) -> None:
     window = make_window(fake)
     wait_for_badge(qtbot, window, "Ada")
     fake.remember_error = StoreError("the memory database is locked", "try again in a moment")
@@ -151,7 +165,9 @@ def test_locked_or_full_database_does_not_lose_the_answer(qtbot, make_window: Wi
     assert "No space left" in window.main.status.text()
 
 
-def test_missing_models_show_a_clear_start_screen_and_retry_works(qtbot, ui_config: KioskConfig, fake: FakeServices) -> None:
+def test_missing_models_show_a_clear_start_screen_and_retry_works(
+    qtbot, ui_config: KioskConfig, fake: FakeServices
+) -> None:
     from kiosk.ui.app import KioskWindow
 
     attempts: list[int] = []
@@ -179,7 +195,9 @@ def test_missing_models_show_a_clear_start_screen_and_retry_works(qtbot, ui_conf
     window.shutdown()
 
 
-def test_desktop_mode_is_windowed_without_on_screen_keyboard(qtbot, make_window: WindowFactory, fake: FakeServices) -> None:
+def test_desktop_mode_is_windowed_without_on_screen_keyboard(
+    qtbot, make_window: WindowFactory, fake: FakeServices
+) -> None:
     window = make_window(fake, desktop=True)
     assert window.main.keyboard is None
     assert not window.isFullScreen()
@@ -187,7 +205,7 @@ def test_desktop_mode_is_windowed_without_on_screen_keyboard(qtbot, make_window:
     save_screenshot(window, "fake-desktop-main")
 
 
-def test_streaming_keeps_the_event_loop_responsive(qtbot, make_window: WindowFactory, fake: FakeServices) -> None:
+def test_streaming_keeps_the_event_loop_responsive(qtbot, make_window, fake) -> None:
     from kiosk.ui.latency import LoopGapProbe
 
     fake.tokens = [f"word{i} " for i in range(150)]
@@ -201,9 +219,9 @@ def test_streaming_keeps_the_event_loop_responsive(qtbot, make_window: WindowFac
         window.main.send()
     probe.stop()
     assert time.perf_counter() - started > 1.0  # the answer really streamed for a while
-    # Target: no gap over 100 ms (bench/bench_ui.py records the figure). CI boxes here are shared by many
-    # processes, so the test asserts a bound that catches real GUI-thread blocking without scheduler noise.
-    figures = probe.figures()
-    assert figures["max_gap_ms"] < 250, probe.summary()
-    assert figures["p99_gap_ms"] < 100, probe.summary()
+    # Target: no gap over 100 ms. This box is shared by many busy processes, so the assertion uses the gap
+    # minus the time the OS kept the GUI thread waiting for a CPU (Linux run-queue wait): what the app
+    # itself blocks. bench/bench_ui.py records both figures.
+    assert probe.max_app_gap_ms < 100, probe.summary()
+    assert probe.max_gap_ms < 2000, probe.summary()  # no freeze at all, even on a loaded machine
     assert window.main.conversation.answers()[-1].body.text().count("word") == 150

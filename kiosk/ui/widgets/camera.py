@@ -83,11 +83,12 @@ class CameraPreview(QWidget):
         text = self._message or (self._view.hint if self._view is not None else None)
         if text:
             font = QFont(self.font())
-            font.setPixelSize(max(16, int(area.height() / 18)))
+            font.setPixelSize(max(16, min(30, int(area.height() / 28))))
             painter.setFont(font)
             metrics = painter.fontMetrics()
-            box_height = metrics.height() + 24
-            box = QRectF(area.x() + 16, area.bottom() - box_height - 16, area.width() - 32, box_height)
+            box_height = metrics.height() + 20
+            box_width = min(area.width() - 32, metrics.horizontalAdvance(text) + 48)
+            box = QRectF(area.center().x() - box_width / 2, area.bottom() - box_height - 18, box_width, box_height)
             if self._message is not None:
                 box.moveTop(area.center().y() - box_height / 2)
             painter.setPen(Qt.PenStyle.NoPen)

@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QScrollArea,
+    QSizePolicy,
+    QVBoxLayout,
+    QWidget,
+)
 
 from kiosk.ui import theme
 from kiosk.ui.services import AnswerView, Identity
@@ -69,6 +78,9 @@ class AnswerBubble(QFrame):
         layout.addWidget(self.body)
         layout.addWidget(self.memory_toggle)
         layout.addWidget(self.notes)
+        self.fallback_reason = _label("", "muted")
+        self.fallback_reason.hide()
+        layout.addWidget(self.fallback_reason)
         self.result: AnswerView | None = None
         self._buffer: list[str] = []
         self._flush_timer = QTimer(self)
@@ -120,9 +132,8 @@ class AnswerBubble(QFrame):
             state = "multiple" if result.decision == "hidden-multiple-faces" else result.identity.state
             self.header.setText("◌  Answered without personal memory")
             self.header.setStyleSheet(f"color: {theme.CALM}; font-weight: 600;")
-            reason = _label(FALLBACK_REASONS.get(state, FALLBACK_REASONS["unknown"]), "muted")
-            self.column.addWidget(reason)
-            self.fallback_reason = reason
+            self.fallback_reason.setText(FALLBACK_REASONS.get(state, FALLBACK_REASONS["unknown"]))
+            self.fallback_reason.show()
 
     def fail(self, message: str) -> None:
         self._flush_timer.stop()
@@ -158,7 +169,10 @@ class ConversationView(QScrollArea):
             "Ask me anything.\nWhat you tell me becomes your memory — only you can bring it back.", "muted"
         )
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
-        self.column.addStretch(1)
+        # Empty: the invitation sits in the middle. With bubbles: they start at the top.
+        self.top_space = QWidget()
+        self.top_space.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Expanding)
+        self.column.addWidget(self.top_space)
         self.column.addWidget(self.placeholder)
         self.column.addStretch(1)
         self.setWidget(inner)
@@ -168,6 +182,7 @@ class ConversationView(QScrollArea):
 
     def _add(self, bubble: QFrame, right: bool) -> None:
         self.placeholder.hide()
+        self.top_space.hide()
         row = QHBoxLayout()
         if right:
             row.addStretch(1)
@@ -204,6 +219,7 @@ class ConversationView(QScrollArea):
                 layout.deleteLater()
         self.bubbles.clear()
         self.placeholder.show()
+        self.top_space.show()
 
     def scroll_to_end(self) -> None:
         bar = self.verticalScrollBar()

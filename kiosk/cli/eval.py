@@ -1,0 +1,139 @@
+"""`kiosk eval locomo` (the paper's Owner / Non-owner protocol) and `kiosk eval llm-choice`."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from kiosk.cli.common import JsonOption, config, emit, handle_errors
+from kiosk.config import KioskConfig
+from kiosk.errors import DataError
+
+
+def _command_line() -> str:
+    return "kiosk " + " ".join(shlex.quote(arg) for arg in sys.argv[1:])
+
+
+@contextmanager
+def _progress(enabled: bool) -> Iterator[Any]:
+    """A rich progress bar per stage on stderr (stdout stays clean for --json)."""
+    if not enabled:
+        yield lambda stage, done, total: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bars = Progress(
+        TextColumn("{task.description:<22}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+    )
+    tasks: dict[str, Any] = {}
+
+    def update(stage: str, done: int, total: int) -> None:
+        label = stage.split(":")[0]
+        if label not in tasks:
+            tasks[label] = bars.add_task(label, total=total)
+        bars.update(tasks[label], completed=done, total=total, description=stage)
+
+    with bars:
+        yield update
+
+
+def _apply_llm(cfg: KioskConfig, llm: str | None, endpoint: str | None, endpoint_model: str | None) -> None:
+    if llm and endpoint:
+        raise DataError("--llm and --llm-endpoint exclude each other", "give one of them")
+    if endpoint:
+        cfg.llm.backend = "openai"
+        cfg.llm.endpoint_url = endpoint
+        if endpoint_model:
+            cfg.llm.endpoint_model = endpoint_model
+    elif llm:
+        path = Path(llm)
+        if path.suffix == ".gguf" or path.exists():
+            cfg.llm.gguf_path = path
+        else:
+            cfg.llm.model = llm  # a manifest name
+
+
+def _summary(results: dict[str, Any]) -> str:
+    from kiosk.eval.report import score_table
+
+    lines = [score_table(results["conditions"], results["gap"]["f1"]), ""]
+    lines.append(f"leaks: {results['leaks']['notes']} (false matches: {results['leaks']['from_false_matches']})")
+    for path in results.get("written", []):
+        lines.append(f"wrote {path}")
+    return "\n".join(lines)
+
+
+def register(app: typer.Typer) -> None:
+    sub = typer.Typer(help="Paper-style evaluations on ../shared/data.", no_args_is_help=True)
+
+    @sub.command("locomo")
+    @handle_errors
+    def locomo(
+        modality: str = typer.Option(..., "--modality", help="face (LFW identities) or palm (Tongji identities)."),
+        ratio: float = typer.Option(0.1, "--ratio", help="Share of categories 1/2/4 questions, per conversation."),
+        seed: int = typer.Option(0, "--seed", help="Seed of the question subset and identity bindings."),
+        llm: str | None = typer.Option(None, "--llm", help="GGUF file or manifest name of the answering LLM."),
+        llm_endpoint: str | None = typer.Option(None, "--llm-endpoint", help="OpenAI-compatible server URL."),
+        endpoint_model: str | None = typer.Option(None, "--endpoint-model", help="Model name at the endpoint."),
+        construct: str = typer.Option("fast", "--construct", help="Note construction: fast or llm."),
+        gate: str = typer.Option("best-match", "--gate", help="Gate policy: threshold or best-match."),
+        conversations: int | None = typer.Option(None, "--conversations", help="Use the first N conversations."),
+        sessions: int | None = typer.Option(None, "--sessions", help="Keep the first S sessions of each."),
+        max_questions: int | None = typer.Option(None, "--max-questions", help="Cap the question subset."),
+        prompt: str = typer.Option("short", "--prompt", help="Answer prompt: short (eval) or assistant."),
+        answer_tokens: int = typer.Option(32, "--answer-tokens", help="Longest answer in tokens."),
+        identities: str | None = typer.Option(None, "--identities", help="Comma-separated identities, one per user."),
+        threshold: float | None = typer.Option(
+            None, "--threshold", help="Override the calibrated tau (recorded as a manual threshold)."
+        ),
+        output: Path | None = typer.Option(None, "--output", help="Results directory (default bench/results)."),
+        name: str | None = typer.Option(None, "--name", help="Results file stem (default locomo_<modality>_<llm>)."),
+        as_json: bool = JsonOption,
+    ) -> None:
+        """Owner vs Non-owner on LoCoMo with ten users in one store; writes JSON + a markdown table."""
+        from kiosk.eval.protocol import EvalOptions, run_locomo
+
+        if modality not in ("face", "palm"):
+            raise DataError(f"unknown modality {modality!r}", "use --modality face or --modality palm")
+        if construct not in ("fast", "llm"):
+            raise DataError(f"unknown construction {construct!r}", "use --construct fast or llm")
+        if gate not in ("threshold", "best-match"):
+            raise DataError(f"unknown gate policy {gate!r}", "use --gate threshold or best-match")
+        if prompt not in ("short", "assistant"):
+            raise DataError(f"unknown prompt {prompt!r}", "use --prompt short or assistant")
+        cfg = config()
+        _apply_llm(cfg, llm, llm_endpoint, endpoint_model)
+        options = EvalOptions(
+            modality=modality,  # type: ignore[arg-type]
+            ratio=ratio,
+            seed=seed,
+            construct=construct,  # type: ignore[arg-type]
+            gate_policy=gate,  # type: ignore[arg-type]
+            conversations=conversations,
+            sessions=sessions,
+            max_questions=max_questions,
+            prompt=prompt,  # type: ignore[arg-type]
+            answer_tokens=answer_tokens,
+            identities=[s.strip() for s in identities.split(",")] if identities else None,
+            results_name=name,
+            threshold=threshold,
+            command=_command_line(),
+        )
+        if output is not None:
+            options.results_dir = output
+        with _progress(sys.stderr.isatty() or not as_json) as progress:
+            results = run_locomo(cfg, options, progress)
+        emit(results, as_json, _summary)
+
+    app.add_typer(sub, name="eval")

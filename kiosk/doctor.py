@@ -1,0 +1,166 @@
+"""Health checks for an installed terminal: what is wrong and what to do about it, one line each."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Literal
+
+from kiosk.config import KioskConfig
+from kiosk.errors import KioskError
+from kiosk.models import ModelStore
+
+Status = Literal["ok", "warn", "fail"]
+MIN_FREE_BYTES_FAIL = 200 * 1024**2
+MIN_FREE_BYTES_WARN = 1024**3
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: Status
+    message: str
+    fix: str = ""
+
+    def as_dict(self) -> dict[str, str]:
+        return asdict(self)
+
+
+def check_models(config: KioskConfig) -> list[Check]:
+    store = ModelStore(config.paths.models)
+    checks = []
+    for name, entry in store.manifest.models.items():
+        if entry.optional and not store.path(name).exists():
+            continue
+        state = store.status(name)
+        if state.verified:
+            checks.append(Check(f"model {name}", "ok", f"{state.path} verified"))
+        elif state.present:
+            checks.append(
+                Check(f"model {name}", "fail", f"{state.path} is corrupt (sha256 differs from the manifest)",
+                      f"delete it and run `kiosk models pull {name}`")
+            )
+        else:
+            checks.append(Check(f"model {name}", "fail", f"{state.path} is missing", f"run `kiosk models pull {name}`"))
+    return checks
+
+
+def _embedder_sha(config: KioskConfig, modality: str) -> str:
+    if modality == "face":
+        from kiosk.identity.face import load_crop_embedder
+
+        return load_crop_embedder(config).model_sha256
+    from kiosk.identity.palm import load_palm_embedder
+
+    return load_palm_embedder(config).model_sha256
+
+
+def check_calibrations(config: KioskConfig) -> list[Check]:
+    from kiosk.calibration.active import active_calibration
+
+    checks = []
+    for modality in ("face", "palm"):
+        if modality == "palm" and config.capture.palm_source is None:
+            continue
+        try:
+            calibration = active_calibration(config, modality, _embedder_sha(config, modality))
+        except KioskError as exc:
+            checks.append(Check(f"calibration {modality}", "fail", exc.message, exc.hint))
+            continue
+        checks.append(
+            Check(f"calibration {modality}", "ok",
+                  f"tau={calibration.threshold:.4f} ({calibration.rule}, {calibration.benchmark}) matches the encoder")
+        )
+    return checks
+
+
+def check_database(config: KioskConfig) -> list[Check]:
+    path = config.paths.db
+    if not path.exists():
+        return [
+            Check("memory database", "fail", f"{path} does not exist",
+                  "on a new install start the kiosk once (it creates it); otherwise restore the latest "
+                  f"backup from {path.parent} or set paths.db_path")
+        ]
+    from kiosk.memory.sqlite_store import SqliteStore
+
+    try:
+        with SqliteStore(path) as store:
+            verdict = store.integrity_check()
+            notes, users = store.count_notes(), len(store.list_users())
+    except KioskError as exc:
+        return [Check("memory database", "fail", exc.message, exc.hint)]
+    if verdict != "ok":
+        return [Check("memory database", "fail", f"{path} is damaged: {verdict}", "restore the latest backup")]
+    return [Check("memory database", "ok", f"{path}: integrity ok, {users} users, {notes} notes")]
+
+
+def check_disk(config: KioskConfig) -> list[Check]:
+    folder = config.paths.data_dir
+    probe = folder if folder.exists() else folder.parent
+    while not probe.exists():
+        probe = probe.parent
+    free = shutil.disk_usage(probe).free
+    text = f"{free / 1024**3:.1f} GiB free at {probe}"
+    if free < MIN_FREE_BYTES_FAIL:
+        return [Check("disk", "fail", text, "free space: the memory DB cannot grow and backups fail")]
+    if free < MIN_FREE_BYTES_WARN:
+        return [Check("disk", "warn", text, "free some space soon")]
+    return [Check("disk", "ok", text)]
+
+
+def check_cameras(config: KioskConfig, wait_s: float = 3.0) -> list[Check]:
+    from kiosk.identity.sources import configured_source
+
+    checks = []
+    for which in ("face", "palm"):
+        try:
+            source = configured_source(config.capture, which)  # type: ignore[arg-type]
+        except KioskError as exc:
+            checks.append(Check(f"{which} source", "fail", exc.message, exc.hint))
+            continue
+        if source is None:
+            if which == "face":
+                checks.append(Check("face source", "fail", "no face camera configured", "set capture.face_source"))
+            continue
+        source.start()
+        try:
+            deadline = time.monotonic() + wait_s
+            while source.latest() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            frame = source.latest()
+            if frame is None:
+                spec = config.capture.face_source if which == "face" else config.capture.palm_source
+                checks.append(
+                    Check(f"{which} source", "fail", f"no frame from '{spec}' within {wait_s:.0f} s",
+                          "check the cable / device path, or that no other program holds the camera")
+                )
+            else:
+                height, width = frame.image.shape[:2]
+                checks.append(Check(f"{which} source", "ok", f"frames arriving ({width}x{height})"))
+        finally:
+            source.stop()
+    return checks
+
+
+CHECKS: dict[str, Callable[[KioskConfig], list[Check]]] = {
+    "models": check_models,
+    "calibration": check_calibrations,
+    "database": check_database,
+    "disk": check_disk,
+    "cameras": check_cameras,
+}
+
+
+def run_checks(config: KioskConfig, skip: tuple[str, ...] = ()) -> list[Check]:
+    results: list[Check] = []
+    for name, check in CHECKS.items():
+        if name in skip:
+            continue
+        try:
+            results.extend(check(config))
+        except KioskError as exc:
+            results.append(Check(name, "fail", exc.message, exc.hint))
+    return results

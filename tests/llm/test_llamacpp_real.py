@@ -1,0 +1,69 @@
+"""The default GGUF through llama-cpp-python: constrained JSON, streaming, and one real A-Mem construction."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kiosk.config import KioskConfig
+from kiosk.llm import create_llm
+from kiosk.llm.llamacpp import LlamaCppLLM
+from kiosk.memory import SqliteStore
+from kiosk.memory.build import Draft, NoteBuilder
+
+pytestmark = [pytest.mark.llm, pytest.mark.real_models]
+
+
+@pytest.fixture(scope="module")
+def llm(base_config: KioskConfig) -> Iterator[LlamaCppLLM]:
+    cfg = base_config.model_copy(deep=True)
+    cfg.llm.backend = "llamacpp"
+    cfg.llm.n_ctx = 2048
+    # The CI box has 2 cores shared with other test processes; one llama.cpp thread avoids spin-wait stalls.
+    cfg.llm.threads = 1
+    model = create_llm(cfg)
+    assert isinstance(model, LlamaCppLLM)
+    yield model
+
+
+def test_schema_constrained_reply_parses_and_stream_yields(llm: LlamaCppLLM) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"city": {"type": "string", "maxLength": 30}, "year": {"type": "integer"}},
+        "required": ["city", "year"],
+    }
+    reply = llm.chat(
+        [{"role": "user", "content": "In which city and year were the 2012 Summer Olympics? Answer in JSON."}],
+        max_tokens=40,
+        json_schema=schema,
+    )
+    data = json.loads(reply)
+    assert set(data) == {"city", "year"} and isinstance(data["year"], int)
+    assert llm.last_usage.completion_tokens > 0 and llm.last_usage.tokens_per_second > 0
+    pieces = list(llm.stream([{"role": "user", "content": "Say hello."}], max_tokens=6))
+    assert pieces and "".join(pieces).strip()
+
+
+def test_real_construction_with_linking(
+    llm: LlamaCppLLM, base_config: KioskConfig, tmp_path: Path, text_encoder: Any
+) -> None:
+    store = SqliteStore(tmp_path / "memory.db")
+    owner = store.add_user("Caroline").id
+    when = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+    memory = base_config.memory.model_copy(update={"link_candidates": 1})
+    builder = NoteBuilder(store, text_encoder, memory, llm)
+    builder.build(Draft(owner, "I went to an LGBTQ support group yesterday.", when, speaker="Caroline"), "fast")
+    report = builder.build(
+        Draft(owner, "The support group made me feel accepted and brave.", when, speaker="Caroline"), "llm"
+    )
+    assert report.attributes in ("parsed", "retried"), report.errors
+    assert report.evolution in ("parsed", "retried", "failed")
+    stored = store.get_note(report.note.id or 0)
+    assert stored is not None and stored.keywords and stored.tags
+    assert "8 May 2023" in stored.context
+    assert report.completion_tokens > 0

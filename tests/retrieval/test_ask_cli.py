@@ -1,0 +1,124 @@
+"""`kiosk ask`: identity decision, gate scores, path, notes, timings; bad input gives one clear line."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+from typer.testing import CliRunner
+
+from kiosk.cli import _register_features, app
+from kiosk.config import KioskConfig
+from kiosk.memory import Note, SqliteStore
+
+SHA = "d" * 64
+
+pytestmark = pytest.mark.real_models  # the command loads the real text encoder
+
+
+@pytest.fixture(scope="module")
+def runner() -> CliRunner:
+    if not any(command.name == "ask" for command in app.registered_commands):
+        _register_features()
+    return CliRunner()
+
+
+@pytest.fixture()
+def env(config: KioskConfig, text_encoder: object) -> dict[str, str]:
+    with SqliteStore(config.paths.db) as store:
+        for name, axis, texts in (
+            ("Ana", 0, ["Ana's cat is called Miso", "Ana works as a nurse"]),
+            ("Ben", 1, ["Ben plays the cello"]),
+        ):
+            user = store.add_user(name)
+            store.set_templates(user.id, "face", np.eye(16, dtype=np.float32)[axis][None, :], SHA)
+            for day, text in enumerate(texts, start=1):
+                store.add_note(
+                    Note(
+                        id=None,
+                        owner_id=user.id,
+                        modality="face",
+                        content=text,
+                        timestamp=datetime(2024, 5, day, tzinfo=UTC),
+                        embedding=text_encoder.encode_one(text),  # type: ignore[attr-defined]
+                        source_ref=f"{name}:{day}",
+                    )
+                )
+    return {
+        "KIOSK_HOME": str(config.paths.data_dir),
+        "KIOSK_PATHS__MODELS_DIR": str(config.paths.models),
+        "KIOSK_CONFIG": "",
+    }
+
+
+def save_probe(tmp_path: Path, vector: np.ndarray) -> Path:
+    path = tmp_path / "probe.npy"
+    np.save(path, vector.astype(np.float32))
+    return path
+
+
+def test_ask_json_reports_identity_scores_path_notes_and_timings(
+    runner: CliRunner, env: dict[str, str], tmp_path: Path
+) -> None:
+    probe = save_probe(tmp_path, np.eye(16)[0] + 0.1)
+    result = runner.invoke(
+        app,
+        ["ask", "What is my cat called?", "--probe-npy", str(probe), "--threshold", "0.6", "--no-llm", "--json"],
+        env=env,
+    )
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout)
+    assert payload["decision"] == "owner" and payload["identity"]["name"] == "Ana"
+    assert set(payload["gate"]["scores"]) == {"1", "2"} and payload["gate"]["threshold"] == 0.6
+    assert payload["path"] in ("familiarity", "recollection")
+    assert {note["source_ref"] for note in payload["notes"]} == {"Ana:1", "Ana:2"}
+    assert all({"id", "content", "source_ref", "similarity", "timestamp"} <= set(n) for n in payload["notes"])
+    assert {"gate", "encode", "retrieve", "total"} <= set(payload["timings_ms"])
+
+
+def test_ask_stranger_falls_back_in_human_output(runner: CliRunner, env: dict[str, str], tmp_path: Path) -> None:
+    probe = save_probe(tmp_path, np.eye(16)[5])
+    result = runner.invoke(
+        app, ["ask", "What is my cat called?", "--probe-npy", str(probe), "--threshold", "0.6", "--no-llm"], env=env
+    )
+    assert result.exit_code == 0, result.output
+    assert "not recognised" in result.stdout and "decision fallback" in result.stdout
+    assert "Miso" not in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--probe-npy", "missing.npy"], "does not exist"),
+        (["--probe-npy", "{wrong_dim}"], "dimensions"),
+        (["--probe-npy", "{zeros}"], "zero vector"),
+        (["--probe-npy", "{ok}", "--policy", "loose"], "unknown gate policy"),
+    ],
+)
+def test_ask_bad_input_is_one_clear_line(
+    runner: CliRunner, env: dict[str, str], tmp_path: Path, args: list[str], message: str
+) -> None:
+    files = {
+        "{wrong_dim}": np.ones(15),
+        "{zeros}": np.zeros(16),
+        "{ok}": np.eye(16)[0],
+    }
+    resolved = []
+    for arg in args:
+        if arg in files:
+            path = tmp_path / f"{arg.strip('{}')}.npy"
+            np.save(path, files[arg])
+            arg = str(path)
+        resolved.append(arg)
+    result = runner.invoke(app, ["ask", "hello?", *resolved, "--threshold", "0.6", "--no-llm"], env=env)
+    assert result.exit_code == 2
+    assert message in result.stderr and "Traceback" not in result.output
+
+
+def test_ask_empty_question(runner: CliRunner, env: dict[str, str], tmp_path: Path) -> None:
+    probe = save_probe(tmp_path, np.eye(16)[0])
+    result = runner.invoke(app, ["ask", "  ", "--probe-npy", str(probe), "--threshold", "0.6", "--no-llm"], env=env)
+    assert result.exit_code == 2 and "question is empty" in result.stderr

@@ -1,0 +1,206 @@
+"""Enrollment wizard, own-memory screen and admin screen against scripted services."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6.QtCore import Qt
+
+from kiosk.ui.screens.base import ADMIN, ENROLL, MAIN, MEMORY
+from kiosk.ui.services import EnrollSample
+
+from .conftest import save_screenshot
+from .fakes import UNKNOWN
+
+GOOD = EnrollSample(True, None, np.ones(4, np.float32) / 2)
+
+
+def click(qtbot, widget) -> None:  # type: ignore[no-untyped-def]
+    qtbot.mouseClick(widget, Qt.MouseButton.LeftButton)
+
+
+# --- enrollment -------------------------------------------------------------------------------------
+def test_enrollment_wizard_shows_live_hints_and_enrolls(qtbot, make_window, fake) -> None:
+    fake.sample_script = [
+        EnrollSample(False, "Come a little closer"),
+        GOOD,
+        EnrollSample(False, "Hold still for a moment"),
+        GOOD,
+        GOOD,
+        GOOD,
+        GOOD,
+    ]
+    window = make_window(fake)
+    click(qtbot, window.main.enroll_button)
+    enroll = window.enroll
+    assert window.current == ENROLL and enroll.step == "consent"
+    save_screenshot(window, "fake-enroll-consent")
+    click(qtbot, enroll.agree_button)
+    qtbot.waitUntil(lambda: enroll.hint.text() == "Come a little closer", timeout=5000)
+    hints: list[str] = []
+    qtbot.waitUntil(lambda: hints.append(enroll.hint.text()) or enroll.step == "name", timeout=10_000)
+    assert "Hold still for a moment" in hints
+    assert len(enroll.samples) == 5
+    for char in "Grace":
+        enroll_keyboard = enroll.findChild(type(window.main.keyboard))
+        enroll_keyboard.press(char)
+    assert enroll.name_input.text() == "Grace"
+    with qtbot.waitSignal(enroll.enrolled, timeout=5000) as blocker:
+        click(qtbot, enroll.save_button)
+    assert blocker.args[0].name == "Grace" and "Grace" in fake.users.values()
+    assert enroll.step == "done" and "Welcome, Grace" in enroll.done_text.text()
+    save_screenshot(window, "fake-enroll-done")
+
+
+def test_enrollment_needs_a_name_and_reports_store_errors(qtbot, make_window, fake) -> None:
+    window = make_window(fake)
+    window.show_screen(ENROLL)
+    enroll = window.enroll
+    enroll.samples = [GOOD, GOOD]  # too few: the (fake) core refuses, the wizard says why
+    enroll._go(2)
+    click(qtbot, enroll.save_button)
+    assert "type your name" in enroll.name_error.text()
+    enroll.name_input.setText("Grace")
+    click(qtbot, enroll.save_button)
+    qtbot.waitUntil(lambda: "too few good frames" in enroll.name_error.text(), timeout=5000)
+    assert enroll.step == "name"
+
+
+# --- own memories -----------------------------------------------------------------------------------
+def test_memory_screen_lists_only_own_notes_deletes_and_forgets(qtbot, make_window, fake) -> None:
+    window = make_window(fake)
+    memory = window.memory
+    with qtbot.waitSignal(memory.changed, timeout=5000) as blocker:
+        click(qtbot, window.main.memory_button)
+    assert blocker.args[0] == "loaded"
+    assert [n.content for n in memory.notes] == [n.content for n in fake.notes[1]]
+    assert "Bob keeps bees." not in [n.content for n in memory.notes]
+    save_screenshot(window, "fake-memory")
+    delete = memory.findChild(type(window.main.send_button), "delete-1")
+    with qtbot.waitSignal(memory.changed, timeout=5000):
+        click(qtbot, delete)
+    assert [n.id for n in memory.notes] == [2] and [n.id for n in fake.notes[1]] == [2]
+    click(qtbot, memory.forget_button)
+    assert memory.confirm.isVisible()  # nothing is deleted before the confirmation
+    assert 1 in fake.users
+    with qtbot.waitSignal(memory.changed, timeout=5000) as blocker:
+        click(qtbot, memory.confirm_yes)
+    assert blocker.args[0] == "forgotten"
+    assert 1 not in fake.users and 1 not in fake.notes and 2 in fake.notes
+
+
+def test_memory_screen_refuses_an_unrecognised_person(qtbot, make_window, fake) -> None:
+    fake.identity = UNKNOWN
+    window = make_window(fake)
+    with qtbot.waitSignal(window.memory.changed, timeout=5000) as blocker:
+        window.show_screen(MEMORY)
+    assert blocker.args[0] == "not-recognised"
+    assert window.memory.notes == [] and not window.memory.forget_button.isEnabled()
+
+
+def test_deleting_after_the_person_changed_is_refused(qtbot, make_window, fake) -> None:
+    window = make_window(fake)
+    with qtbot.waitSignal(window.memory.changed, timeout=5000):
+        window.show_screen(MEMORY)
+    fake.identity = UNKNOWN
+    with qtbot.waitSignal(window.memory.changed, timeout=5000) as blocker:
+        window.memory.delete_note(1)
+    assert blocker.args[0] == "failed" and "changed" in window.memory.status.text()
+    assert [n.id for n in fake.notes[1]] == [1, 2]
+
+
+# --- admin ------------------------------------------------------------------------------------------
+def test_admin_pin_first_run_then_wrong_pins_lock_out(qtbot, make_window, fake, ui_config) -> None:
+    window = make_window(fake)
+    click(qtbot, window.main.admin_button)
+    admin = window.admin
+    assert window.current == ADMIN and "Choose an admin PIN" in admin.gate.prompt.text()
+    admin.gate.pad.type_pin("2580")
+    admin.gate.pad.type_pin("2581")
+    assert "differ" in admin.gate.message.text() and not admin.unlocked
+    admin.gate.pad.type_pin("2580")
+    admin.gate.pad.type_pin("2580")
+    assert admin.unlocked
+    pin_file = ui_config.paths.data_dir / "admin_pin.json"
+    assert pin_file.is_file() and "2580" not in pin_file.read_text()
+    window.show_screen(MAIN)
+    window.show_screen(ADMIN)
+    assert not admin.unlocked and "Enter the admin PIN" in admin.gate.prompt.text()
+    for _ in range(ui_config.ui.admin_pin_attempts):
+        admin.gate.pad.type_pin("0000")
+    assert "Locked for 30 s" in admin.gate.message.text()
+    admin.gate.pad.type_pin("2580")  # right PIN, but locked
+    assert not admin.unlocked and "Try again in" in admin.gate.message.text()
+    assert window.isVisible()
+    actions = [(e["action"], e.get("ok")) for e in window.ctx.admin_log.entries()]
+    assert actions[0] == ("admin-pin-set", None)
+    assert actions.count(("admin-login", False)) == ui_config.ui.admin_pin_attempts + 1
+
+
+def unlock(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    window.ctx.admin_pin.set_pin("2580")
+    window.show_screen(ADMIN)
+    window.admin.gate.pad.type_pin("2580")
+    assert window.admin.unlocked
+
+
+def test_admin_calibration_shows_histogram_rules_and_applies(qtbot, make_window, fake, tmp_path) -> None:
+    window = make_window(fake)
+    unlock(qtbot, window)
+    admin = window.admin
+    admin.folder.setText(str(tmp_path))
+    with qtbot.waitSignal(admin.calibration_ready, timeout=10_000):
+        click(qtbot, admin.run_button)
+    assert admin.chosen_rule() == "strict"
+    assert admin.histogram.genuine is not None and admin.histogram.chosen == "strict"
+    assert "τ 0.520" in admin.rule_figures["strict"].text() and "FAR 0.01 %" in admin.rule_figures["strict"].text()
+    click(qtbot, admin.rule_buttons["tau_d"])
+    assert admin.histogram.chosen == "tau_d"
+    save_screenshot(window, "fake-admin-calibration")
+    with qtbot.waitSignal(
+        admin.action_done, timeout=5000, check_params_cb=lambda what: what != "users-listed"
+    ) as blocker:
+        click(qtbot, admin.apply_button)
+    assert blocker.args[0] == "calibration-applied" and fake.applied == ("face", "tau_d")
+    assert "τ = 0.430" in admin.cal_status.text()
+    actions = [e["action"] for e in window.ctx.admin_log.entries()]
+    assert actions[-3:] == ["calibration-run", "calibration-done", "calibration-applied"]
+
+
+def test_admin_calibration_errors_are_shown(qtbot, make_window, fake, tmp_path) -> None:
+    window = make_window(fake)
+    unlock(qtbot, window)
+    admin = window.admin
+    admin.folder.setText(str(tmp_path / "missing"))
+    click(qtbot, admin.run_button)
+    assert "Not a folder" in admin.cal_status.text()
+    fake.calibration_error = "the data holds only one identity"
+    admin.folder.setText(str(tmp_path))
+    with qtbot.waitSignal(admin.action_done, timeout=10_000, check_params_cb=lambda what: what == "calibration-failed"):
+        click(qtbot, admin.run_button)
+    assert "only one identity" in admin.cal_status.text() and admin.run_button.isEnabled()
+
+
+def test_admin_removes_users_and_changes_gate_policy(qtbot, make_window, fake) -> None:
+    window = make_window(fake)
+    with qtbot.waitSignal(window.admin.action_done, timeout=5000):
+        unlock(qtbot, window)
+    admin = window.admin
+    admin.tabs.setCurrentIndex(1)
+    assert admin.users.count() == 2
+    admin.users.setCurrentRow(1)
+    click(qtbot, admin.remove_button)
+    assert admin.confirm_remove.isVisible() and 2 in fake.users
+    with qtbot.waitSignal(admin.action_done, timeout=5000, check_params_cb=lambda what: what == "users-listed"):
+        click(qtbot, admin.confirm_remove)
+    assert 2 not in fake.users and admin.users.count() == 1
+    save_screenshot(window, "fake-admin-users")
+    admin.tabs.setCurrentIndex(2)
+    qtbot.waitUntil(lambda: admin.gate_choice.count() == 2, timeout=5000)
+    admin.gate_choice.setCurrentText("threshold")
+    admin.llm_choice.setCurrentText("smollm2-135m-instruct")
+    with qtbot.waitSignal(admin.action_done, timeout=5000, check_params_cb=lambda what: what == "settings-applied"):
+        admin.apply_settings()
+    assert fake.settings_state.gate_policy == "threshold"
+    assert fake.settings_state.llm_model == "smollm2-135m-instruct"
+    actions = [e["action"] for e in window.ctx.admin_log.entries()]
+    assert "user-removed" in actions and "settings-applied" in actions
