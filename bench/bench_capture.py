@@ -133,7 +133,7 @@ def main() -> None:
     decode = decode_rate(video, 3.0)
     figures: dict[str, Any] = {"face_video.capture.unpaced_decode_fps": decode}
     rows: list[list[Any]] = [
-        ["-", "capture only, unpaced", "-", "-", "-", f"{decode:.0f}", "-", "-", "-", "-", "-", "-"]
+        ["-", "capture only, unpaced", "-", "-", "-", f"{decode:.0f}"] + ["-"] * 7
     ]
     for detector in [d.strip() for d in args.detectors.split(",") if d.strip()]:
         config = base.model_copy(deep=True)

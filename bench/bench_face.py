@@ -30,6 +30,8 @@ from kiosk.identity.quality import assess
 
 RESULTS = Path(__file__).resolve().parent / "results"
 FAR_TARGET = 1e-3
+# dlib cuts its own 150x150 chip around its landmarks with 25 % padding: give it reflected context.
+DLIB_CONTEXT_MARGIN = 0.5
 
 
 @dataclass(frozen=True)
@@ -148,10 +150,18 @@ def cosine_scores(pairs: Sequence[Pair], vectors: dict[str, np.ndarray]) -> np.n
     return np.array([float(unit(vectors[p.first]) @ unit(vectors[p.second])) for p in pairs])
 
 
-def dlib_lfw_scores(images: Path, pairs: Sequence[Pair], names: Sequence[str], margin: float) -> np.ndarray:
+def dlib_lfw_scores(
+    images: Path, pairs: Sequence[Pair], margin: float, cache: Path | None
+) -> np.ndarray:
     """face_recognition (dlib ResNet, 5-point chip) on the same crops; score = -euclidean distance."""
     import face_recognition
 
+    names = sorted({n for p in pairs for n in (p.first, p.second)})
+    key = hashlib.sha256(f"dlib|{margin:.4f}|{','.join(names)}".encode()).hexdigest()[:16]
+    cache_file = cache / f"lfw_dlib_{key}.npz" if cache else None
+    if cache_file and cache_file.exists():
+        stored = dict(zip(names, np.load(cache_file)["encodings"], strict=True))
+        return np.array([-float(np.linalg.norm(stored[p.first] - stored[p.second])) for p in pairs])
     encodings = {}
     for count, name in enumerate(names, 1):
         rgb = cv2.cvtColor(cv2.imread(str(images / name)), cv2.COLOR_BGR2RGB)
@@ -160,8 +170,11 @@ def dlib_lfw_scores(images: Path, pairs: Sequence[Pair], names: Sequence[str], m
         padded = cv2.copyMakeBorder(rgb, pad, pad, pad, pad, cv2.BORDER_REFLECT_101)
         location = (pad, pad + width, pad + height, pad)  # top, right, bottom, left: the original crop
         encodings[name] = face_recognition.face_encodings(padded, known_face_locations=[location])[0]
-        if count % 2000 == 0:
+        if count % 200 == 0:
             print(f"  dlib: {count}/{len(names)} images", flush=True)
+    if cache_file:
+        cache_file.parent.mkdir(parents=True, exist_ok=True)
+        np.savez(cache_file, encodings=np.stack([encodings[n] for n in names]))
     return np.array([-float(np.linalg.norm(encodings[p.first] - encodings[p.second])) for p in pairs])
 
 
@@ -259,8 +272,8 @@ def run_lfw(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Namespac
     sweep_names = sorted({n for p in sweep_pairs for n in (p.first, p.second)})
     sweep_rows = []
     timer = time.perf_counter()
-    for margin in args.margins:
-        plain, flip = facenet_embeddings(embedder, images, sweep_names, margin, args.cache)
+    for margin, margin_x in args.margins:
+        plain, flip = facenet_embeddings(embedder, images, sweep_names, margin, args.cache, margin_x)
         summed = {n: plain[n] + flip[n] for n in sweep_names}
         same = np.array([p.same for p in sweep_pairs])
         for label, vectors in (("plain", plain), ("flip-sum", summed)):
@@ -268,10 +281,14 @@ def run_lfw(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Namespac
             # Accuracy at the best threshold of these folds (optimistic; used only to rank variants).
             accuracy = float(np.mean((scores >= best_threshold(scores, same)) == same))
             eer = equal_error_rate(scores, same)[0]
-            key = f"lfw_sweep.margin_{margin:.2f}.{label}"
+            shape = f"{margin:.2f}" if margin_x is None else f"{margin:.2f}x{margin_x:.2f}"
+            key = f"lfw_sweep.margin_{shape}.{label}"
             figures[f"{key}.accuracy_best_threshold"] = accuracy
             figures[f"{key}.eer"] = eer
-            sweep_rows.append([f"{margin:.2f} ({margin * 45:.0f} px/side)", label, accuracy, eer])
+            pixels = f"{margin * 45:.0f}"
+            if margin_x is not None:
+                pixels += f" top/bottom, {margin_x * 45:.0f} sides"
+            sweep_rows.append([f"{shape} ({pixels} px per edge)", label, accuracy, eer])
     print(f"sweep done in {time.perf_counter() - timer:.0f} s", flush=True)
     lines += [
         f"### Margin sweep on the first {args.sweep_folds} fold(s) ({len(sweep_pairs)} pairs; accuracy at these "
@@ -279,10 +296,11 @@ def run_lfw(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Namespac
         table(["reflected margin (fraction of side)", "embedding", "accuracy", "EER"], sweep_rows), "",
     ]
 
-    margin = config.face.precropped_margin
+    margin, margin_x = config.face.precropped_margin, config.face.precropped_margin_x
+    shape = f"{margin:.2f}" if margin_x is None else f"{margin:.2f}x{margin_x:.2f}"
     names = sorted({n for p in pairs for n in (p.first, p.second)})
     timer = time.perf_counter()
-    plain, flip = facenet_embeddings(embedder, images, names, margin, args.cache)
+    plain, flip = facenet_embeddings(embedder, images, names, margin, args.cache, margin_x)
     embed_s = time.perf_counter() - timer
     results_rows = []
     scores_by_variant = {}
@@ -291,28 +309,18 @@ def run_lfw(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Namespac
         scores_by_variant[label] = scores
         stats = verification_figures(scores, pairs)
         for name, value in stats.items():
-            figures[f"lfw.facenet.margin_{margin:.2f}.{label}.{name}"] = value
-        results_rows.append([f"FaceNet IR, margin {margin:.2f}, {label}", f"{stats['accuracy']:.4f} ± "
+            figures[f"lfw.facenet.margin_{shape}.{label}.{name}"] = value
+        results_rows.append([f"FaceNet IR, margin {shape}, {label}", f"{stats['accuracy']:.4f} ± "
                              f"{stats['accuracy_std']:.4f}", stats["eer"], stats["tar_at_far_1e-3"]])
     chosen = "flip-sum" if config.face.flip_augment else "plain"
     for name, value in verification_figures(scores_by_variant[chosen], pairs).items():
         figures[f"lfw.{name}"] = value
-    figures["lfw.configuration"] = f"facenet margin {margin:.2f} {chosen}"
+    figures["lfw.configuration"] = f"facenet margin {shape} {chosen}"
     eer_threshold = figures["lfw.eer_threshold"]
     histogram(RESULTS / "face_lfw_hist.png", scores_by_variant[chosen], pairs, eer_threshold,
-              f"LFW3D 6,000 pairs: FaceNet IR ({chosen}, margin {margin:.2f})")
+              f"LFW3D 6,000 pairs: FaceNet IR ({chosen}, margin {shape})")
     print(f"facenet LFW: {len(names)} images in {embed_s:.0f} s", flush=True)
 
-    if not args.skip_dlib:
-        timer = time.perf_counter()
-        dlib_scores = dlib_lfw_scores(images, pairs, names, margin)
-        stats = verification_figures(dlib_scores, pairs)
-        for name, value in stats.items():
-            figures[f"lfw.dlib.{name}"] = value
-        results_rows.append(["face_recognition / dlib ResNet (same crops + margin)",
-                             f"{stats['accuracy']:.4f} ± {stats['accuracy_std']:.4f}", stats["eer"],
-                             stats["tar_at_far_1e-3"]])
-        print(f"dlib LFW in {time.perf_counter() - timer:.0f} s", flush=True)
     lines += [
         f"### LFW3D, all 10 folds ({len(pairs)} pairs, {len(names)} images)\n",
         "Accuracy: threshold chosen on 9 folds, tested on the 10th, mean ± std over the 10 folds. "
@@ -321,11 +329,37 @@ def run_lfw(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Namespac
         table(["model", "accuracy", "EER", "TAR@FAR=1e-3"], results_rows), "",
         "Histogram: `bench/results/face_lfw_hist.png`.", "",
     ]
+    if not args.skip_dlib:
+        # dlib-bin has no BLAS: ~1 s per face here, so the peer runs on a stratified subset of the pairs
+        # (the first N genuine and N impostor pairs of every fold), with FaceNet scored on the same pairs.
+        per_fold = len(pairs) // 10
+        subset_index = [i for i in range(len(pairs)) if (i % per_fold) % (per_fold // 2) < args.dlib_pairs]
+        subset = [pairs[i] for i in subset_index]
+        timer = time.perf_counter()
+        dlib_scores = dlib_lfw_scores(images, subset, DLIB_CONTEXT_MARGIN, args.cache)
+        dlib_s = time.perf_counter() - timer
+        rows = []
+        for label, scores in (("face_recognition / dlib ResNet", dlib_scores),
+                              (f"FaceNet IR ({chosen})", scores_by_variant[chosen][subset_index])):
+            stats = verification_figures(scores, subset)
+            prefix = "lfw_subset.dlib" if label.startswith("face_rec") else "lfw_subset.facenet"
+            for name, value in stats.items():
+                figures[f"{prefix}.{name}"] = value
+            rows.append([label, f"{stats['accuracy']:.4f} ± {stats['accuracy_std']:.4f}", stats["eer"]])
+        print(f"dlib LFW subset in {dlib_s:.0f} s", flush=True)
+        lines += [
+            f"### Peer on the same crops: {len(subset)} pairs ({args.dlib_pairs} genuine + {args.dlib_pairs} "
+            "impostor from each fold, 10-fold protocol)\n",
+            "face_recognition 1.3.0 on dlib-bin 20.0.1 (dlib ResNet-34, 128-d, its 5-point 150x150 chip) given the "
+            "same reflected-margin image and the original crop as the face location; score = -euclidean distance.\n",
+            table(["model", "accuracy", "EER"], rows), "",
+        ]
     return figures, "\n".join(lines)
 
 
 def run_latency(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    frames = video_frames(config.paths.eval_data_dir / "face_video" / "short_hamilton_clip.mp4", args.frames)
+    all_frames = video_frames(config.paths.eval_data_dir / "face_video" / "short_hamilton_clip.mp4", args.frames)
+    frames = all_frames[:: args.frame_step]
     figures: dict[str, Any] = {}
     rows = []
     reports: dict[str, dict[str, Any]] = {}
@@ -350,7 +384,8 @@ def run_latency(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Name
     counts = [[name, r["frames"], r["faces"], r.get("frames_with_requester", "-")] for name, r in reports.items()]
     flip = "with" if config.face.flip_augment else "without"
     text = "\n".join([
-        f"### Latency on {len(frames)} frames of short_hamilton_clip.mp4 (640x360), same frames for every pipeline\n",
+        f"### Latency on {len(frames)} frames (every {args.frame_step}th) of short_hamilton_clip.mp4 (640x360), "
+        "the same frames for every pipeline\n",
         f"FaceNet embed is {flip} the flip (two inferences when on). `probe` = one frame from array to "
         "requester embedding (detect + quality + align + embed); stages only count frames where they ran.\n",
         table(["pipeline", "stage", "n", "p50 ms", "p95 ms"], rows), "",
@@ -418,15 +453,54 @@ def quality_examples(config: KioskConfig, embedder: FaceEmbedder) -> str:
     )
 
 
+def notes(config: KioskConfig, figures: dict[str, Any]) -> str:
+    accuracy = figures.get("lfw.accuracy")
+    measured = f"{accuracy:.3f}" if isinstance(accuracy, float) else "n/a"
+    margin_x = config.face.precropped_margin_x
+    horizontal = "the same fraction" if margin_x is None else f"{margin_x:.2f} of the width"
+    return f"""### How the pipeline treats pre-cropped input
+
+`FaceEmbedder.embed_crop(image)` (the path used here and by calibration) runs no detector: a tight crop
+gets the margin FaceNet was trained with by reflecting its borders ({config.face.precropped_margin:.2f} of
+the height added in total top+bottom, {horizontal} left+right), is resized to 160x160 (aspect not kept, as
+in FaceNet's own MTCNN-box crops), standardised with (x - 127.5) / 128, embedded, and with
+`face.flip_augment` the embedding of the mirror image is added before L2 normalisation.
+`embed_image(frame)` is the live path instead: detector -> five landmarks -> an MTCNN-like box rebuilt
+from the landmarks plus `face.crop_margin` eye-to-mouth distances -> the same model.
+
+### What reaching the published 99 % would take (measured here: {measured})
+
+- Better crops: the published 99.6 % for 20180408-102900 is on the original 250x250 LFW photos aligned
+  with MTCNN and a 32 px margin (real forehead, hair, chin, ears). LFW3D crops are 90 px (upsampled x1.8),
+  synthetically frontalised (the hidden half is hallucinated and darker) and cut tight, so the margin
+  here is invented by reflection. Running `embed_image` on the original LFW images is the fix; they
+  are not in ../shared/data.
+- A stronger model: an ArcFace ResNet-100 (insightface, 99.8 % on LFW) through the
+  `face.embedder = "arcface-onnx"` path, which takes any 112x112 ArcFace-style ONNX a deployer supplies.
+- Fusion: flip test-time augmentation is measured above; at the kiosk the probe also fuses the last
+  frames (verify.py) and enrollment keeps several templates, which LFW's single-image pairs cannot show.
+"""
+
+
+def parse_margins(text: str) -> list[tuple[float, float | None]]:
+    margins: list[tuple[float, float | None]] = []
+    for item in text.split(","):
+        vertical, _, horizontal = item.partition(":")
+        margins.append((float(vertical), float(horizontal) if horizontal else None))
+    return margins
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sweep-folds", type=int, default=1, help="folds used to compare margins")
-    parser.add_argument("--margins", type=lambda s: [float(v) for v in s.split(",")],
-                        default=[0.0, 0.27, 0.36, 0.44, 0.53], help="reflected margins (fraction of crop side)")
+    parser.add_argument("--margins", type=parse_margins, default=parse_margins("0,0.27,0.36,0.44,0.53"),
+                        help="reflected margins (fraction of the crop height[:width]), comma-separated")
     parser.add_argument("--frames", type=int, default=275, help="video frames for latency")
     parser.add_argument("--cache", type=Path, default=None, help="directory caching LFW embeddings (not the repo)")
     parser.add_argument("--skip-dlib", action="store_true", help="leave out the face_recognition/dlib peer")
     parser.add_argument("--skip-lfw", action="store_true", help="latency only")
+    parser.add_argument("--dlib-pairs", type=int, default=30, help="genuine and impostor pairs per fold for dlib")
+    parser.add_argument("--frame-step", type=int, default=3, help="use every n-th video frame for latency")
     parser.add_argument("--loop-seconds", type=float, default=15.0, help="duration of the capture+detect loop run")
     args = parser.parse_args()
     config = load_config()
@@ -444,6 +518,7 @@ def main() -> None:
     figures.update(fps_figures)
     sections.append(fps_text)
     sections.append(quality_examples(config, embedder))
+    sections.append(notes(config, figures))
     body = "\n".join(sections)
     write_results("face", figures, body, extra={"settings": config.face.model_dump(mode="json")})
     print(body)

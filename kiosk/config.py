@@ -133,7 +133,10 @@ class FaceConfig(Section):
         default=0.4,
         ge=0,
         le=1,
-        description="Tight pre-cropped faces (LFW crops) get this fraction of their side added by reflection per axis.",
+        description="Tight pre-cropped faces (LFW crops) get this fraction of their height added by reflection.",
+    )
+    precropped_margin_x: float | None = Field(
+        default=None, ge=0, le=1, description="Same for the width of pre-cropped faces; None = precropped_margin."
     )
     flip_augment: bool = Field(
         default=True, description="Embed the face and its mirror image and sum both (test-time augmentation)."
@@ -179,6 +182,12 @@ class PalmConfig(Section):
     hand_confidence: float = Field(
         default=0.5, ge=0, le=1, description="MediaPipe hand detection/presence confidence needed to accept a hand."
     )
+    roi_input: bool = Field(
+        default=False,
+        description="The palm scanner delivers ready palm ROIs (ROI scanner): skip hand landmarks and cropping.",
+    )
+    fuse_frames: int = Field(default=3, ge=1, description="Good scanner frames averaged into one palm probe.")
+    fuse_max_age_s: float = Field(default=2.0, gt=0, description="Oldest scanner frame age (s) allowed in a probe.")
     enroll_min_samples: int = Field(
         default=3, ge=1, description="Usable palm samples (after outlier rejection) an enrollment needs."
     )
@@ -252,6 +261,11 @@ class RetrievalConfig(Section):
         description="Query weight alpha in alpha*q + (1-alpha)*centroid; None uses 0.3 + 0.5*min(1, K/50).",
     )
     kmeans_seed: int = Field(default=0, ge=0, description="Seed of the recollection k-means (deterministic).")
+    pool_cache_owners: int = Field(
+        default=16,
+        ge=1,
+        description="Matched pools whose embeddings recollection keeps in RAM (about 1.5 MB per 1,000 notes).",
+    )
 
 
 class GateConfig(Section):
@@ -281,6 +295,9 @@ class UIConfig(Section):
     )
     verify_timeout_s: float = Field(
         default=1.5, gt=0, description="Longest wait at send time for a frame captured after the question."
+    )
+    analysis_fps: float = Field(
+        default=10.0, gt=0, description="Camera frames analysed per second at most (leaves CPU for the LLM)."
     )
 
 

@@ -6,6 +6,7 @@ Face, palm and text encoders all go through `load_encoder`; the backend is a con
 from __future__ import annotations
 
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal, Protocol
@@ -88,11 +89,14 @@ class OpenVinoEncoder:
         all_outputs = [port.get_any_name() for port in self._compiled.outputs]
         self.output_names = list(outputs) if outputs else all_outputs
         self._request = self._compiled.create_infer_request()
+        # One infer request serves every caller: the verifier thread and an enrollment may embed at once.
+        self._lock = threading.Lock()
 
     def run(self, inputs: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
         feed = {name: inputs[name] for name in self.input_names if name in inputs}
-        result = self._request.infer(feed)
-        return {name: np.array(result[self._compiled.output(name)]) for name in self.output_names}
+        with self._lock:
+            result = self._request.infer(feed)
+            return {name: np.array(result[self._compiled.output(name)]) for name in self.output_names}
 
 
 def load_encoder(

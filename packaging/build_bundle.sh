@@ -1,13 +1,27 @@
 #!/usr/bin/env bash
-# Build the self-contained bundle: dist/bio-memory-kiosk/ with Python, Qt, OpenVINO, ONNX Runtime, llama.cpp
+# Build the self-contained bundle: DIST_DIR/bio-memory-kiosk/ with Python, Qt, OpenVINO, ONNX Runtime, llama.cpp
 # and the verified models (plus their cached conversions), so a terminal needs no compiler and no network.
 #   bash packaging/build_bundle.sh [DIST_DIR]
+# PyInstaller's work dir (BUNDLE_WORKPATH, default build/pyinstaller) is reused between builds: PyInstaller
+# re-analyses only when a script, module or option changed. A lock on it lets concurrent builds (a test and a
+# developer) take turns instead of corrupting each other's cache.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIST=${1:-dist}
+WORKPATH=${BUNDLE_WORKPATH:-build/pyinstaller}
 [ -x .venv/bin/pyinstaller ] || .venv/bin/python -m pip install --quiet --disable-pip-version-check "pyinstaller==6.22.3"
-.venv/bin/pyinstaller --noconfirm --log-level WARN --distpath "$DIST" --workpath build/pyinstaller packaging/kiosk.spec
+
+mkdir -p "$WORKPATH"
+exec 9>"$WORKPATH.lock"
+flock 9
+started=$SECONDS
+.venv/bin/pyinstaller --noconfirm --log-level WARN --distpath "$DIST" --workpath "$WORKPATH" packaging/kiosk.spec
+echo "build_bundle: pyinstaller $((SECONDS - started)) s"
+flock -u 9
+
 # Models: everything the default configuration needs, verified, with conversions already done.
+started=$SECONDS
 .venv/bin/kiosk models pull >/dev/null
 .venv/bin/kiosk models export "$DIST/bio-memory-kiosk/models" >/dev/null
+echo "build_bundle: models $((SECONDS - started)) s"
 du -sh "$DIST/bio-memory-kiosk"

@@ -48,3 +48,17 @@ def test_missing_and_corrupt_model_files(tmp_path: Path, backend: str) -> None:
     corrupt.write_bytes(b"\x00garbage")
     with pytest.raises(ModelError, match="cannot load"):
         load_encoder(corrupt, backend=backend)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("backend", ["openvino", "onnxruntime"])
+def test_concurrent_callers_share_one_encoder(tmp_path: Path, backend: str) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    encoder = load_encoder(_scale_model(tmp_path / "m.onnx"), backend=backend)  # type: ignore[arg-type]
+
+    def call(i: int) -> bool:
+        x = np.full((2, 4), float(i), np.float32)
+        return bool(np.allclose(encoder.run({"x": x})["y"], 2 * x))
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        assert all(pool.map(call, range(200)))

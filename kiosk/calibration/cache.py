@@ -1,8 +1,9 @@
 """Embeddings of benchmark images cached on disk, so re-running a calibration (another rule, another
 pairing of the same images) does not re-embed thousands of images.
 
-One file per (encoder name, model sha256, encoder settings, data folder). An entry is reused only while
-the image file keeps its size and modification time; failures are cached with their reason too.
+One file per (encoder name, model sha256, data folder). An entry is reused only while the image file keeps
+its size and modification time; failures are cached with their reason too. Settings that change the
+embedding without changing the model (margins, flip augmentation) are caught by re-embedding one image.
 """
 
 from __future__ import annotations
@@ -53,6 +54,10 @@ class EmbeddingCache:
             return None
         _size, _mtime, vector, reason = entry
         return (vector if vector.size else None), reason
+
+    def clear(self) -> None:
+        self._entries.clear()
+        self._dirty = True
 
     def put(self, path: Path, vector: np.ndarray | None, reason: str = "") -> None:
         stamp = _stamp(path)

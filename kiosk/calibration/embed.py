@@ -78,6 +78,8 @@ def embed_paths(
 ) -> Embeddings:
     embed_one = _single(embedder)
     embed_many = _batched(embedder)
+    if cache is not None and not _cache_still_valid(cache, embed_one, paths):
+        cache.clear()
     vectors: list[np.ndarray | None] = [None] * len(paths)
     reasons: dict[int, str] = {}
     pending: list[int] = []
@@ -146,17 +148,25 @@ def encoder_name(config: KioskConfig, modality: str, embedder: object | None = N
 
 
 def embedding_cache(config: KioskConfig, embedder: Embedder, data_dir: Path, reuse: bool = True) -> EmbeddingCache:
-    """The cache for this encoder, its settings (e.g. flip augmentation) and data folder."""
-    settings = config.face if embedder.modality == "face" else config.palm
-    key = "|".join(
-        [
-            str(getattr(embedder, "name", "")),
-            embedder.model_sha256,
-            settings.model_dump_json(),
-            str(data_dir.resolve()),
-        ]
-    )
+    """The cache for this encoder model and data folder (settings are checked by re-embedding one image)."""
+    key = "|".join([str(getattr(embedder, "name", "")), embedder.model_sha256, str(data_dir.resolve())])
     return EmbeddingCache(config.paths.data_dir / "cache" / "calibration", key, reuse)
+
+
+def _cache_still_valid(
+    cache: EmbeddingCache, embed_one: Callable[[np.ndarray], np.ndarray], paths: Sequence[Path]
+) -> bool:
+    """Re-embed one cached image: a changed preprocessing setting (same model) must not reuse old vectors."""
+    for path in paths:
+        cached = cache.get(path)
+        if cached is None or cached[0] is None:
+            continue
+        try:
+            fresh = _normalised(embed_one(load_image(path)))
+        except (KioskError, ValueError):
+            return False
+        return fresh.shape == cached[0].shape and float(fresh @ cached[0]) > 0.9999
+    return True
 
 
 def load_embedder(config: KioskConfig, modality: str) -> Embedder:

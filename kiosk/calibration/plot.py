@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
 GENUINE_COLOUR = "#2a9d8f"
 IMPOSTOR_COLOUR = "#e76f51"
-_MARKERS = {"tau_d": ("tau_D", "#264653", "--"), "eer": ("EER", "#6d597a", ":"), "far": ("FAR target", "#b56576", "-.")}
+_MARKERS = {"tau_d": ("tau_D", "#264653", "--"), "eer": ("EER", "#6d597a", ":"), "far": ("target FAR", "#b56576", "-.")}
 
 
 def _det_curve(result: CalibrationResult, points: int = 600) -> tuple[np.ndarray, np.ndarray]:
@@ -59,6 +59,7 @@ def build_figure(result: CalibrationResult) -> Figure:
     histogram.plot(analysis.genuine_density.grid, analysis.genuine_density.values, color=GENUINE_COLOUR, lw=1.6)
     for rule, (label, colour, style) in _MARKERS.items():
         point = calibration.operating_points[rule]
+        label = f"{label} {calibration.target_far:g}" if rule == "far" else label
         histogram.axvline(
             point.threshold,
             color=colour,
@@ -78,7 +79,7 @@ def build_figure(result: CalibrationResult) -> Figure:
         f"{calibration.modality} / {calibration.benchmark} ({calibration.dataset.protocol}) — "
         f"encoder {calibration.encoder.name} {calibration.encoder.sha256[:8]}"
     )
-    histogram.legend(fontsize=8, loc="upper left")
+    histogram.legend(fontsize=8, loc="best", framealpha=0.85)
 
     far, frr = _det_curve(result)
     floor_far = 0.5 / calibration.counts.impostor

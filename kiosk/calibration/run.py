@@ -179,7 +179,7 @@ def operating_points(analysis: ScoreAnalysis, target_far: float) -> dict[str, Op
             analysis,
             "strict",
             strict_threshold,
-            far_point.resolved or strict_source == "tau_d",
+            far_point.resolved,
             f"max(tau_d, FAR {target_far:g} threshold) = {strict_source}",
         ),
     }

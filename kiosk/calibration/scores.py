@@ -289,7 +289,7 @@ def analyse(scores: ScoreSets, far_targets: tuple[float, ...] = (1e-3, 1e-4), bo
     intersection = intersection_between_modes(genuine_density, impostor_density)
     eer, eer_threshold = equal_error_rate(scores)
     eer_ci = eer_bootstrap_ci(scores) if bootstrap else None
-    targets = {target: threshold_at_far(scores, target) for target in sorted(set(far_targets))}
+    targets = {target: threshold_at_far(scores, target) for target in sorted(set(far_targets), reverse=True)}
     warnings: list[str] = []
     for point in targets.values():
         if not point.resolved:

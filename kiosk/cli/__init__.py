@@ -37,13 +37,16 @@ def root(
     ctx: typer.Context,
     config_file: Path = typer.Option(None, "--config", help="TOML configuration file.", envvar="KIOSK_CONFIG"),
     desktop: bool = typer.Option(False, "--desktop", help="Windowed family-assistant desktop mode."),
+    exit_after: float = typer.Option(
+        None, "--exit-after", min=0, hidden=True, help="Smoke test: run SECONDS once ready, print a status line, exit."
+    ),
 ) -> None:
     """With no sub-command, start the kiosk app (full-screen; --desktop for a window)."""
     common.set_config_path(config_file)
     if ctx.invoked_subcommand is None:
         from kiosk.cli.run_app import run_app
 
-        run_app(desktop=desktop)
+        run_app(desktop=desktop, exit_after_s=exit_after)
 
 
 def main() -> None:

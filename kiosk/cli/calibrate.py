@@ -47,10 +47,17 @@ def _summary(payload: dict[str, Any]) -> str:
     if payload.get("written"):
         lines.append(f"wrote {payload['written']['json']} and {payload['written']['png']}")
         if not payload["active"]:
-            lines.append(
-                f"note: not the active {calibration['modality']} calibration; set "
-                f'gate.{calibration["modality"]}_calibration = "{Path(payload["written"]["json"]).name}" to use it'
-            )
+            written = Path(payload["written"]["json"])
+            modality = calibration["modality"]
+            if written.name == payload["active_path_name"]:
+                lines.append(
+                    f'note: not the active {modality} calibration: set paths.calibration_dir = "{written.parent}"'
+                )
+            else:
+                lines.append(
+                    f"note: not the active {modality} calibration; set gate.{modality}_calibration = "
+                    f'"{written.name}" (and paths.calibration_dir = "{written.parent}") to use it'
+                )
     else:
         lines.append("dry run: nothing written")
     return "\n".join(lines)
@@ -129,7 +136,9 @@ def _calibrate(
         json_path, png_path = result.apply(out or cfg.paths.calibration_dir)
         payload["calibration"]["plot"] = png_path.name if png_path else None
         payload["written"] = {"json": str(json_path), "png": str(png_path)}
-        payload["active"] = calibration_path(cfg, modality).resolve() == json_path.resolve()
+        active_path = calibration_path(cfg, modality)
+        payload["active"] = active_path.resolve() == json_path.resolve()
+        payload["active_path_name"] = active_path.name
     emit(payload, as_json, _summary)
 
 

@@ -26,6 +26,9 @@ def _progress(enabled: bool) -> Iterator[Any]:
     if not enabled:
         yield lambda stage, done, total: None
         return
+    if not sys.stderr.isatty():
+        yield _log_lines()
+        return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -46,6 +49,22 @@ def _progress(enabled: bool) -> Iterator[Any]:
 
     with bars:
         yield update
+
+
+def _log_lines() -> Any:
+    """Progress as occasional plain lines (for nohup logs): each stage's start, every 10 s, and its end."""
+    import time
+
+    last: dict[str, float] = {}
+    started = time.monotonic()
+
+    def update(stage: str, done: int, total: int) -> None:
+        now = time.monotonic()
+        if stage not in last or done == total or now - last[stage] >= 10:
+            last[stage] = now
+            print(f"[{now - started:7.1f} s] {stage} {done}/{total}", file=sys.stderr, flush=True)
+
+    return update
 
 
 def _apply_llm(cfg: KioskConfig, llm: str | None, endpoint: str | None, endpoint_model: str | None) -> None:
@@ -93,6 +112,12 @@ def register(app: typer.Typer) -> None:
         max_questions: int | None = typer.Option(None, "--max-questions", help="Cap the question subset."),
         prompt: str = typer.Option("short", "--prompt", help="Answer prompt: short (eval) or assistant."),
         answer_tokens: int = typer.Option(32, "--answer-tokens", help="Longest answer in tokens."),
+        llm_threads: int = typer.Option(
+            1, "--llm-threads", help="llama.cpp threads; 1 is far faster on a shared, oversubscribed CPU (0 = all)."
+        ),
+        conditions: str | None = typer.Option(
+            None, "--conditions", help="Comma-separated subset of owner,no_memory,non_owner,ungated,gold_evidence."
+        ),
         identities: str | None = typer.Option(None, "--identities", help="Comma-separated identities, one per user."),
         threshold: float | None = typer.Option(
             None, "--threshold", help="Override the calibrated tau (recorded as a manual threshold)."
@@ -102,7 +127,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JsonOption,
     ) -> None:
         """Owner vs Non-owner on LoCoMo with ten users in one store; writes JSON + a markdown table."""
-        from kiosk.eval.protocol import EvalOptions, run_locomo
+        from kiosk.eval.protocol import CONDITIONS, EvalOptions, run_locomo
 
         if modality not in ("face", "palm"):
             raise DataError(f"unknown modality {modality!r}", "use --modality face or --modality palm")
@@ -114,6 +139,11 @@ def register(app: typer.Typer) -> None:
             raise DataError(f"unknown prompt {prompt!r}", "use --prompt short or assistant")
         cfg = config()
         _apply_llm(cfg, llm, llm_endpoint, endpoint_model)
+        cfg.llm.threads = llm_threads
+        chosen = tuple(c.strip() for c in conditions.split(",")) if conditions else CONDITIONS
+        unknown = [c for c in chosen if c not in CONDITIONS]
+        if unknown:
+            raise DataError(f"unknown condition(s) {', '.join(unknown)}", f"choose from {', '.join(CONDITIONS)}")
         options = EvalOptions(
             modality=modality,  # type: ignore[arg-type]
             ratio=ratio,
@@ -126,6 +156,7 @@ def register(app: typer.Typer) -> None:
             prompt=prompt,  # type: ignore[arg-type]
             answer_tokens=answer_tokens,
             identities=[s.strip() for s in identities.split(",")] if identities else None,
+            conditions=chosen,  # type: ignore[arg-type]
             results_name=name,
             threshold=threshold,
             command=_command_line(),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,22 @@ def _builder(cfg: KioskConfig, store: SqliteStore, mode: Mode) -> NoteBuilder:
 
 
 def _store(cfg: KioskConfig) -> SqliteStore:
+    _log_to_file(cfg)
     return SqliteStore(cfg.paths.db)
+
+
+def _log_to_file(cfg: KioskConfig) -> None:
+    """Construction failures (invalid LLM replies, skipped items) go to <logs>/memory.log."""
+    try:
+        cfg.paths.logs.mkdir(parents=True, exist_ok=True)
+        handler = logging.FileHandler(cfg.paths.logs / "memory.log", encoding="utf-8")
+    except OSError:
+        return  # a read-only log dir must not stop memory commands
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    for name in ("kiosk.memory", "kiosk.llm"):
+        logger = logging.getLogger(name)
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
 
 
 def _user(store: SqliteStore, name: str) -> Any:

@@ -7,7 +7,7 @@ import os
 import typer
 
 
-def run_app(desktop: bool) -> None:
+def run_app(desktop: bool, exit_after_s: float | None = None) -> None:
     if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("QT_QPA_PLATFORM")):
         typer.echo(
             "The kiosk app needs a display: none is set (DISPLAY / WAYLAND_DISPLAY are empty).\n"
@@ -23,4 +23,4 @@ def run_app(desktop: bool) -> None:
     except ImportError as exc:
         typer.echo(f"The kiosk app cannot start: {exc}", err=True)
         raise typer.Exit(3) from exc
-    raise typer.Exit(run(desktop=desktop))
+    raise typer.Exit(run(desktop=desktop, exit_after_s=exit_after_s))

@@ -115,6 +115,9 @@ def register(app: typer.Typer) -> None:
         min_samples: int | None = typer.Option(
             None, "--min-samples", min=1, help="Usable samples needed (default: config face.enroll_min_samples)."
         ),
+        video_frames: int = typer.Option(
+            12, "--video-frames", min=1, help="Frames taken (evenly spaced) from each video file given."
+        ),
         precropped: bool = typer.Option(
             False,
             "--precropped",
@@ -129,7 +132,7 @@ def register(app: typer.Typer) -> None:
         cfg = config()
         galleries: list[Gallery] = []
         for modality, paths in requested.items():
-            samples = samples_from_paths(paths)
+            samples = samples_from_paths(paths, video_frames=video_frames)
             settings = enroll_settings(cfg, modality)
             if min_samples is not None:
                 settings["min_samples"] = min_samples

@@ -57,7 +57,8 @@ from kiosk.identity.probe import Probe
 from kiosk.memory.note import Note
 
 Condition = Literal["owner", "non_owner", "no_memory", "ungated", "gold_evidence"]
-CONDITIONS: tuple[Condition, ...] = ("owner", "non_owner", "no_memory", "ungated", "gold_evidence")
+# No memory before Non-owner: a rejected probe gets the no-memory prompt, answered once from the cache.
+CONDITIONS: tuple[Condition, ...] = ("owner", "no_memory", "non_owner", "ungated", "gold_evidence")
 PromptStyle = Literal["short", "assistant"]
 STORE_FORMAT = "locomo-store-v1"
 
@@ -370,6 +371,7 @@ def run_locomo(config: KioskConfig, options: EvalOptions, progress: Progress = _
         )
         image_root = benchmark_dir(data_dir, options.modality)
 
+    progress("data", 1, 1)
     cache = AnswerCache(options.cache_dir / "answers.sqlite")
     try:
         with clock.stage("models"):
@@ -392,6 +394,7 @@ def run_locomo(config: KioskConfig, options: EvalOptions, progress: Progress = _
                     "encoder": f"{getattr(embedder, 'name', options.modality)} ({embedder.model_sha256[:12]}…)",
                 }
 
+        progress("models", 1, 1)
         with clock.stage("store"):
             key = store_key(
                 config, conversations_digest(conversations, source), options.construct, loaded.sha256, options.sessions
@@ -399,19 +402,23 @@ def run_locomo(config: KioskConfig, options: EvalOptions, progress: Progress = _
             cached_store = options.cache_dir / "stores" / f"{key}.db"
             reused = cached_store.is_file()
             if not reused:
-                build_store(
-                    cached_store,
-                    conversation_samples(source, conversations),
-                    config,
-                    text_encoder,
-                    loaded.llm,
-                    options.construct,
-                    progress,
-                )
+                with _exclusive(cached_store.with_suffix(".lock")):  # parallel runs build it once
+                    reused = cached_store.is_file()
+                    if not reused:
+                        build_store(
+                            cached_store,
+                            conversation_samples(source, conversations),
+                            config,
+                            text_encoder,
+                            loaded.llm,
+                            options.construct,
+                            progress,
+                        )
             build_summary = json.loads(cached_store.with_suffix(".json").read_text(encoding="utf-8"))
             run_dir = Path(tempfile.mkdtemp(prefix="locomo-run-", dir=options.cache_dir))
             working = run_dir / "store.db"
             shutil.copyfile(cached_store, working)
+        progress("store", 1, 1)
         store = SqliteStore(working)
         try:
             results = _evaluate(
@@ -598,9 +605,10 @@ def _evaluate(
                 "scores": scores.as_dict(),
                 "evidence_recall_at_k": round(sum(values) / len(values), 4) if values else None,
             }
-        owner_scores = aggregate(scored.get("owner", []))
-        non_owner_scores = aggregate(scored.get("non_owner", []))
-        gap = {k: round(v, 2) for k, v in average_gap(owner_scores, non_owner_scores).items()}
+        gap: dict[str, float | None] = {"f1": None, "bleu1": None}
+        if "owner" in scored and "non_owner" in scored:
+            owner_scores, non_owner_scores = aggregate(scored["owner"]), aggregate(scored["non_owner"])
+            gap = {k: round(v, 2) for k, v in average_gap(owner_scores, non_owner_scores).items()}
 
     p50, p95 = _percentiles(loaded.llm.generation_seconds)
     per_category_counts = {
@@ -656,6 +664,19 @@ def _flat(results: dict[str, Any]) -> dict[str, float]:
     from kiosk.eval.report import flat_metrics
 
     return flat_metrics(results)
+
+
+@contextmanager
+def _exclusive(lock_path: Path) -> Iterator[None]:
+    import fcntl
+
+    lock_path.parent.mkdir(parents=True, exist_ok=True)
+    with lock_path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _cpu_count() -> int:

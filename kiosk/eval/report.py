@@ -76,8 +76,9 @@ def render_markdown(results: Mapping[str, Any]) -> str:
         "",
         score_table(conditions, results["gap"]["f1"]),
         "",
-        f"F1 and BLEU-1 in percent (LoCoMo normalisation; multi-hop partial F1). "
-        f"Avg. Gap = Owner − Non-owner = {results['gap']['f1']:.2f} F1 / {results['gap']['bleu1']:.2f} BLEU-1 points.",
+        "F1 and BLEU-1 in percent (LoCoMo normalisation; multi-hop partial F1). "
+        f"Avg. Gap = Owner − Non-owner = {_cell(results['gap']['f1'])} F1 / {_cell(results['gap']['bleu1'])} "
+        "BLEU-1 points.",
         "",
         f"Evidence recall@{results['k']} (LLM-free): " + _recall_line(conditions) + ".",
         "",
@@ -130,8 +131,9 @@ def flat_metrics(results: Mapping[str, Any]) -> dict[str, float]:
             flat[f"{prefix}.{name}.bleu1"] = entry["bleu1"]
         if payload.get("evidence_recall_at_k") is not None:
             flat[f"{prefix}.evidence_recall_at_10.fraction"] = payload["evidence_recall_at_k"]
-    flat[f"locomo.{modality}.gap.f1"] = results["gap"]["f1"]
-    flat[f"locomo.{modality}.gap.bleu1"] = results["gap"]["bleu1"]
+    if results["gap"]["f1"] is not None:
+        flat[f"locomo.{modality}.gap.f1"] = results["gap"]["f1"]
+        flat[f"locomo.{modality}.gap.bleu1"] = results["gap"]["bleu1"]
     flat[f"locomo.{modality}.leaks.notes"] = results["leaks"]["notes"]
     return flat
 

@@ -43,7 +43,7 @@ class ArcFaceOnnxEmbedder:
     input_size = INPUT_SIZE
 
     def __init__(self, path: Path, encoder: Encoder, input_name: str, channels_first: bool, dimension: int,
-                 precropped_margin: float) -> None:
+                 precropped_margin: float, precropped_margin_x: float | None = None) -> None:
         self.name = f"arcface-onnx:{path.name}"
         self.model_sha256 = sha256_file(path)
         self._encoder = encoder
@@ -51,12 +51,13 @@ class ArcFaceOnnxEmbedder:
         self._channels_first = channels_first
         self.dimension = dimension
         self.precropped_margin = precropped_margin
+        self.precropped_margin_x = precropped_margin_x
 
     def crop(self, rgb: np.ndarray, landmarks: np.ndarray) -> np.ndarray:
         return align_five_point(rgb, landmarks, INPUT_SIZE)
 
     def crop_precropped(self, rgb: np.ndarray) -> np.ndarray:
-        return resize(pad_precropped(rgb, self.precropped_margin), INPUT_SIZE)
+        return resize(pad_precropped(rgb, self.precropped_margin, self.precropped_margin_x), INPUT_SIZE)
 
     def embed_crops(self, crops: Sequence[np.ndarray]) -> np.ndarray:
         if not crops:
@@ -94,4 +95,4 @@ def load_arcface(config: KioskConfig) -> ArcFaceOnnxEmbedder:
         feed = batch.transpose(0, 3, 1, 2) if channels_first else batch
         dimension = int(np.asarray(encoder.run({input_name: feed})[encoder.output_names[0]]).size)
     return ArcFaceOnnxEmbedder(path, encoder, input_name, channels_first, int(dimension),
-                               config.face.precropped_margin)
+                               config.face.precropped_margin, config.face.precropped_margin_x)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -51,23 +52,29 @@ class FaceNetEmbedder:
     dimension = 512
     input_size = INPUT_SIZE
 
-    def __init__(self, encoder: Encoder, model_sha256: str, crop_margin: float, precropped_margin: float) -> None:
+    def __init__(
+        self, encoder: Encoder, model_sha256: str, crop_margin: float, precropped_margin: float,
+        precropped_margin_x: float | None = None,
+    ) -> None:
         self._encoder = encoder
+        self._lock = threading.Lock()
         self.model_sha256 = model_sha256
         self.crop_margin = crop_margin
         self.precropped_margin = precropped_margin
+        self.precropped_margin_x = precropped_margin_x
 
     def crop(self, rgb: np.ndarray, landmarks: np.ndarray) -> np.ndarray:
         return facenet_crop(rgb, landmarks, self.crop_margin, INPUT_SIZE)
 
     def crop_precropped(self, rgb: np.ndarray) -> np.ndarray:
-        return resize(pad_precropped(rgb, self.precropped_margin), INPUT_SIZE)
+        return resize(pad_precropped(rgb, self.precropped_margin, self.precropped_margin_x), INPUT_SIZE)
 
     def embed_crops(self, crops: Sequence[np.ndarray]) -> np.ndarray:
         """(n, 512) L2-normalised embeddings of 160x160 RGB uint8 crops (the IR takes batch 1)."""
         out = np.empty((len(crops), self.dimension), dtype=np.float32)
         for i, crop in enumerate(crops):
-            result = self._encoder.run({INPUT: standardise(crop)[None]})[OUTPUT][0]
+            with self._lock:  # one infer request: the verifier thread and enrollment may share it
+                result = self._encoder.run({INPUT: standardise(crop)[None]})[OUTPUT][0]
             out[i] = result / max(float(np.linalg.norm(result)), 1e-12)
         return out
 
@@ -78,6 +85,7 @@ def load_facenet(config: KioskConfig, store: ModelStore | None = None) -> FaceNe
         facenet_ir(store), backend="openvino", threads=config.runtime.threads,
         precision=config.runtime.openvino_precision,
     )
+    face = config.face
     return FaceNetEmbedder(
-        encoder, store.manifest.get(SOURCE).sha256, config.face.crop_margin, config.face.precropped_margin
+        encoder, store.manifest.get(SOURCE).sha256, face.crop_margin, face.precropped_margin, face.precropped_margin_x
     )

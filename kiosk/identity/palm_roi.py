@@ -9,6 +9,7 @@ resampled to `roi_size` gray pixels and contrast-normalised with CLAHE. Each ref
 from __future__ import annotations
 
 import threading
+import weakref
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ import cv2
 import numpy as np
 
 from kiosk.config import PalmConfig
-from kiosk.errors import ProbeError
+from kiosk.errors import ModelError, ProbeError
 
 WRIST, INDEX_MCP, MIDDLE_MCP, RING_MCP, PINKY_MCP = 0, 5, 9, 13, 17
 FINGERS = ((INDEX_MCP, 8), (MIDDLE_MCP, 12), (RING_MCP, 16), (PINKY_MCP, 20))  # (knuckle, tip)
@@ -181,9 +182,14 @@ class PalmRoiExtractor:
             min_hand_detection_confidence=config.hand_confidence,
             min_hand_presence_confidence=config.hand_confidence,
         )
-        self._landmarker: Any = vision.HandLandmarker.create_from_options(options)
+        try:
+            self._landmarker: Any = vision.HandLandmarker.create_from_options(options)
+        except Exception as exc:  # MediaPipe raises plain exceptions for unusable models
+            raise ModelError(f"MediaPipe cannot load {model_path}: {exc}", "run `kiosk models pull`") from exc
         self._lock = threading.Lock()
         self.config = config
+        # MediaPipe's own __del__ fails at interpreter shutdown; close while its runtime is alive.
+        self._finalizer = weakref.finalize(self, _close_quietly, self._landmarker)
 
     def landmarks(self, image: np.ndarray) -> list[HandLandmarks]:
         """All hands found in a BGR (or gray) image, in pixel coordinates."""
@@ -209,7 +215,10 @@ class PalmRoiExtractor:
         image = to_uint8(image[:, :, 0] if image.ndim == 3 and image.shape[2] == 1 else image)
         hands = self.landmarks(image)
         if not hands:
-            raise ProbeError("no hand found in the palm image", "hold an open hand, palm towards the scanner")
+            raise ProbeError(
+                "no hand found in the palm image",
+                "hold an open hand, palm towards the scanner (a pre-cropped palm ROI needs --roi / embed_roi)",
+            )
         if len(hands) > 1:
             raise ProbeError("more than one hand in view", "show one hand at a time")
         hand = hands[0]
@@ -223,7 +232,14 @@ class PalmRoiExtractor:
         return PalmRoi(normalise_roi(roi), hand, sharpness, brightness)
 
     def close(self) -> None:
-        self._landmarker.close()
+        self._finalizer()
+
+
+def _close_quietly(landmarker: Any) -> None:
+    try:
+        landmarker.close()
+    except Exception:  # already closed, or MediaPipe's dispatcher is gone at interpreter exit
+        landmarker._handle = None  # so MediaPipe's own __del__ does not retry and print a traceback
 
 
 def knuckle_span(points: np.ndarray) -> float:

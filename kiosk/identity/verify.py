@@ -103,12 +103,13 @@ class ProbeFuser:
 
     @classmethod
     def from_config(cls, config: Any, modality: Modality, model_sha256: str) -> ProbeFuser:
-        """Fusion window from `config.face` (fuse_frames, fuse_max_age_s); palm uses the same settings."""
+        """Fusion window from the modality's config section (fuse_frames, fuse_max_age_s), else `config.face`."""
+        section = getattr(config, modality, config.face)
         return cls(
             modality,
             model_sha256,
-            fuse_frames=config.face.fuse_frames,
-            max_age_s=config.face.fuse_max_age_s,
+            fuse_frames=getattr(section, "fuse_frames", config.face.fuse_frames),
+            max_age_s=getattr(section, "fuse_max_age_s", config.face.fuse_max_age_s),
         )
 
     def add(self, vector: np.ndarray | None, timestamp: float, faces_in_view: int = 1) -> None:

@@ -14,10 +14,10 @@ from kiosk.llm.backend import Message
 NOTE_SYSTEM = "You turn one message of a conversation into a memory note. Reply with JSON only."
 
 NOTE_TEMPLATE = """Analyse the message and return JSON with:
-- "keywords": the 3 to 6 most important words or short phrases (people, places, things, events),
+- "keywords": the 3 to 5 most important words or short phrases (people, places, things, events),
   most important first
 - "context": one sentence saying who speaks, when, what the message is about and why it matters
-- "tags": 2 to 5 broad categories (for example family, work, hobby, health, travel, feelings, plans)
+- "tags": 2 to 4 broad categories (for example family, work, hobby, health, travel, feelings, plans)
 
 Speaker: {speaker}
 Date: {date}
@@ -30,14 +30,14 @@ NOTE_SCHEMA: dict[str, Any] = {
             "type": "array",
             "items": {"type": "string", "minLength": 1, "maxLength": 40},
             "minItems": 1,
-            "maxItems": 6,
+            "maxItems": 5,
         },
-        "context": {"type": "string", "minLength": 1, "maxLength": 300},
+        "context": {"type": "string", "minLength": 1, "maxLength": 200},
         "tags": {
             "type": "array",
             "items": {"type": "string", "minLength": 1, "maxLength": 30},
             "minItems": 1,
-            "maxItems": 5,
+            "maxItems": 4,
         },
     },
     "required": ["keywords", "context", "tags"],
@@ -85,7 +85,7 @@ def evolve_messages(content: str, context: str, tags: Sequence[str], neighbours:
 
 def evolve_schema(neighbour_count: int) -> dict[str, Any]:
     numbers = list(range(1, neighbour_count + 1))
-    tags = {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 30}, "maxItems": 5}
+    tags = {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 30}, "maxItems": 4}
     return {
         "type": "object",
         "properties": {
@@ -99,7 +99,7 @@ def evolve_schema(neighbour_count: int) -> dict[str, Any]:
                     "type": "object",
                     "properties": {
                         "number": {"type": "integer", "enum": numbers},
-                        "context": {"type": "string", "maxLength": 300},
+                        "context": {"type": "string", "maxLength": 150},
                         "tags": tags,
                     },
                     "required": ["number", "context", "tags"],

@@ -22,11 +22,11 @@ import numpy as np
 from pydantic import BaseModel, Field, field_validator
 
 from kiosk.config import MemoryConfig
-from kiosk.errors import LLMError
+from kiosk.errors import KioskError, LLMError
 from kiosk.llm import prompts
 from kiosk.llm.backend import LLM
 from kiosk.llm.structured import ask_structured
-from kiosk.memory.keywords import keywords as keybert_keywords
+from kiosk.memory.keywords import candidates, select_keywords
 from kiosk.memory.note import Link, Note
 from kiosk.memory.store import Store
 
@@ -37,7 +37,8 @@ Outcome = Literal["fast", "none", "parsed", "retried", "failed"]
 
 LLM_NEIGHBOURS_MAX = 3
 """Neighbours shown to the LLM for linking: a small model's prompt and reply stay short."""
-EVOLVE_MAX_TOKENS = 256
+EVOLVE_MAX_TOKENS = 200
+PHRASE_CACHE_SIZE = 50_000
 
 
 class TextEncoding(Protocol):
@@ -147,6 +148,7 @@ class NoteBuilder:
         self.encoder = encoder
         self.config = config
         self.llm = llm
+        self._phrase_vectors: dict[str, np.ndarray] = {}
 
     def build(self, draft: Draft, mode: Mode | None = None) -> BuildReport:
         mode = mode or self.config.construction
@@ -154,13 +156,56 @@ class NoteBuilder:
             return self._build_llm(draft)
         return self._build_fast(draft)
 
+    def build_many(self, drafts: Sequence[Draft], mode: Mode | None = None) -> list[BuildReport | KioskError]:
+        """Build and store several notes in order; fast mode encodes them in batches (bulk import).
+
+        Each note is still its own transaction; a failure is returned in its place and the rest go on.
+        """
+        mode = mode or self.config.construction
+        results: list[BuildReport | KioskError] = []
+        if mode == "llm":
+            for draft in drafts:
+                try:
+                    results.append(self._build_llm(draft))
+                except KioskError as exc:
+                    results.append(exc)
+            return results
+        for note in self._prepare_fast(drafts):
+            try:
+                results.append(self._store_fast(note))
+            except KioskError as exc:
+                results.append(exc)
+        return results
+
     # ---- fast ----------------------------------------------------------------------------------
     def _build_fast(self, draft: Draft) -> BuildReport:
-        content_vector = self.encoder.encode([draft.content])[0]
-        note = self._draft_note(draft)
-        note.keywords = keybert_keywords(draft.content, self.encoder.encode, self.config.keywords, content_vector)
-        note.context = basic_context(draft)
-        note.embedding = self._embed(note)
+        return self._store_fast(self._prepare_fast([draft])[0])
+
+    def _prepare_fast(self, drafts: Sequence[Draft]) -> list[Note]:
+        """Keywords, context and embedding for each draft, with two batched encoder passes for all.
+
+        Candidate phrases repeat a lot within a conversation (names, places), so their vectors are cached.
+        """
+        phrases = [candidates(d.content) for d in drafts]
+        missing = list(dict.fromkeys(p for group in phrases for p in group if p not in self._phrase_vectors))
+        vectors = self.encoder.encode([d.content for d in drafts] + missing)
+        if len(self._phrase_vectors) + len(missing) > PHRASE_CACHE_SIZE:
+            self._phrase_vectors.clear()
+        self._phrase_vectors.update(zip(missing, vectors[len(drafts) :], strict=True))
+        notes: list[Note] = []
+        for index, draft in enumerate(drafts):
+            group = phrases[index]
+            note = self._draft_note(draft)
+            group_vectors = np.stack([self._phrase_vectors[p] for p in group]) if group else np.zeros((0, 1))
+            note.keywords = select_keywords(group, group_vectors, vectors[index], self.config.keywords)
+            note.context = basic_context(draft)
+            notes.append(note)
+        embeddings = self.encoder.encode([n.embedding_text() for n in notes])
+        for note, embedding in zip(notes, embeddings, strict=True):
+            note.embedding = np.asarray(embedding, dtype=np.float32)
+        return notes
+
+    def _store_fast(self, note: Note) -> BuildReport:
         neighbours = self._neighbours(note, self.config.link_candidates)
         note.links = [Link(nid, "similar") for nid, sim in neighbours if sim >= self.config.link_similarity]
         stored = self.store.add_note(note)

@@ -51,8 +51,16 @@ def keywords(
     if not phrases:
         return []
     doc = document if document is not None else encode([text])[0]
-    vectors = encode(phrases)
-    relevance = vectors @ doc
+    return select_keywords(phrases, encode(phrases), doc, count, diversity)
+
+
+def select_keywords(
+    phrases: Sequence[str], vectors: np.ndarray, document: np.ndarray, count: int, diversity: float = 0.4
+) -> list[str]:
+    """Maximal marginal relevance over candidate phrases with their (normalised) embeddings."""
+    if not phrases:
+        return []
+    relevance = vectors @ document
     chosen: list[int] = []
     remaining = list(range(len(phrases)))
     while remaining and len(chosen) < count:

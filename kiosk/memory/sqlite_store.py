@@ -140,6 +140,8 @@ class SqliteStore:
             self._backup(backup_dir or self.path.parent, current)
         for version in range(current, LATEST_VERSION):
             with self._write():
+                if self._version() != version:
+                    continue  # another connection migrated this step while we waited for the lock
                 MIGRATIONS[version](self._conn)
                 self._conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
                 self._conn.execute("DELETE FROM schema_version")

@@ -10,9 +10,7 @@ from kiosk.config import RetrievalConfig
 from kiosk.retrieval.results import FamiliaritySignal, Path
 
 
-def familiarity_signal(
-    similarities: Sequence[float], k_probe: int, softmax_lambda: float
-) -> FamiliaritySignal:
+def familiarity_signal(similarities: Sequence[float], k_probe: int, softmax_lambda: float) -> FamiliaritySignal:
     """Mean s_hat of the top k_probe similarities and entropy H of softmax(lambda * (s - max s)) in nats."""
     top = np.sort(np.asarray(similarities, dtype=np.float64))[::-1][:k_probe]
     if top.size == 0:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Sequence
@@ -31,36 +32,38 @@ class VersionedCache(Generic[V]):
     outlive a change to the memories (or the identity) it was computed from.
     """
 
-    def __init__(
-        self, ttl_s: float | None, capacity: int = 64, clock: Callable[[], float] = time.monotonic
-    ) -> None:
+    def __init__(self, ttl_s: float | None, capacity: int = 64, clock: Callable[[], float] = time.monotonic) -> None:
         self.ttl_s = ttl_s
         self.capacity = capacity
         self._clock = clock
         self._entries: OrderedDict[Hashable, _Entry[V]] = OrderedDict()
+        self._lock = threading.Lock()  # the UI's worker threads and the main thread may share one retriever
 
     @property
     def enabled(self) -> bool:
         return self.ttl_s is None or self.ttl_s > 0
 
     def get(self, key: Hashable, versions: tuple[tuple[int, int], ...]) -> V | None:
-        entry = self._entries.get(key)
-        if entry is None:
-            return None
-        expired = self.ttl_s is not None and self._clock() - entry.stored_at > self.ttl_s
-        if expired or entry.versions != versions:
-            del self._entries[key]
-            return None
-        self._entries.move_to_end(key)
-        return entry.value
+        with self._lock:
+            entry = self._entries.get(key)
+            if entry is None:
+                return None
+            expired = self.ttl_s is not None and self._clock() - entry.stored_at > self.ttl_s
+            if expired or entry.versions != versions:
+                del self._entries[key]
+                return None
+            self._entries.move_to_end(key)
+            return entry.value
 
     def put(self, key: Hashable, versions: tuple[tuple[int, int], ...], value: V) -> None:
         if not self.enabled:
             return
-        self._entries[key] = _Entry(value, versions, self._clock())
-        self._entries.move_to_end(key)
-        while len(self._entries) > self.capacity:
-            self._entries.popitem(last=False)
+        with self._lock:
+            self._entries[key] = _Entry(value, versions, self._clock())
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
 
     def clear(self) -> None:
-        self._entries.clear()
+        with self._lock:
+            self._entries.clear()

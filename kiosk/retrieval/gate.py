@@ -101,13 +101,10 @@ def validate_probe(probe: Probe, dimension: int | None = None) -> np.ndarray:
             "pass a single embedding (1-D array)",
         )
     if not np.issubdtype(vector.dtype, np.number):
-        raise ProbeError(
-            f"the {probe.modality} probe is not numeric ({vector.dtype})", "pass a float embedding"
-        )
+        raise ProbeError(f"the {probe.modality} probe is not numeric ({vector.dtype})", "pass a float embedding")
     if dimension is not None and vector.shape[0] != dimension:
         raise ProbeError(
-            f"the {probe.modality} probe has {vector.shape[0]} dimensions but the enrolled templates have "
-            f"{dimension}",
+            f"the {probe.modality} probe has {vector.shape[0]} dimensions but the enrolled templates have {dimension}",
             "use the embedder the users were enrolled with",
         )
     values = vector.astype(np.float64)

@@ -5,9 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 
-def kmeans(
-    points: np.ndarray, clusters: int, *, seed: int = 0, iterations: int = 20
-) -> tuple[np.ndarray, np.ndarray]:
+def kmeans(points: np.ndarray, clusters: int, *, seed: int = 0, iterations: int = 20) -> tuple[np.ndarray, np.ndarray]:
     """Cluster `points` (n, d) into at most `clusters` groups.
 
     Returns (labels (n,) int64, centroids (c, d) float64) with c = min(clusters, distinct points);
@@ -42,11 +40,7 @@ def kmeans(
 
 
 def _squared_distances(data: np.ndarray, centroids: np.ndarray) -> np.ndarray:
-    return (
-        (data * data).sum(axis=1)[:, None]
-        - 2.0 * data @ centroids.T
-        + (centroids * centroids).sum(axis=1)[None, :]
-    )
+    return (data * data).sum(axis=1)[:, None] - 2.0 * data @ centroids.T + (centroids * centroids).sum(axis=1)[None, :]
 
 
 def _plus_plus(data: np.ndarray, count: int, rng: np.random.Generator) -> np.ndarray:

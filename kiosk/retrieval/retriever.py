@@ -34,7 +34,7 @@ class Retriever:
         self.store = store
         self.config = config
         self._familiarity_cache: VersionedCache[Retrieval] = VersionedCache(config.cache_ttl_ms / 1000.0)
-        self._pools: VersionedCache[PoolMatrix] = VersionedCache(None, capacity=4)
+        self._pools: VersionedCache[PoolMatrix] = VersionedCache(None, capacity=config.pool_cache_owners)
 
     def retrieve(
         self,
@@ -98,9 +98,7 @@ class Retriever:
             fanout=self.config.fanout,
             rounds=self.config.rounds,
             candidates=self.config.candidates,
-            alpha=self.config.recollection_alpha
-            if self.config.recollection_alpha is not None
-            else mixing_alpha(k),
+            alpha=self.config.recollection_alpha if self.config.recollection_alpha is not None else mixing_alpha(k),
             seed=self.config.kmeans_seed,
         )
         found = recollect(pool.search, query, settings)
@@ -108,14 +106,11 @@ class Retriever:
         sims = exact_similarities(notes, query)
         rank_score = dict(zip(found.ids, found.scores, strict=True))
         scored = [
-            ScoredNote(note, float(sim), rank_score[int(note.id or 0)])
-            for note, sim in zip(notes, sims, strict=True)
+            ScoredNote(note, float(sim), rank_score[int(note.id or 0)]) for note, sim in zip(notes, sims, strict=True)
         ]
         return Retrieval("recollection", chronological(scored), signal=signal, rounds=found.rounds)
 
-    def pool(
-        self, owners: tuple[int, ...], versions: tuple[tuple[int, int], ...] | None = None
-    ) -> PoolMatrix:
+    def pool(self, owners: tuple[int, ...], versions: tuple[tuple[int, int], ...] | None = None) -> PoolMatrix:
         """The matched owners' embeddings in memory, reloaded whenever one of them has been written to."""
         versions = versions if versions is not None else owner_versions(self.store, owners)
         cached = self._pools.get(owners, versions)

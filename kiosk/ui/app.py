@@ -167,8 +167,11 @@ def _real_loader(config: KioskConfig) -> Callable[[Progress], KioskServices]:
     return load
 
 
-def run(desktop: bool) -> int:
-    """Start the app; returns the process exit code. Problems are shown on screen, never as a traceback."""
+def run(desktop: bool, exit_after_s: float | None = None) -> int:
+    """Start the app; returns the process exit code. Problems are shown on screen, never as a traceback.
+
+    `exit_after_s`: smoke mode (kiosk.ui.smoke) — run that long once ready, print a status line, exit.
+    """
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
@@ -187,6 +190,10 @@ def run(desktop: bool) -> int:
     else:
         window.setWindowFlag(Qt.WindowType.FramelessWindowHint, True)
         window.showFullScreen()
+    if exit_after_s is not None:
+        from kiosk.ui.smoke import SmokeRun
+
+        smoke = SmokeRun(window, exit_after_s)  # noqa: F841  (kept alive until exec returns)
     window.load()
     app.aboutToQuit.connect(window.shutdown)
     return int(app.exec())

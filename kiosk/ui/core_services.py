@@ -37,6 +37,7 @@ from kiosk.ui.services import (
     FaceBox,
     FrameView,
     Identity,
+    IdentityState,
     NoteView,
     Progress,
     TokenSink,
@@ -150,7 +151,9 @@ class CoreServices:
         self.threshold_problem = threshold_problem
         self.assistant = Assistant(store, text_encoder, self.llm, config, thresholds)
         self.fuser = ProbeFuser.from_config(config, "face", face.model_sha256)
-        self.verifier = ContinuousVerifier(source, face.analyse, self.fuser)
+        self._analysis_period_s = 1.0 / config.ui.analysis_fps
+        self._last_analysis = 0.0
+        self.verifier = ContinuousVerifier(source, self._paced_analyse, self.fuser)
         self._templates: tuple[float, list[Template], dict[int, str]] = (0.0, [], {})
         self._templates_lock = threading.Lock()
         self._last_view_index = -1
@@ -210,6 +213,17 @@ class CoreServices:
         progress(1.0, "Ready")
         return cls(config, store, text_encoder, llm, face, source, thresholds, problem)
 
+    def _paced_analyse(self, image: np.ndarray) -> FaceAnalysis:
+        """At most ui.analysis_fps analyses a second: the kiosk needs a steady badge, not every frame.
+
+        The wait comes before the analysis, so the frame is at most one period old and keeps its own timestamp.
+        """
+        wait = self._last_analysis + self._analysis_period_s - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        self._last_analysis = time.monotonic()
+        return self.face.analyse(image)
+
     # --- templates ----------------------------------------------------------------------------------
     def _enrolled(self) -> tuple[list[Template], dict[int, str]]:
         with self._templates_lock:
@@ -228,7 +242,7 @@ class CoreServices:
         if faces_seen > 1 or (probe is not None and probe.faces_in_view > 1):
             return Identity("multiple")
         if probe is None:
-            return Identity("nobody")
+            return Identity("unclear" if faces_seen else "nobody")
         tau = self.thresholds.get(probe.modality)
         if tau is None:
             return Identity("unknown")
@@ -279,7 +293,7 @@ class CoreServices:
         if camera in ("lost", "reconnecting") and stale:
             identity = Identity("no-camera")
         hint = quality_hint(analysis) or latest.error
-        if self.threshold_problem and identity.state != "nobody":
+        if self.threshold_problem and identity.state not in ("nobody", "unclear"):
             hint = "Not calibrated yet: answers use no personal memory"
         return FrameView(
             image, latest.frame.timestamp, tuple(boxes), identity, hint, camera if stale else "live", message
@@ -308,7 +322,8 @@ class CoreServices:
         faces_seen = analysis.faces_in_view if analysis is not None else 0
         if probe is None:
             reason = quality_hint(analysis) or fused.reason
-            return Verification(Identity("multiple" if faces_seen > 1 else "nobody"), None, reason)
+            state: IdentityState = "multiple" if faces_seen > 1 else "unclear" if faces_seen else "nobody"
+            return Verification(Identity(state), None, reason)
         if self.threshold_problem:
             return Verification(Identity("unknown"), None, self.threshold_problem)
         return Verification(self._identity_of(probe, faces_seen), probe)
@@ -416,7 +431,10 @@ class CoreServices:
         pairs = folder / "pairs.txt"
         spec = DataSpec(data_dir=folder, pairs_file=pairs if pairs.is_file() else None)
         progress(0.0, f"Loading the {modality} encoder…")
-        embedder: Any = self.face if modality == "face" else load_embedder(self.config, modality)
+        # Its own encoder instance: the live one belongs to the verifier thread (inference is not re-entrant).
+        embedder: Any = load_embedder(self.config, modality)
+        if modality == "face" and embedder.model_sha256 != self.face.model_sha256:
+            raise CalibrationError("the calibration encoder differs from the live one", "restart the kiosk")
         weights = {"embed": (0.0, 0.85), "score": (0.85, 0.95), "analyse": (0.95, 1.0)}
 
         def report(stage: str, done: int, total: int) -> None:
@@ -440,6 +458,7 @@ class CoreServices:
             default_rule=calibration.rule,
             counts={"genuine": calibration.counts.genuine, "impostor": calibration.counts.impostor},
             eer=calibration.figures.eer,
+            unresolved={rule: point.note for rule, point in points.items() if not point.resolved},
             payload=result,
         )
 

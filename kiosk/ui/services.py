@@ -16,7 +16,8 @@ import numpy as np
 
 from kiosk.identity.probe import Probe
 
-IdentityState = Literal["recognised", "unknown", "multiple", "nobody", "no-camera"]
+# unclear: a face is in view but no frame good enough to verify (turned, blurred, small, dark).
+IdentityState = Literal["recognised", "unknown", "multiple", "unclear", "nobody", "no-camera"]
 CameraState = Literal["live", "reconnecting", "lost", "ended", "starting"]
 Decision = Literal["owner", "fallback", "hidden-multiple-faces"]
 Progress = Callable[[float, str], None]
@@ -121,6 +122,7 @@ class CalibrationView:
     default_rule: str
     counts: dict[str, int]
     eer: float | None = None
+    unresolved: dict[str, str] = field(default_factory=dict)  # rule -> why the data cannot resolve it
     payload: object = None
 
 

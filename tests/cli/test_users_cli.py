@@ -65,12 +65,13 @@ def test_enroll_list_reenroll_delete(cli: Any, data_dir: Path) -> None:
     alex = str(photos / "alex-lacamoire.png")
     video = str(photos / "short_hamilton_clip.mp4")
 
-    result = cli("enroll", "Lin", "--face", lin, video, "--json")
+    result = cli("enroll", "Lin", "--face", lin, video, "--video-frames", "16", "--json")
     assert result.exit_code == 0, result.output
     enrolled = json.loads(result.stdout)
     assert enrolled["enrolled"] and enrolled["created"]
     face = enrolled["galleries"][0]
     assert face["modality"] == "face" and face["templates"] >= 3
+    assert len(face["samples"]) == 1 + 16  # the photo and 16 evenly spaced video frames
     labels = {s["label"]: s for s in face["samples"]}
     assert labels["lin-manuel-miranda.png"]["accepted"]
     assert any(not s["accepted"] and s["reason"].startswith("no usable face") for s in face["samples"])

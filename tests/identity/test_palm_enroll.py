@@ -11,13 +11,12 @@ import cv2
 import numpy as np
 import pytest
 import typer
+from test_palm_roi import drawn_hand  # tests/identity is on sys.path (rootdir-less test modules)
 from typer.testing import CliRunner
 
 from kiosk.cli import users as users_cli
 from kiosk.config import KioskConfig
 from kiosk.identity.palm import PalmEmbedder, load_palm_embedder
-
-from .test_palm_roi import drawn_hand
 
 
 @pytest.fixture(scope="module")
@@ -28,18 +27,14 @@ def palm_embedder(base_config: KioskConfig) -> Iterator[PalmEmbedder]:
 
 
 @pytest.fixture()
-def cli(
-    base_config: KioskConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, palm_embedder: PalmEmbedder
-) -> Any:
+def cli(base_config: KioskConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, palm_embedder: PalmEmbedder) -> Any:
     app = typer.Typer()
     users_cli.register(app)
     monkeypatch.setenv("KIOSK_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("KIOSK_PATHS__MODELS_DIR", str(base_config.paths.models))
     monkeypatch.delenv("KIOSK_CONFIG", raising=False)
     original = users_cli.load_embedder
-    monkeypatch.setattr(
-        users_cli, "load_embedder", lambda cfg, m: palm_embedder if m == "palm" else original(cfg, m)
-    )
+    monkeypatch.setattr(users_cli, "load_embedder", lambda cfg, m: palm_embedder if m == "palm" else original(cfg, m))
     runner = CliRunner()
     return lambda *args: runner.invoke(app, ["users", *args])
 
@@ -66,7 +61,7 @@ def test_a_different_palm_among_the_samples_is_rejected_as_outlier(cli: Any, dat
     images = [*tongji(data_dir, 44), tongji(data_dir, 45)[0]]
     result = cli("enroll", "Ana", "--palm", *images, "--roi", "--json")
     assert result.exit_code == 0, result.output
-    outcomes = json.loads(result.output)["galleries"][0]["outcomes"]
+    outcomes = json.loads(result.output)["galleries"][0]["samples"]
     assert [o["accepted"] for o in outcomes] == [True, True, True, True, False]
 
 
@@ -84,6 +79,6 @@ def test_enroll_from_full_hand_images_refuses_a_face(cli: Any, data_dir: Path, t
     face = str(data_dir / "face_video" / "alex-lacamoire.png")
     result = cli("enroll", "Bo", "--palm", *hands, face, "--json")
     assert result.exit_code == 0, result.output
-    outcomes = json.loads(result.output)["galleries"][0]["outcomes"]
+    outcomes = json.loads(result.output)["galleries"][0]["samples"]
     assert [o["accepted"] for o in outcomes] == [True, True, True, False]
     assert "no hand found" in outcomes[3]["reason"]

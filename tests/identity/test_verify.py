@@ -111,6 +111,10 @@ def test_fuser_from_config(base_config: object) -> None:
     fuser = ProbeFuser.from_config(base_config, "face", SHA)
     assert fuser.fuse_frames == base_config.face.fuse_frames  # type: ignore[attr-defined]
     assert fuser.max_age_s == base_config.face.fuse_max_age_s  # type: ignore[attr-defined]
+    config = base_config.model_copy(deep=True)  # type: ignore[attr-defined]
+    config.palm.fuse_frames, config.palm.fuse_max_age_s = 2, 3.5
+    palm = ProbeFuser.from_config(config, "palm", SHA)
+    assert (palm.modality, palm.fuse_frames, palm.max_age_s) == ("palm", 2, 3.5)
 
 
 # ---- verification -------------------------------------------------------------------------------------

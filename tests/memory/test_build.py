@@ -13,7 +13,7 @@ import pytest
 from doubles import ScriptedLLM
 
 from kiosk.config import MemoryConfig
-from kiosk.errors import LLMError
+from kiosk.errors import LLMError, StoreError
 from kiosk.llm.prompts import EVOLVE_SYSTEM, NOTE_SYSTEM
 from kiosk.memory import SqliteStore
 from kiosk.memory.build import Draft, NoteBuilder, human_date
@@ -167,3 +167,22 @@ def test_llm_mode_without_llm_is_a_clear_error(store: SqliteStore, text_encoder:
     owner = store.add_user("Ann").id
     with pytest.raises(LLMError, match="no LLM"):
         NoteBuilder(store, text_encoder, MemoryConfig()).build(_draft(owner, "x"), "llm")
+
+
+def test_build_many_matches_single_builds_and_isolates_failures(store: SqliteStore, text_encoder: Any) -> None:
+    owner = store.add_user("Ann").id
+    config = MemoryConfig(construction="fast", link_similarity=0.5)
+    texts = ["I adopted a puppy named Rex.", "Rex chewed my running shoes.", "Work was busy with the audit."]
+    batch = NoteBuilder(store, text_encoder, config).build_many(
+        [_draft(owner, texts[0]), _draft(owner + 99, texts[1]), _draft(owner, texts[2])]
+    )
+    assert isinstance(batch[1], StoreError) and "no user" in batch[1].message
+    stored = [r for r in batch if not isinstance(r, StoreError)]
+    assert [r.note.content for r in stored] == [texts[0], texts[2]]
+    single_store = SqliteStore(store.path.with_name("single.db") if store.path else ":memory:")
+    single_owner = single_store.add_user("Ann").id
+    single = NoteBuilder(single_store, text_encoder, config).build(_draft(single_owner, texts[2])).note
+    batched = stored[1].note
+    assert batched.keywords == single.keywords and batched.context == single.context
+    assert batched.embedding is not None and single.embedding is not None
+    assert float(batched.embedding @ single.embedding) > 0.999

@@ -310,3 +310,16 @@ def test_timestamps_are_utc(store: SqliteStore) -> None:
     note = store.add_note(make_note(ann))
     assert note.timestamp.tzinfo is not None and note.timestamp.utcoffset().total_seconds() == 0  # type: ignore[union-attr]
     assert note.timestamp == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
+
+
+def test_two_processes_opening_a_new_database_at_once(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    path = tmp_path / "memory.db"
+    code = "import sys; from kiosk.memory import SqliteStore; SqliteStore(sys.argv[1]).close()"
+    children = [subprocess.Popen([sys.executable, "-c", code, str(path)], stderr=subprocess.PIPE) for _ in range(3)]
+    for child in children:
+        _, err = child.communicate(timeout=120)
+        assert child.returncode == 0, err.decode()
+    assert SqliteStore(path).schema_version() == LATEST_VERSION

@@ -89,9 +89,7 @@ def build(world: World) -> Built:
         user_ids.append(user.id)
         base = _unit(rng, TEMPLATE_DIM)
         # Several templates per user: noisy views of one identity, as enrollment produces.
-        views = np.stack(
-            [base + 0.3 * _unit(rng, TEMPLATE_DIM) for _ in range(world.templates_per_user[index])]
-        )
+        views = np.stack([base + 0.3 * _unit(rng, TEMPLATE_DIM) for _ in range(world.templates_per_user[index])])
         views /= np.linalg.norm(views, axis=1, keepdims=True)
         store.set_templates(user.id, "face", views.astype(np.float32), SHA)
         # Distractors the gate must ignore: palm templates and face templates of another encoder.

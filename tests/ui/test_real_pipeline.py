@@ -257,7 +257,7 @@ def test_enrollment_from_the_live_camera_then_recognised(qtbot, scene: Scene, op
     qtbot.waitUntil(lambda: "Lin" in window.main.badge.text(), timeout=30_000)
 
 
-def lfw_subset(data_dir: Path, folder: Path, identities: int = 24, per_identity: int = 3) -> Path:
+def lfw_subset(data_dir: Path, folder: Path, identities: int = 16, per_identity: int = 3) -> Path:
     """A small labelled folder (manifest.csv path,identity) from LFW identities with several images."""
     import csv
 
@@ -277,7 +277,9 @@ def lfw_subset(data_dir: Path, folder: Path, identities: int = 24, per_identity:
     return folder
 
 
-def test_admin_calibrates_on_a_folder_and_applies_the_threshold(qtbot, scene: Scene, open_kiosk, data_dir, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_admin_calibrates_on_a_folder_and_applies_the_threshold(
+    qtbot, scene: Scene, open_kiosk, data_dir, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
     folder = lfw_subset(data_dir, tmp_path / "lfw-small")
     window = open_kiosk(scene, scripted_llm())
     window.ctx.admin_pin.set_pin("2580")
@@ -292,12 +294,14 @@ def test_admin_calibrates_on_a_folder_and_applies_the_threshold(qtbot, scene: Sc
         qtbot.mouseClick(admin.run_button, Qt.MouseButton.LeftButton)
     result = blocker.args[0]
     assert len(set(progress)) >= 3  # the bar moved while images were embedded
-    assert result.counts["genuine"] == 24 * 3 and result.counts["impostor"] > 1000
+    assert result.counts["genuine"] == 16 * 3 and result.counts["impostor"] > 1000
     assert result.genuine.mean() > result.impostor.mean() + 0.3
     assert set(result.thresholds) == {"tau_d", "eer", "far", "strict"}
     save_screenshot(window, "admin-calibration")
     qtbot.mouseClick(admin.rule_buttons["eer"], Qt.MouseButton.LeftButton)
-    with qtbot.waitSignal(admin.action_done, timeout=30_000, check_params_cb=lambda what: what != "users-listed") as done:
+    with qtbot.waitSignal(
+        admin.action_done, timeout=30_000, check_params_cb=lambda what: what != "users-listed"
+    ) as done:
         qtbot.mouseClick(admin.apply_button, Qt.MouseButton.LeftButton)
     assert done.args[0] == "calibration-applied", admin.cal_status.text()
     services = window.ctx.require_services()
@@ -305,3 +309,32 @@ def test_admin_calibrates_on_a_folder_and_applies_the_threshold(qtbot, scene: Sc
     written = list((scene.config.paths.calibration_dir).glob("face-*.json"))
     assert len(written) == 1 and '"rule": "eer"' in written[0].read_text()
     assert [e["action"] for e in window.ctx.admin_log.entries()][-2:] == ["calibration-done", "calibration-applied"]
+
+
+@pytest.mark.llm
+def test_real_small_llm_streams_a_personal_answer_and_the_ui_stays_responsive(qtbot, scene: Scene, open_kiosk) -> None:  # type: ignore[no-untyped-def]
+    from kiosk.llm.factory import create_llm
+    from kiosk.ui.latency import LoopGapProbe
+
+    scene.config.llm.model = "smollm2-135m-instruct"
+    scene.config.llm.max_answer_tokens = 48
+    scene.config.llm.threads = 1  # this CI box is shared: llama.cpp threads spinning on busy cores crawl
+    scene.config.llm.n_ctx = 2048
+    scene.enroll("Lin", "lin-manuel-miranda.png")
+    scene.add_notes("Lin", OWNER_NOTES)
+    window = open_kiosk(scene, create_llm(scene.config))
+    qtbot.waitUntil(lambda: "Lin" in window.main.badge.text(), timeout=30_000)
+    tokens: list[str] = []
+    probe = LoopGapProbe()
+    window.main.type_with_keyboard(QUESTION)
+    with qtbot.waitSignal(window.main.answer_done, timeout=120_000) as blocker:
+        probe.start()
+        window.main.send()
+        window.main._task.signals.token.connect(tokens.append)
+    probe.stop()
+    result = blocker.args[0]
+    assert not isinstance(result, str), result
+    assert result.decision == "owner" and result.notes, result
+    assert len(tokens) >= 3 and result.text.strip()  # really streamed, token by token
+    assert window.main.conversation.answers()[-1].state == "personal"
+    assert probe.max_app_gap_ms < 100, probe.summary()

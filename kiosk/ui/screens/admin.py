@@ -203,6 +203,7 @@ class AdminScreen(Screen):
             button.setEnabled(False)
             button.toggled.connect(lambda on, r=rule: self._rule_picked(r) if on else None)
             figures = label("", "muted")
+            figures.setContentsMargins(self.ctx.metrics.font_px + 14, 0, 0, 8)
             self.rules.addButton(button)
             self.rule_buttons[rule] = button
             self.rule_figures[rule] = figures
@@ -257,11 +258,12 @@ class AdminScreen(Screen):
         for rule, button in self.rule_buttons.items():
             available = rule in result.thresholds
             button.setEnabled(available)
-            self.rule_figures[rule].setText(
-                f"τ {result.thresholds[rule]:.3f} · FAR {_pct(result.far[rule])} · FRR {_pct(result.frr[rule])}"
-                if available
-                else "not available"
-            )
+            text = "not available"
+            if available:
+                text = f"τ {result.thresholds[rule]:.3f} · FAR {_pct(result.far[rule])} · FRR {_pct(result.frr[rule])}"
+                if rule in result.unresolved:
+                    text += f"\n⚠ {result.unresolved[rule]}"
+            self.rule_figures[rule].setText(text)
         eer = f" · EER {_pct(result.eer)}" if result.eer is not None else ""
         self.counts.setText(
             f"{result.counts.get('genuine', 0):,} genuine and {result.counts.get('impostor', 0):,} impostor pairs{eer}"

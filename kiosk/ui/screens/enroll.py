@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import QHBoxLayout, QLineEdit, QProgressBar, QPushButton, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QFrame,
+    QHBoxLayout,
+    QLineEdit,
+    QProgressBar,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
 
 from kiosk.ui.context import AppContext
 from kiosk.ui.screens.base import MAIN, Screen, label
@@ -60,7 +69,12 @@ class EnrollScreen(Screen):
         capture = QWidget()
         capture_layout = QHBoxLayout(capture)
         self.preview = CameraPreview()
-        side = QVBoxLayout()
+        side_card = QFrame()
+        side_card.setProperty("role", "card")
+        side = QVBoxLayout(side_card)
+        side.setContentsMargins(32, 28, 32, 28)
+        side.setSpacing(16)
+        side.addWidget(label("Hold your face steady in the frame. I keep a few clear views of it.", "muted"))
         self.hint = label("Look at the camera", "title")
         self.capture_progress = QProgressBar()
         self.capture_progress.setRange(0, SAMPLES_NEEDED)
@@ -70,8 +84,9 @@ class EnrollScreen(Screen):
         side.addWidget(self.capture_progress)
         side.addWidget(self.capture_count)
         side.addStretch(2)
+        capture_layout.setSpacing(24)
         capture_layout.addWidget(self.preview, 3)
-        capture_layout.addLayout(side, 2)
+        capture_layout.addWidget(side_card, 2)
 
         name_page = QWidget()
         name_layout = QVBoxLayout(name_page)

@@ -17,7 +17,7 @@ from kiosk.ui.widgets.conversation import AnswerBubble, ConversationView
 from kiosk.ui.widgets.keyboard import OnScreenKeyboard
 from kiosk.ui.workers import AnswerTask, submit
 
-FRAMES_TO_SWITCH_PERSON = 3  # consecutive frames of a new person before the old conversation goes
+FRAMES_TO_SWITCH_PERSON = 5  # consecutive analysed frames (0.5 s at 10 fps) of a new person clear the old chat
 
 
 class MainScreen(Screen):
@@ -99,7 +99,7 @@ class MainScreen(Screen):
         self.badge.set_identity(Identity("no-camera"))
 
     def _track_person(self, identity: Identity) -> None:
-        if identity.state in ("nobody", "no-camera") or self.owner_key is None:
+        if identity.state in ("nobody", "unclear", "no-camera") or self.owner_key is None:
             self._candidate_frames = 0
             return
         key = identity.person_key

@@ -60,9 +60,14 @@ class CameraPreview(QWidget):
             # Cover the whole area (crop the overflow): no letterbox bars on a kiosk screen.
             scale = max(area.width() / self._image.width(), area.height() / self._image.height())
             width, height = self._image.width() * scale, self._image.height() * scale
-            target = QRectF(
-                area.x() + (area.width() - width) / 2, area.y() + (area.height() - height) / 2, width, height
-            )
+            # Centre the crop on the person being served when there is one, else on the frame.
+            focus_x, focus_y = self._image.width() / 2, self._image.height() / 2
+            primary = [f for f in self._view.faces if f.primary] if self._view is not None else []
+            if primary:
+                focus_x, focus_y = primary[0].x + primary[0].w / 2, primary[0].y + primary[0].h / 2
+            left = min(area.left(), max(area.right() - width, area.center().x() - focus_x * scale))
+            top = min(area.top(), max(area.bottom() - height, area.center().y() - focus_y * scale))
+            target = QRectF(left, top, width, height)
             painter.drawImage(target, self._image)
             if self._message is not None:
                 painter.fillRect(target, QColor(2, 6, 23, 170))
@@ -103,6 +108,7 @@ BADGE_STYLE = {
     "recognised": (theme.OK, "{name}", "match {score:.2f}"),
     "unknown": (theme.TEXT_MUTED, "Not recognised", "answers won't use personal memory"),
     "multiple": (theme.WARN, "Two people in view", "personal memory is hidden"),
+    "unclear": (theme.TEXT_MUTED, "Face not clear yet", "look at the camera"),
     "nobody": (theme.TEXT_MUTED, "Nobody in view", "step in front of the camera"),
     "no-camera": (theme.DANGER, "No camera", "check the camera connection"),
 }

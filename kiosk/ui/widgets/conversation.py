@@ -23,6 +23,7 @@ FALLBACK_REASONS = {
     "unknown": "You were not recognised, so I answered without personal memory.",
     "multiple": "Two people are in view, so personal memory stays hidden.",
     "nobody": "I could not see anyone when you asked, so I answered without personal memory.",
+    "unclear": "I could not see your face clearly when you asked, so I answered without personal memory.",
     "no-camera": "The camera was not available, so I answered without personal memory.",
     "recognised": "No memories of yours matched this question.",
 }
@@ -172,7 +173,7 @@ class ConversationView(QScrollArea):
         # Empty: the invitation sits in the middle. With bubbles: they start at the top.
         self.top_space = QWidget()
         self.top_space.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Expanding)
-        self.column.addWidget(self.top_space)
+        self.column.addWidget(self.top_space, 1)
         self.column.addWidget(self.placeholder)
         self.column.addStretch(1)
         self.setWidget(inner)

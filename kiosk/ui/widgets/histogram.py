@@ -40,9 +40,9 @@ class ScoreHistogram(QWidget):
         painter.setBrush(QColor(theme.SURFACE))
         painter.drawRoundedRect(outer, 16, 16)
         font = QFont(self.font())
-        font.setPixelSize(14)
+        font.setPixelSize(max(14, min(18, self.height() // 30)))
         painter.setFont(font)
-        plot = outer.adjusted(56, 44, -24, -44)
+        plot = outer.adjusted(36, 56, -28, -48)
         if self.genuine is None or self.impostor is None or not len(self.genuine) or not len(self.impostor):
             painter.setPen(QColor(theme.TEXT_MUTED))
             painter.drawText(outer, Qt.AlignmentFlag.AlignCenter, "Run a calibration to see the score densities")
@@ -65,7 +65,7 @@ class ScoreHistogram(QWidget):
         painter.drawLine(plot.bottomLeft(), plot.bottomRight())
         for tick in np.linspace(low, high, 6):
             painter.setPen(QColor(theme.TEXT_MUTED))
-            painter.drawText(QPointF(x_of(tick) - 14, plot.bottom() + 22), f"{tick:.1f}")
+            painter.drawText(QPointF(x_of(tick) - 14, plot.bottom() + 28), f"{tick:.1f}")
         colors = (QColor(theme.CALM), QColor(theme.ACCENT))
         for density, color in zip(densities, colors, strict=True):
             path = QPainterPath(QPointF(plot.left(), plot.bottom()))
@@ -82,10 +82,10 @@ class ScoreHistogram(QWidget):
         for color, name in zip(colors, ("impostor pairs", "genuine pairs"), strict=True):
             painter.setPen(Qt.PenStyle.NoPen)
             painter.setBrush(color)
-            painter.drawRoundedRect(QRectF(legend_x, 14, 14, 14), 3, 3)
+            painter.drawRoundedRect(QRectF(legend_x, 20, 16, 16), 4, 4)
             painter.setPen(QColor(theme.TEXT))
-            painter.drawText(QPointF(legend_x + 20, 26), name)
-            legend_x += 150
+            painter.drawText(QPointF(legend_x + 24, 34), name)
+            legend_x += painter.fontMetrics().horizontalAdvance(name) + 60
         for rule, tau in self.thresholds.items():
             chosen = rule == self.chosen
             pen = QPen(QColor(theme.TEXT if chosen else theme.TEXT_MUTED), 3 if chosen else 1)
@@ -93,5 +93,13 @@ class ScoreHistogram(QWidget):
             painter.setPen(pen)
             painter.drawLine(QPointF(x_of(tau), plot.top()), QPointF(x_of(tau), plot.bottom()))
             if chosen:
-                painter.drawText(QPointF(x_of(tau) + 6, plot.top() + 14), f"τ = {tau:.3f}")
+                bold = QFont(font)
+                bold.setBold(True)
+                bold.setPixelSize(font.pixelSize() + 4)
+                painter.setFont(bold)
+                label = f"τ = {tau:.3f}"
+                width = painter.fontMetrics().horizontalAdvance(label)
+                left = x_of(tau) + 10 if x_of(tau) + 10 + width < plot.right() else x_of(tau) - 10 - width
+                painter.drawText(QPointF(left, plot.top() + 22), label)
+                painter.setFont(font)
         painter.end()
