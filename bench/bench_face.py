@@ -1,6 +1,6 @@
 """Face identity benchmark: LFW verification (10 folds) and per-stage latency, FaceNet vs dlib in one run.
 
-.venv/bin/python bench/bench_face.py [--sweep-folds 1] [--margins 0,0.27,0.36,0.44,0.53] [--cache DIR] [--skip-dlib]
+.venv/bin/python -m bench.bench_face [--sweep-folds 1] [--margins 0,0.27,0.36,0.44,0.53] [--cache DIR] [--skip-dlib]
 
 LFW: LFW3D frontalized 90x90 tight crops + the official pairs.txt (6,000 pairs, 10 folds). The crops
 go through `embed_crop` (no detection: a reflected margin, resize to 160, fixed standardisation).
@@ -106,9 +106,14 @@ def verification_figures(scores: np.ndarray, pairs: Sequence[Pair]) -> dict[str,
     eer, eer_threshold = equal_error_rate(scores, same)
     tar, tar_threshold = tar_at_far(scores, same, FAR_TARGET)
     return {
-        "accuracy": float(np.mean(accuracies)), "accuracy_std": float(np.std(accuracies)),
-        "folds": len(accuracies), "eer": eer, "eer_threshold": eer_threshold,
-        "tar_at_far_1e-3": tar, "tar_threshold": tar_threshold, "pairs": len(pairs),
+        "accuracy": float(np.mean(accuracies)),
+        "accuracy_std": float(np.std(accuracies)),
+        "folds": len(accuracies),
+        "eer": eer,
+        "eer_threshold": eer_threshold,
+        "tar_at_far_1e-3": tar,
+        "tar_threshold": tar_threshold,
+        "pairs": len(pairs),
     }
 
 
@@ -116,8 +121,13 @@ def verification_figures(scores: np.ndarray, pairs: Sequence[Pair]) -> dict[str,
 
 
 def facenet_embeddings(
-    embedder: FaceEmbedder, images: Path, names: Sequence[str], margin: float, cache: Path | None,
-    margin_x: float | None = None, mode: str = "reflect",
+    embedder: FaceEmbedder,
+    images: Path,
+    names: Sequence[str],
+    margin: float,
+    cache: Path | None,
+    margin_x: float | None = None,
+    mode: str = "reflect",
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
     """Plain and mirrored FaceNet embeddings per image (unnormalised sum = flip TTA)."""
     pipeline = embedder.pipeline
@@ -150,9 +160,7 @@ def cosine_scores(pairs: Sequence[Pair], vectors: dict[str, np.ndarray]) -> np.n
     return np.array([float(unit(vectors[p.first]) @ unit(vectors[p.second])) for p in pairs])
 
 
-def dlib_lfw_scores(
-    images: Path, pairs: Sequence[Pair], margin: float, cache: Path | None
-) -> np.ndarray:
+def dlib_lfw_scores(images: Path, pairs: Sequence[Pair], margin: float, cache: Path | None) -> np.ndarray:
     """face_recognition (dlib ResNet, 5-point chip) on the same crops; score = -euclidean distance."""
     import face_recognition
 
@@ -207,7 +215,9 @@ def pipeline_latency(pipeline: FacePipeline, frames: Sequence[np.ndarray]) -> di
             requesters += 1
             stages["probe"].append(analysis.timings_ms["total"] / 1000)
     return {
-        "frames": len(frames), "faces": faces, "frames_with_requester": requesters,
+        "frames": len(frames),
+        "faces": faces,
+        "frames_with_requester": requesters,
         **{stage: percentiles_ms(samples) for stage, samples in stages.items() if samples},
     }
 
@@ -272,8 +282,8 @@ def run_lfw(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Namespac
     sweep_names = sorted({n for p in sweep_pairs for n in (p.first, p.second)})
     sweep_rows = []
     timer = time.perf_counter()
-    for margin, margin_x in args.margins:
-        plain, flip = facenet_embeddings(embedder, images, sweep_names, margin, args.cache, margin_x)
+    for margin, margin_x, mode in args.margins:
+        plain, flip = facenet_embeddings(embedder, images, sweep_names, margin, args.cache, margin_x, mode)
         summed = {n: plain[n] + flip[n] for n in sweep_names}
         same = np.array([p.same for p in sweep_pairs])
         for label, vectors in (("plain", plain), ("flip-sum", summed)):
@@ -282,7 +292,8 @@ def run_lfw(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Namespac
             accuracy = float(np.mean((scores >= best_threshold(scores, same)) == same))
             eer = equal_error_rate(scores, same)[0]
             shape = f"{margin:.2f}" if margin_x is None else f"{margin:.2f}x{margin_x:.2f}"
-            key = f"lfw_sweep.margin_{shape}.{label}"
+            shape += "" if mode == "reflect" else f" {mode}"
+            key = f"lfw_sweep.margin_{shape.replace(' ', '_')}.{label}"
             figures[f"{key}.accuracy_best_threshold"] = accuracy
             figures[f"{key}.eer"] = eer
             pixels = f"{margin * 45:.0f}"
@@ -293,7 +304,8 @@ def run_lfw(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Namespac
     lines += [
         f"### Margin sweep on the first {args.sweep_folds} fold(s) ({len(sweep_pairs)} pairs; accuracy at these "
         "pairs' own best threshold, used only to rank variants)\n",
-        table(["reflected margin (fraction of side)", "embedding", "accuracy", "EER"], sweep_rows), "",
+        table(["margin height x width (fraction of side)", "embedding", "accuracy", "EER"], sweep_rows),
+        "",
     ]
 
     margin, margin_x = config.face.precropped_margin, config.face.precropped_margin_x
@@ -310,15 +322,26 @@ def run_lfw(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Namespac
         stats = verification_figures(scores, pairs)
         for name, value in stats.items():
             figures[f"lfw.facenet.margin_{shape}.{label}.{name}"] = value
-        results_rows.append([f"FaceNet IR, margin {shape}, {label}", f"{stats['accuracy']:.4f} ± "
-                             f"{stats['accuracy_std']:.4f}", stats["eer"], stats["tar_at_far_1e-3"]])
+        results_rows.append(
+            [
+                f"FaceNet IR, margin {shape}, {label}",
+                f"{stats['accuracy']:.4f} ± {stats['accuracy_std']:.4f}",
+                stats["eer"],
+                stats["tar_at_far_1e-3"],
+            ]
+        )
     chosen = "flip-sum" if config.face.flip_augment else "plain"
     for name, value in verification_figures(scores_by_variant[chosen], pairs).items():
         figures[f"lfw.{name}"] = value
     figures["lfw.configuration"] = f"facenet margin {shape} {chosen}"
     eer_threshold = figures["lfw.eer_threshold"]
-    histogram(RESULTS / "face_lfw_hist.png", scores_by_variant[chosen], pairs, eer_threshold,
-              f"LFW3D 6,000 pairs: FaceNet IR ({chosen}, margin {shape})")
+    histogram(
+        RESULTS / "face_lfw_hist.png",
+        scores_by_variant[chosen],
+        pairs,
+        eer_threshold,
+        f"LFW3D 6,000 pairs: FaceNet IR ({chosen}, margin {shape})",
+    )
     print(f"facenet LFW: {len(names)} images in {embed_s:.0f} s", flush=True)
 
     lines += [
@@ -326,8 +349,10 @@ def run_lfw(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Namespac
         "Accuracy: threshold chosen on 9 folds, tested on the 10th, mean ± std over the 10 folds. "
         f"TAR at FAR = 1e-3 allows {int(FAR_TARGET * 3000)} of 3,000 impostor pairs above the threshold, "
         "so it rests on very few pairs.\n",
-        table(["model", "accuracy", "EER", "TAR@FAR=1e-3"], results_rows), "",
-        "Histogram: `bench/results/face_lfw_hist.png`.", "",
+        table(["model", "accuracy", "EER", "TAR@FAR=1e-3"], results_rows),
+        "",
+        "Histogram: `bench/results/face_lfw_hist.png`.",
+        "",
     ]
     if not args.skip_dlib:
         # dlib-bin has no BLAS: ~1 s per face here, so the peer runs on a stratified subset of the pairs
@@ -339,8 +364,10 @@ def run_lfw(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Namespac
         dlib_scores = dlib_lfw_scores(images, subset, DLIB_CONTEXT_MARGIN, args.cache)
         dlib_s = time.perf_counter() - timer
         rows = []
-        for label, scores in (("face_recognition / dlib ResNet", dlib_scores),
-                              (f"FaceNet IR ({chosen})", scores_by_variant[chosen][subset_index])):
+        for label, scores in (
+            ("face_recognition / dlib ResNet", dlib_scores),
+            (f"FaceNet IR ({chosen})", scores_by_variant[chosen][subset_index]),
+        ):
             stats = verification_figures(scores, subset)
             prefix = "lfw_subset.dlib" if label.startswith("face_rec") else "lfw_subset.facenet"
             for name, value in stats.items():
@@ -352,7 +379,8 @@ def run_lfw(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Namespac
             "impostor from each fold, 10-fold protocol)\n",
             "face_recognition 1.3.0 on dlib-bin 20.0.1 (dlib ResNet-34, 128-d, its 5-point 150x150 chip) given the "
             "same reflected-margin image and the original crop as the face location; score = -euclidean distance.\n",
-            table(["model", "accuracy", "EER"], rows), "",
+            table(["model", "accuracy", "EER"], rows),
+            "",
         ]
     return figures, "\n".join(lines)
 
@@ -383,14 +411,18 @@ def run_latency(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Name
         figures["video.probe_p50.dlib_over_facenet_mediapipe"] = reports["dlib"]["probe"]["p50_ms"] / ours
     counts = [[name, r["frames"], r["faces"], r.get("frames_with_requester", "-")] for name, r in reports.items()]
     flip = "with" if config.face.flip_augment else "without"
-    text = "\n".join([
-        f"### Latency on {len(frames)} frames (every {args.frame_step}th) of short_hamilton_clip.mp4 (640x360), "
-        "the same frames for every pipeline\n",
-        f"FaceNet embed is {flip} the flip (two inferences when on). `probe` = one frame from array to "
-        "requester embedding (detect + quality + align + embed); stages only count frames where they ran.\n",
-        table(["pipeline", "stage", "n", "p50 ms", "p95 ms"], rows), "",
-        table(["pipeline", "frames", "faces detected", "frames with a gated requester"], counts), "",
-    ])
+    text = "\n".join(
+        [
+            f"### Latency on {len(frames)} frames (every {args.frame_step}th) of short_hamilton_clip.mp4 (640x360), "
+            "the same frames for every pipeline\n",
+            f"FaceNet embed is {flip} the flip (two inferences when on). `probe` = one frame from array to "
+            "requester embedding (detect + quality + align + embed); stages only count frames where they ran.\n",
+            table(["pipeline", "stage", "n", "p50 ms", "p95 ms"], rows),
+            "",
+            table(["pipeline", "frames", "faces detected", "frames with a gated requester"], counts),
+            "",
+        ]
+    )
     return figures, text
 
 
@@ -446,8 +478,16 @@ def quality_examples(config: KioskConfig, embedder: FaceEmbedder) -> str:
     for index in range(0, len(frames), 30):
         for face in embedder.pipeline.detect(frames[index]):
             verdict = assess(frames[index], face, config.face)
-            rows.append([index, round(verdict.size_px), round(verdict.sharpness), round(verdict.turn, 2),
-                         round(verdict.brightness), ", ".join(verdict.reasons) or "pass"])
+            rows.append(
+                [
+                    index,
+                    round(verdict.size_px),
+                    round(verdict.sharpness),
+                    round(verdict.turn, 2),
+                    round(verdict.brightness),
+                    ", ".join(verdict.reasons) or "pass",
+                ]
+            )
     return "### Quality gates on every 30th video frame\n\n" + table(
         ["frame", "size px", "sharpness", "turn", "brightness", "verdict"], rows
     )
@@ -482,19 +522,25 @@ from the landmarks plus `face.crop_margin` eye-to-mouth distances -> the same mo
 """
 
 
-def parse_margins(text: str) -> list[tuple[float, float | None]]:
-    margins: list[tuple[float, float | None]] = []
+def parse_margins(text: str) -> list[tuple[float, float | None, str]]:
+    """ "0.36" (both axes), "0.36:0.1" (height:width) or "0.36:0.1:replicate" (border mode)."""
+    margins: list[tuple[float, float | None, str]] = []
     for item in text.split(","):
-        vertical, _, horizontal = item.partition(":")
-        margins.append((float(vertical), float(horizontal) if horizontal else None))
+        parts = item.split(":")
+        horizontal = float(parts[1]) if len(parts) > 1 and parts[1] not in ("", "-") else None
+        margins.append((float(parts[0]), horizontal, parts[2] if len(parts) > 2 else "reflect"))
     return margins
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sweep-folds", type=int, default=1, help="folds used to compare margins")
-    parser.add_argument("--margins", type=parse_margins, default=parse_margins("0,0.27,0.36,0.44,0.53"),
-                        help="reflected margins (fraction of the crop height[:width]), comma-separated")
+    parser.add_argument(
+        "--margins",
+        type=parse_margins,
+        default=parse_margins("0,0.27,0.36,0.44,0.53"),
+        help="reflected margins (fraction of the crop height[:width]), comma-separated",
+    )
     parser.add_argument("--frames", type=int, default=275, help="video frames for latency")
     parser.add_argument("--cache", type=Path, default=None, help="directory caching LFW embeddings (not the repo)")
     parser.add_argument("--skip-dlib", action="store_true", help="leave out the face_recognition/dlib peer")

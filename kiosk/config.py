@@ -130,13 +130,13 @@ class FaceConfig(Section):
         description="Margin added to the landmark face box for FaceNet, in eye-to-mouth distances (~MTCNN box+32px).",
     )
     precropped_margin: float = Field(
-        default=0.4,
+        default=0.36,
         ge=0,
         le=1,
         description="Tight pre-cropped faces (LFW crops) get this fraction of their height added by reflection.",
     )
     precropped_margin_x: float | None = Field(
-        default=None, ge=0, le=1, description="Same for the width of pre-cropped faces; None = precropped_margin."
+        default=0.1, ge=0, le=1, description="Same for the width of pre-cropped faces; None = precropped_margin."
     )
     flip_augment: bool = Field(
         default=True, description="Embed the face and its mirror image and sum both (test-time augmentation)."

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
@@ -28,6 +29,15 @@ class Check:
         return asdict(self)
 
 
+def _model_fix(name: str) -> str:
+    if getattr(sys, "frozen", False):  # the bundle has no pip and a terminal may have no network
+        return (
+            "reinstall the bundle (sudo <bundle>/packaging/install.sh): it carries the verified models; "
+            f"or put a good copy of the '{name}' file back and run `kiosk models verify`"
+        )
+    return f"delete it and run `kiosk models pull {name}`"
+
+
 def check_models(config: KioskConfig) -> list[Check]:
     store = ModelStore(config.paths.models)
     checks = []
@@ -40,10 +50,10 @@ def check_models(config: KioskConfig) -> list[Check]:
         elif state.present:
             checks.append(
                 Check(f"model {name}", "fail", f"{state.path} is corrupt (sha256 differs from the manifest)",
-                      f"delete it and run `kiosk models pull {name}`")
+                      _model_fix(name))
             )
         else:
-            checks.append(Check(f"model {name}", "fail", f"{state.path} is missing", f"run `kiosk models pull {name}`"))
+            checks.append(Check(f"model {name}", "fail", f"{state.path} is missing", _model_fix(name)))
     return checks
 
 
@@ -117,7 +127,7 @@ def check_cameras(config: KioskConfig, wait_s: float = 3.0) -> list[Check]:
     checks = []
     for which in ("face", "palm"):
         try:
-            source = configured_source(config.capture, which)  # type: ignore[arg-type]
+            source = configured_source(config.capture, which)
         except KioskError as exc:
             checks.append(Check(f"{which} source", "fail", exc.message, exc.hint))
             continue

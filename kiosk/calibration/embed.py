@@ -32,6 +32,7 @@ class Embeddings:
     vectors: np.ndarray  # (n, d) float32, L2-normalised; rows of unreadable images are zero
     valid: np.ndarray  # (n,) bool
     unreadable: list[str]  # "path: reason"
+    cached: int = 0  # images whose vector (or failure) came from the embedding cache
 
 
 def load_image(path: Path) -> np.ndarray:
@@ -137,7 +138,7 @@ def embed_paths(
                 continue
             matrix[index] = vector
             valid[index] = True
-    return Embeddings(matrix, valid, sorted(unreadable))
+    return Embeddings(matrix, valid, sorted(unreadable), cached=len(paths) - len(pending))
 
 
 def encoder_name(config: KioskConfig, modality: str, embedder: object | None = None) -> str:

@@ -395,6 +395,7 @@ def collect_scores(
         identities=len(readable_identities),
         unreadable=embeddings.unreadable,
         skipped_pairs=skipped_pairs,
+        cached_embeddings=embeddings.cached,
         impostor_fraction=keep,
     )
     return CollectedScores(genuine, impostor, available, dataset, warnings, seconds)

@@ -40,6 +40,9 @@ class DatasetInfo(_Model):
     identities: int = Field(default=0, description="Distinct identities among the embedded images.")
     unreadable: list[str] = Field(default_factory=list, description="Images skipped (path: reason).")
     skipped_pairs: int = Field(default=0, description="Pairs dropped because an image was unreadable.")
+    cached_embeddings: int = Field(
+        default=0, description="Images whose embedding came from the cache (then seconds.embed excludes them)."
+    )
     impostor_fraction: float = Field(
         default=1.0, description="Fraction of impostor pairs scored (a deterministic sample when there are millions)."
     )

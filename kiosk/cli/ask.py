@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -73,7 +75,7 @@ class _LazyTextEncoder:
         self._config = config
         self._encoder: Any = None
 
-    def _loaded(self) -> Any:
+    def load(self) -> Any:
         if self._encoder is None:
             from kiosk.text import load_text_encoder
 
@@ -81,10 +83,10 @@ class _LazyTextEncoder:
         return self._encoder
 
     def encode(self, sentences: Sequence[str]) -> np.ndarray:
-        return np.asarray(self._loaded().encode(sentences))
+        return np.asarray(self.load().encode(sentences))
 
     def encode_one(self, sentence: str) -> np.ndarray:
-        return np.asarray(self._loaded().encode_one(sentence))
+        return np.asarray(self.load().encode_one(sentence))
 
 
 def _human(payload: dict[str, Any]) -> str:
@@ -147,7 +149,9 @@ def register(app: typer.Typer) -> None:
             raise DataError("give one probe: --probe-npy, --face or --palm", "pick one")
         if modality not in ("face", "palm"):
             raise DataError(f"unknown modality '{modality}'", "use face or palm")
+        validate_query(question)
         store = SqliteStore(config.paths.db)
+        assistant: Any = None
         try:
             probe: Probe | None = None
             if probe_npy is not None:
@@ -159,15 +163,32 @@ def register(app: typer.Typer) -> None:
             thresholds: dict[str, float] | None = None
             if threshold is not None and probe is not None:
                 thresholds = {str(probe.modality): threshold}
-            assistant = Assistant(store, _LazyTextEncoder(config), None, config, thresholds)
-            validate_query(question)
-            assistant.verify(probe)  # a bad probe or calibration fails here, before any model loads
+            encoder = _LazyTextEncoder(config)
+            assistant = Assistant(store, encoder, None, config, thresholds)
+            decision = assistant.verify(probe)  # a bad probe or calibration fails here, before any model loads
+            started = time.perf_counter()
+            if decision.matched_owner_ids:
+                encoder.load()
             if not no_llm:
                 from kiosk.llm import create_llm
                 from kiosk.models import ModelStore
 
                 assistant.llm = create_llm(config, ModelStore(config.paths.models))
+            load_ms = (time.perf_counter() - started) * 1000.0
             result = assistant.answer(question, probe)
+            result.timings_ms["load_models"] = load_ms
         finally:
+            if assistant is not None:
+                _release(assistant)
             store.close()
         common.emit(result.as_dict(), as_json, _human)
+
+
+def _release(assistant: Any) -> None:
+    """Free the LLM now: llama.cpp's finaliser prints a traceback if it only runs at interpreter exit."""
+    llm, assistant.llm = assistant.llm, None
+    close = getattr(llm, "close", None)
+    if callable(close):
+        close()
+    del llm
+    gc.collect()

@@ -28,15 +28,16 @@ def _summary(payload: dict[str, Any]) -> str:
         f"encoder {calibration['encoder']['name']} sha256 {calibration['encoder']['sha256'][:12]}…",
         f"EER {figures['eer']:.2%} at {figures['eer_threshold']:.4f}; tau_D {figures['tau_d']:.4f} "
         f"(modes: impostor {figures['impostor_mode']:.3f}, genuine {figures['genuine_mode']:.3f})",
-        f"{'rule':8} {'threshold':>10} {'FAR':>10} {'FAR 95% CI':>22} {'FRR':>8} {'FRR 95% CI':>18}",
+        f"{'rule':8} {'threshold':>10} {'FAR':>10} {'FAR 95% CI':>20} {'FRR':>8} {'FRR 95% CI':>18}",
     ]
     for name, point in calibration["operating_points"].items():
         far, frr = point["far"], point["frr"]
+        far_ci = f"[{far['ci95'][0]:.1e}, {far['ci95'][1]:.1e}]"
+        frr_ci = f"[{frr['ci95'][0]:.2%}, {frr['ci95'][1]:.2%}]"
         flag = "" if point["resolved"] else "  (unresolved)"
         lines.append(
-            f"{name:8} {point['threshold']:10.4f} {far['value']:10.2e} "
-            f"[{far['ci95'][0]:.1e}, {far['ci95'][1]:.1e}]".ljust(55)
-            + f" {frr['value']:8.2%} [{frr['ci95'][0]:.2%}, {frr['ci95'][1]:.2%}]{flag}"
+            f"{name:8} {point['threshold']:10.4f} {far['value']:10.2e} {far_ci:>20} "
+            f"{frr['value']:8.2%} {frr_ci:>18}{flag}"
         )
     for key, point in figures["far_targets"].items():
         lines.append(f"TAR at FAR {key}: {point['tar']['value']:.2%} (threshold {point['threshold']:.4f})")

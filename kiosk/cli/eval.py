@@ -167,4 +167,47 @@ def register(app: typer.Typer) -> None:
             results = run_locomo(cfg, options, progress)
         emit(results, as_json, _summary)
 
+    @sub.command("report")
+    @handle_errors
+    def report(
+        results_json: Path = typer.Argument(..., help="A locomo_*.json written by `kiosk eval locomo`."),
+        as_json: bool = JsonOption,
+    ) -> None:
+        """Re-render the markdown of a results JSON (adds the gold-evidence gap analysis when missing)."""
+        import json
+
+        from kiosk.eval.analysis import gold_gap, gold_gap_markdown
+        from kiosk.eval.locomo import load_conversations, locomo_path
+        from kiosk.eval.report import write_results
+
+        try:
+            results = json.loads(results_json.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise DataError(f"cannot read results {results_json} ({exc})", "give a locomo_*.json file") from exc
+        if "gold_gap" not in results and "gold_evidence" in results.get("conditions", {}):
+            conversations = load_conversations(locomo_path(config().paths.eval_data_dir))
+            evidence = {q.key: q.evidence for c in conversations for q in c.questions}
+            results["gold_gap"] = gold_gap(results["answers"], evidence)
+            results["gold_gap_analysis"] = gold_gap_markdown(results["gold_gap"])
+        paths = write_results(results, results_json)
+        emit({"written": [str(p) for p in paths]}, as_json, lambda r: "\n".join(f"wrote {p}" for p in r["written"]))
+
+    @sub.command("llm-choice")
+    @handle_errors
+    def llm_choice(
+        results: list[Path] = typer.Argument(..., help="locomo_*.json of the same subset, one per model."),
+        budget_s: float = typer.Option(5.0, "--budget-s", help="Largest acceptable median seconds per answer."),
+        output: Path | None = typer.Option(None, "--output", help="Directory (default bench/results)."),
+        machine: str = typer.Option("2 shared cores", "--machine", help="Machine note for the report."),
+        as_json: bool = JsonOption,
+    ) -> None:
+        """Compare models' Owner F1 and latency; writes llm_choice.json + .md."""
+        from kiosk.config import PROJECT_ROOT
+        from kiosk.eval.llm_choice import write_llm_choice
+
+        payload = write_llm_choice(
+            results, output or PROJECT_ROOT / "bench" / "results", budget_s, _command_line(), machine
+        )
+        emit(payload, as_json, lambda p: f"chosen: {p['chosen']} ({p['rule']})")
+
     app.add_typer(sub, name="eval")

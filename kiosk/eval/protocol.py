@@ -28,6 +28,7 @@ import numpy as np
 from kiosk.config import PROJECT_ROOT, KioskConfig
 from kiosk.errors import DataError, LLMError
 from kiosk.eval import prompting
+from kiosk.eval.analysis import gold_gap, gold_gap_markdown
 from kiosk.eval.answer_cache import AnswerCache, CachedLLM
 from kiosk.eval.assignments import (
     BENCHMARKS,
@@ -573,7 +574,13 @@ def _evaluate(
     # Answers: one LLM call per (condition, question) unless the identical prompt was answered before.
     scored: dict[Condition, list[Scored]] = {c: [] for c in options.conditions}
     answers: list[dict[str, Any]] = [
-        {"key": q.key, "category": CATEGORY_NAMES[q.category], "question": q.question, "answer": q.answer}
+        {
+            "key": q.key,
+            "category": CATEGORY_NAMES[q.category],
+            "question": q.question,
+            "answer": q.answer,
+            "evidence": list(q.evidence),
+        }
         for q in questions
     ]
     total = len(questions) * len(options.conditions)
@@ -656,6 +663,10 @@ def _evaluate(
         "assignments": [b.as_dict() for b in bindings],
         "answers": answers,
     }
+    if "owner" in options.conditions and "gold_evidence" in options.conditions:
+        analysis = gold_gap(answers, {q.key: q.evidence for q in questions})
+        results["gold_gap"] = analysis
+        results["gold_gap_analysis"] = gold_gap_markdown(analysis)
     results["metrics"] = _flat(results)
     return results
 

@@ -42,8 +42,16 @@ def _graph_shapes(path: Path) -> tuple[str, list[int | str], list[int | str]]:
 class ArcFaceOnnxEmbedder:
     input_size = INPUT_SIZE
 
-    def __init__(self, path: Path, encoder: Encoder, input_name: str, channels_first: bool, dimension: int,
-                 precropped_margin: float, precropped_margin_x: float | None = None) -> None:
+    def __init__(
+        self,
+        path: Path,
+        encoder: Encoder,
+        input_name: str,
+        channels_first: bool,
+        dimension: int,
+        precropped_margin: float,
+        precropped_margin_x: float | None = None,
+    ) -> None:
         self.name = f"arcface-onnx:{path.name}"
         self.model_sha256 = sha256_file(path)
         self._encoder = encoder
@@ -74,8 +82,10 @@ class ArcFaceOnnxEmbedder:
 def load_arcface(config: KioskConfig) -> ArcFaceOnnxEmbedder:
     path = config.face.arcface_model_path
     if path is None:
-        raise ModelError("face.embedder is 'arcface-onnx' but face.arcface_model_path is not set",
-                         "set face.arcface_model_path to the ONNX file")
+        raise ModelError(
+            "face.embedder is 'arcface-onnx' but face.arcface_model_path is not set",
+            "set face.arcface_model_path to the ONNX file",
+        )
     path = Path(path).expanduser()
     if not path.is_file():
         raise ModelError(f"ArcFace model {path} does not exist", "check face.arcface_model_path")
@@ -85,8 +95,9 @@ def load_arcface(config: KioskConfig) -> ArcFaceOnnxEmbedder:
     channels_first = input_dims[1] == 3
     spatial = input_dims[2:4] if channels_first else input_dims[1:3]
     if any(isinstance(d, int) and d != INPUT_SIZE for d in spatial):
-        raise ModelError(f"{path.name}: input is {spatial}, expected {INPUT_SIZE}x{INPUT_SIZE}",
-                         "use a 112x112 ArcFace-style model")
+        raise ModelError(
+            f"{path.name}: input is {spatial}, expected {INPUT_SIZE}x{INPUT_SIZE}", "use a 112x112 ArcFace-style model"
+        )
     encoder = load_encoder(path, backend="onnxruntime", threads=config.runtime.threads)
     dimension = output_dims[-1] if output_dims and isinstance(output_dims[-1], int) else 0
     if not dimension:
@@ -94,5 +105,12 @@ def load_arcface(config: KioskConfig) -> ArcFaceOnnxEmbedder:
         batch = (probe.astype(np.float32) - 127.5) / 127.5
         feed = batch.transpose(0, 3, 1, 2) if channels_first else batch
         dimension = int(np.asarray(encoder.run({input_name: feed})[encoder.output_names[0]]).size)
-    return ArcFaceOnnxEmbedder(path, encoder, input_name, channels_first, int(dimension),
-                               config.face.precropped_margin, config.face.precropped_margin_x)
+    return ArcFaceOnnxEmbedder(
+        path,
+        encoder,
+        input_name,
+        channels_first,
+        int(dimension),
+        config.face.precropped_margin,
+        config.face.precropped_margin_x,
+    )

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -217,8 +216,9 @@ class MTCNNDetector:
 
     name = "mtcnn"
 
-    def __init__(self, pnet: Path, rnet: Path, onet: Path, min_score: float, threads: int = 0,
-                 min_face_px: int = 20) -> None:
+    def __init__(
+        self, pnet: Path, rnet: Path, onet: Path, min_score: float, threads: int = 0, min_face_px: int = 20
+    ) -> None:
         self._pnet = load_encoder(pnet, backend="onnxruntime", threads=threads)
         self._rnet = load_encoder(rnet, backend="onnxruntime", threads=threads)
         self._onet = load_encoder(onet, backend="onnxruntime", threads=threads)
@@ -259,11 +259,16 @@ class MTCNNDetector:
             reg = regression[0].transpose(1, 0, 2)
             rows, cols = np.nonzero(heat >= self.thresholds[0])
             if len(rows):
-                candidates = np.column_stack([
-                    np.fix((2 * cols + 1) / scale), np.fix((2 * rows + 1) / scale),
-                    np.fix((2 * cols + 12) / scale), np.fix((2 * rows + 12) / scale),
-                    heat[rows, cols], reg[rows, cols],
-                ])
+                candidates = np.column_stack(
+                    [
+                        np.fix((2 * cols + 1) / scale),
+                        np.fix((2 * rows + 1) / scale),
+                        np.fix((2 * cols + 12) / scale),
+                        np.fix((2 * rows + 12) / scale),
+                        heat[rows, cols],
+                        reg[rows, cols],
+                    ]
+                )
                 found.append(candidates[_nms(candidates, 0.5, "union")])
             scale *= self.scale_factor
             side *= self.scale_factor
@@ -272,10 +277,15 @@ class MTCNNDetector:
         boxes = np.concatenate(found)
         boxes = boxes[_nms(boxes, 0.7, "union")]
         widths, heights = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
-        refined = np.column_stack([
-            boxes[:, 0] + boxes[:, 5] * widths, boxes[:, 1] + boxes[:, 6] * heights,
-            boxes[:, 2] + boxes[:, 7] * widths, boxes[:, 3] + boxes[:, 8] * heights, boxes[:, 4],
-        ])
+        refined = np.column_stack(
+            [
+                boxes[:, 0] + boxes[:, 5] * widths,
+                boxes[:, 1] + boxes[:, 6] * heights,
+                boxes[:, 2] + boxes[:, 7] * widths,
+                boxes[:, 3] + boxes[:, 8] * heights,
+                boxes[:, 4],
+            ]
+        )
         return _square(refined)
 
     def _pnet_outputs(self, batch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -372,8 +382,6 @@ def _nms(boxes: np.ndarray, threshold: float, method: str) -> np.ndarray:
 
 # ---- factory -------------------------------------------------------------------------------------
 
-DetectorFactory = Callable[[KioskConfig, ModelStore], Detector]
-
 
 def create_detector(config: KioskConfig, store: ModelStore | None = None) -> Detector:
     store = store or ModelStore(config.paths.models)
@@ -382,8 +390,11 @@ def create_detector(config: KioskConfig, store: ModelStore | None = None) -> Det
         return MediaPipeDetector(blazeface_tasks_model(store), face.min_detection_score)
     if face.detector == "mtcnn":
         return MTCNNDetector(
-            store.ensure("mtcnn-pnet"), store.ensure("mtcnn-rnet"), store.ensure("mtcnn-onet"),
-            min_score=face.min_detection_score, threads=config.runtime.threads,
+            store.ensure("mtcnn-pnet"),
+            store.ensure("mtcnn-rnet"),
+            store.ensure("mtcnn-onet"),
+            min_score=face.min_detection_score,
+            threads=config.runtime.threads,
             min_face_px=max(12, min(face.min_face_px, 40)),
         )
     raise ModelError(f"unknown face detector '{face.detector}'", "use 'mediapipe' or 'mtcnn'")

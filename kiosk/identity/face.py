@@ -130,8 +130,13 @@ class FaceAnalysis:
 
 
 class FacePipeline:
-    def __init__(self, config: KioskConfig, detector: Detector | None = None, embedder: CropEmbedder | None = None,
-                 store: ModelStore | None = None) -> None:
+    def __init__(
+        self,
+        config: KioskConfig,
+        detector: Detector | None = None,
+        embedder: CropEmbedder | None = None,
+        store: ModelStore | None = None,
+    ) -> None:
         store = store or ModelStore(config.paths.models)
         self.config = config.face
         self.detector = detector or create_detector(config, store)

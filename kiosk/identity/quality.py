@@ -72,4 +72,3 @@ def assess(frame: np.ndarray, detection: FaceDetection, config: FaceConfig) -> Q
         reasons.append(TOO_DARK)
         messages.append(f"face too dark (mean {brightness:.0f} < {config.min_brightness:.0f}): more light needed")
     return QualityVerdict(not reasons, tuple(reasons), size, sharpness, turn, brightness, tuple(messages))
-

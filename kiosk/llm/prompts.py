@@ -84,8 +84,9 @@ def evolve_messages(content: str, context: str, tags: Sequence[str], neighbours:
 
 
 def evolve_schema(neighbour_count: int) -> dict[str, Any]:
+    """Bounded so that even the longest allowed reply fits the evolution token budget."""
     numbers = list(range(1, neighbour_count + 1))
-    tags = {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 30}, "maxItems": 4}
+    tags = {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": 20}, "maxItems": 3}
     return {
         "type": "object",
         "properties": {
@@ -99,7 +100,7 @@ def evolve_schema(neighbour_count: int) -> dict[str, Any]:
                     "type": "object",
                     "properties": {
                         "number": {"type": "integer", "enum": numbers},
-                        "context": {"type": "string", "maxLength": 150},
+                        "context": {"type": "string", "maxLength": 100},
                         "tags": tags,
                     },
                     "required": ["number", "context", "tags"],

@@ -43,20 +43,23 @@ def ask_structured(
     max_tokens: int,
     what: str,
 ) -> Structured[ModelT]:
-    """First attempt greedy; on an invalid reply, one retry that names the problem; then `failed`."""
+    """First attempt greedy; on an invalid reply, one retry that names the problem (with 1.5x the token
+    budget when the first reply was cut off by it); then `failed`."""
     replies: list[str] = []
     errors: list[str] = []
     tokens = 0
     attempt_messages = list(messages)
+    budget = max_tokens
     for attempt in range(2):
         try:
-            reply = llm.chat(attempt_messages, max_tokens=max_tokens, temperature=0.0, json_schema=schema)
+            reply = llm.chat(attempt_messages, max_tokens=budget, temperature=0.0, json_schema=schema)
         except LLMError as exc:
             errors.append(exc.one_line())
             log.warning("%s: LLM call failed (attempt %d): %s", what, attempt + 1, exc.one_line())
             continue
         usage = getattr(llm, "last_usage", None)
-        tokens += int(getattr(usage, "completion_tokens", 0))
+        used = int(getattr(usage, "completion_tokens", 0))
+        tokens += used
         replies.append(reply)
         try:
             value = _validate(model, reply)
@@ -64,6 +67,9 @@ def ask_structured(
             error = str(exc).splitlines()[0][:200]
             errors.append(error)
             log.warning("%s: invalid structured reply (attempt %d): %s", what, attempt + 1, error)
+            if used >= budget:
+                # Cut off by the token budget: greedy decoding would repeat the same cut; give room instead.
+                budget = budget * 3 // 2
             attempt_messages = [
                 *messages,
                 {"role": "assistant", "content": reply},

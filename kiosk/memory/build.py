@@ -37,7 +37,8 @@ Outcome = Literal["fast", "none", "parsed", "retried", "failed"]
 
 LLM_NEIGHBOURS_MAX = 3
 """Neighbours shown to the LLM for linking: a small model's prompt and reply stay short."""
-EVOLVE_MAX_TOKENS = 200
+EVOLVE_MAX_TOKENS = 320
+"""Covers the longest reply evolve_schema allows for three neighbours (measured: a 200-token budget cut replies)."""
 PHRASE_CACHE_SIZE = 50_000
 
 

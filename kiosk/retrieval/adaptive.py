@@ -19,7 +19,7 @@ def familiarity_signal(similarities: Sequence[float], k_probe: int, softmax_lamb
     weights = np.exp(logits)
     weights /= weights.sum()
     nonzero = weights[weights > 0]
-    entropy = float(-(nonzero * np.log(nonzero)).sum())
+    entropy = max(0.0, float(-(nonzero * np.log(nonzero)).sum()))
     return FamiliaritySignal(float(top.mean()), entropy, int(top.size))
 
 

@@ -65,6 +65,8 @@ class KioskWindow(QMainWindow):
             self.stack.addWidget(screen)
             screen.navigate.connect(self.show_screen)
         self.startup.retry.connect(self.load)
+        # After "forget me", nothing of that person may stay on screen.
+        self.memory.changed.connect(lambda what: self.main.clear_conversation() if what == "forgotten" else None)
         self.analysis: AnalysisLoop | None = None
         self.idle_timer = QTimer(self)
         self.idle_timer.setSingleShot(True)

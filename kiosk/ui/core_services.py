@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +139,7 @@ class CoreServices:
         source: ThreadedSource,
         thresholds: dict[str, float],
         threshold_problem: str | None = None,
+        owns_llm: bool = True,
     ) -> None:
         from kiosk.assistant import Assistant
 
@@ -147,6 +148,7 @@ class CoreServices:
         self.face = face
         self.source = source
         self.llm = LockedLLM(llm)
+        self._owns_llm = owns_llm  # a caller's LLM (tests, benchmarks) stays open for its next user
         self.thresholds = thresholds
         self.threshold_problem = threshold_problem
         self.assistant = Assistant(store, text_encoder, self.llm, config, thresholds)
@@ -178,8 +180,16 @@ class CoreServices:
         from kiosk.text import load_text_encoder
 
         models = ModelStore(config.paths.models)
+        progress(0.02, "Checking the camera setting…")
+        # Unstarted: a wrong source spec fails here, before a minute of model loading.
+        source = open_source(
+            config.capture.face_source,
+            config.capture.loop_video,
+            max_backoff_s=config.capture.reconnect_max_backoff_s,
+        )
         progress(0.05, "Opening the memory database…")
         store = SqliteStore(config.paths.db)
+        owned_llm: LLM | None = None
         try:
             progress(0.15, "Loading the text encoder…")
             text_encoder = text_encoder or load_text_encoder(config)
@@ -200,18 +210,15 @@ class CoreServices:
             if llm is None:
                 from kiosk.llm.factory import create_llm
 
-                llm = create_llm(config, models)
-            progress(0.9, "Starting the camera…")
-            source = open_source(
-                config.capture.face_source,
-                config.capture.loop_video,
-                max_backoff_s=config.capture.reconnect_max_backoff_s,
-            )
+                llm = owned_llm = create_llm(config, models)
+            progress(0.95, "Starting the camera…")
         except BaseException:
             store.close()
+            if owned_llm is not None:
+                close_llm(owned_llm)
             raise
         progress(1.0, "Ready")
-        return cls(config, store, text_encoder, llm, face, source, thresholds, problem)
+        return cls(config, store, text_encoder, llm, face, source, thresholds, problem, owns_llm=owned_llm is not None)
 
     def _paced_analyse(self, image: np.ndarray) -> FaceAnalysis:
         """At most ui.analysis_fps analyses a second: the kiosk needs a steady badge, not every frame.
@@ -500,15 +507,26 @@ class CoreServices:
             candidate.llm.gguf_path = None
             new_llm = create_llm(candidate)
             with self.llm.lock:
-                self.llm.inner = new_llm
+                old, self.llm.inner = self.llm.inner, new_llm
                 self.llm.name = new_llm.name
+            if self._owns_llm:
+                close_llm(old)
+            self._owns_llm = True
             self.config.llm.model = llm_model
         self.config.gate.policy = gate_policy  # type: ignore[assignment]
 
     def close(self) -> None:
         self.verifier.stop(stop_source=True)
         self.store.close()
+        if self._owns_llm:
+            close_llm(self.llm.inner)
 
 
-def load_core_services(config: KioskConfig) -> Callable[[Progress], CoreServices]:
-    return lambda progress: CoreServices.load(config, progress)
+def close_llm(llm: object) -> None:
+    """Free a llama.cpp model now: left to interpreter shutdown, llama-cpp-python's __del__ prints a traceback."""
+    close = getattr(llm, "close", None) or getattr(getattr(llm, "_llama", None), "close", None)
+    if callable(close):
+        try:
+            close()
+        except Exception:
+            log.exception("closing the language model")

@@ -38,7 +38,8 @@ def build_model(path: Path, channels_last: bool = False, side: int = 112) -> Pat
         helper.make_node("MatMul", ["flat", "weights"], ["fc1"]),
     ]
     graph = helper.make_graph(
-        nodes, "tiny_arcface",
+        nodes,
+        "tiny_arcface",
         [helper.make_tensor_value_info("data", TensorProto.FLOAT, shape)],
         [helper.make_tensor_value_info("fc1", TensorProto.FLOAT, [None, DIM])],
         initializer=[numpy_helper.from_array(projection(), "weights")],
@@ -103,8 +104,13 @@ def test_arcface_path_runs_the_full_pipeline_on_real_photos(
 
 def test_arcface_path_rejects_bad_models_with_a_reason(tmp_path: Path, base_config: KioskConfig) -> None:
     with pytest.raises(ModelError, match="arcface_model_path is not set"):
-        load_arcface(base_config.model_copy(update={"face": base_config.face.model_copy(
-            update={"embedder": "arcface-onnx", "arcface_model_path": None})}))
+        load_arcface(
+            base_config.model_copy(
+                update={
+                    "face": base_config.face.model_copy(update={"embedder": "arcface-onnx", "arcface_model_path": None})
+                }
+            )
+        )
     with pytest.raises(ModelError, match="does not exist"):
         load_arcface(arcface_config(base_config, tmp_path / "missing.onnx"))
     with pytest.raises(ModelError, match="expected 112x112"):

@@ -45,3 +45,16 @@ def test_scripted_llm_records_and_streams() -> None:
     assert llm.chat([{"role": "user", "content": "gamma"}], max_tokens=1) == "fallback"
     assert "".join(llm.stream([{"role": "user", "content": "alpha"}], max_tokens=5)) == "A reply"
     assert [c.kind for c in llm.calls] == ["chat"] * 4 + ["stream"]
+
+
+def test_a_reply_cut_by_the_token_budget_is_retried_with_more_room() -> None:
+    llm = ScriptedLLM({"give n": ['{"n": ' + "1 " * 30, '{"n": 3}']})
+    result = ask_structured(llm, PROMPT, Reply, SCHEMA, max_tokens=20, what="test")
+    assert result.outcome == "retried"
+    assert [c.max_tokens for c in llm.calls] == [20, 30]
+
+
+def test_an_invalid_but_short_reply_keeps_the_budget() -> None:
+    llm = ScriptedLLM({"give n": ['{"n": "x"}', '{"n": 3}']})
+    ask_structured(llm, PROMPT, Reply, SCHEMA, max_tokens=20, what="test")
+    assert [c.max_tokens for c in llm.calls] == [20, 20]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +22,15 @@ from typer.testing import CliRunner
 
 from kiosk.cli import doctor as doctor_cli
 from kiosk.memory import schema, sqlite_store
-from kiosk.memory.note import Note
+from kiosk.memory.note import EMBEDDING_DIM, Note
 from kiosk.memory.sqlite_store import SqliteStore
-from tests.memory.builders import make_note, unit
 
 Snapshot = dict[str, Any]
+
+
+def unit(seed: int) -> np.ndarray:
+    vector = np.random.default_rng(seed).standard_normal(EMBEDDING_DIM).astype(np.float32)
+    return vector / np.linalg.norm(vector)
 
 
 def _older_build_db(path: Path) -> Snapshot:
@@ -37,11 +42,13 @@ def _older_build_db(path: Path) -> Snapshot:
             store.set_templates(owner, "face", np.stack([unit(1000 + index), unit(2000 + index)]), "sha-old-build")
             ids = []
             for turn in range(12):
-                note = make_note(
-                    owner,
-                    f"note {turn} of user {owner}: likes café ☕ and tea",
-                    seed=100 * owner + turn,
-                    minutes=turn,
+                note = Note(
+                    id=None,
+                    owner_id=owner,
+                    modality="face",
+                    content=f"note {turn} of user {owner}: likes café ☕ and tea",
+                    timestamp=datetime(2023, 5, 8, 13, 56, tzinfo=UTC) + timedelta(minutes=turn),
+                    embedding=unit(100 * owner + turn),
                     keywords=[f"k{turn}"],
                     tags=["t"],
                     context=f"session {turn // 4}",
@@ -95,9 +102,11 @@ def _future_migration(path: Path, seen_backups: list[list[Path]]) -> Callable[[a
         conn.execute(
             f"""CREATE VIRTUAL TABLE note_vectors USING vec0(
                 note_id INTEGER PRIMARY KEY, owner_id INTEGER PARTITION KEY,
-                embedding FLOAT[{schema.EMBEDDING_DIM}] distance_metric=cosine, chunk_size=64)"""
+                embedding FLOAT[{EMBEDDING_DIM}] distance_metric=cosine, chunk_size=64)"""
         )
-        conn.execute("INSERT INTO note_vectors (note_id, owner_id, embedding) SELECT id, owner_id, embedding FROM notes")
+        conn.execute(
+            "INSERT INTO note_vectors (note_id, owner_id, embedding) SELECT id, owner_id, embedding FROM notes"
+        )
 
     return v_next
 

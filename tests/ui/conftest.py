@@ -2,17 +2,40 @@
 
 from __future__ import annotations
 
+import importlib
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from PySide6.QtWidgets import QWidget
 
-from kiosk.config import PROJECT_ROOT, KioskConfig
-from kiosk.ui.app import KioskWindow
-from kiosk.ui.services import KioskServices, Progress
 
-from .fakes import FakeServices
+def _prefer_installed_packaging() -> None:
+    """tests/packaging/ (a test package) shadows the `packaging` distribution that matplotlib and mediapipe
+    import, because pytest puts tests/ first on sys.path. Import the installed one for the UI tests."""
+    loaded = sys.modules.get("packaging")
+    if loaded is not None and "site-packages" in str(getattr(loaded, "__file__", "")):
+        return
+    tests_dir = Path(__file__).resolve().parents[1]
+    shadowing = {name: sys.modules.pop(name) for name in list(sys.modules) if name.split(".")[0] == "packaging"}
+    saved = list(sys.path)
+    sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != tests_dir]
+    try:
+        importlib.import_module("packaging.version")
+    except ImportError:
+        sys.modules.update(shadowing)
+    finally:
+        sys.path[:] = saved
+
+
+_prefer_installed_packaging()
+from PySide6.QtWidgets import QWidget  # noqa: E402
+
+from kiosk.config import PROJECT_ROOT, KioskConfig  # noqa: E402
+from kiosk.ui.app import KioskWindow  # noqa: E402
+from kiosk.ui.services import KioskServices, Progress  # noqa: E402
+
+from .fakes import FakeServices  # noqa: E402
 
 SCREENSHOTS = PROJECT_ROOT / "artifacts" / "screenshots"
 KIOSK_SIZE = (1920, 1080)

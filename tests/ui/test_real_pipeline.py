@@ -338,3 +338,20 @@ def test_real_small_llm_streams_a_personal_answer_and_the_ui_stays_responsive(qt
     assert len(tokens) >= 3 and result.text.strip()  # really streamed, token by token
     assert window.main.conversation.answers()[-1].state == "personal"
     assert probe.max_app_gap_ms < 100, probe.summary()
+
+
+def test_no_camera_is_shown_and_questions_get_answered_without_memory(qtbot, scene: Scene, open_kiosk) -> None:  # type: ignore[no-untyped-def]
+    scene.config.capture.face_source = "/dev/video97"  # a camera that is not plugged in
+    scene.config.ui.verify_timeout_s = 1.0
+    scene.enroll("Lin", "lin-manuel-miranda.png")
+    scene.add_notes("Lin", OWNER_NOTES)
+    llm = scripted_llm()
+    window = open_kiosk(scene, llm)
+    qtbot.waitUntil(lambda: "No camera" in window.main.badge.text(), timeout=30_000)
+    assert "reconnecting" in (window.main.preview._message or "")
+    assert "/dev/video97" in window.main.preview.toolTip()
+    result = ask_when(qtbot, window, "No camera")
+    assert result.decision == "fallback" and not result.notes
+    assert "Lisbon" not in prompts(llm)
+    assert "camera was not available" in window.main.conversation.answers()[-1].fallback_reason.text()
+    save_screenshot(window, "kiosk-no-camera")

@@ -68,6 +68,9 @@ def test_enrollment_needs_a_name_and_reports_store_errors(qtbot, make_window, fa
 # --- own memories -----------------------------------------------------------------------------------
 def test_memory_screen_lists_only_own_notes_deletes_and_forgets(qtbot, make_window, fake) -> None:
     window = make_window(fake)
+    window.main.type_with_keyboard("where does my sister live?")
+    with qtbot.waitSignal(window.main.answer_done, timeout=5000):
+        window.main.send()
     memory = window.memory
     with qtbot.waitSignal(memory.changed, timeout=5000) as blocker:
         click(qtbot, window.main.memory_button)
@@ -85,6 +88,7 @@ def test_memory_screen_lists_only_own_notes_deletes_and_forgets(qtbot, make_wind
     with qtbot.waitSignal(memory.changed, timeout=5000) as blocker:
         click(qtbot, memory.confirm_yes)
     assert blocker.args[0] == "forgotten"
+    assert not window.main.conversation.bubbles
     assert 1 not in fake.users and 1 not in fake.notes and 2 in fake.notes
 
 

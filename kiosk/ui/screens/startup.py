@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFrame, QProgressBar, QPushButton, QVBoxLayout
+from PySide6.QtWidgets import QFrame, QHBoxLayout, QProgressBar, QPushButton, QVBoxLayout
 
 from kiosk.ui.context import AppContext
 from kiosk.ui.screens.base import Screen, label
@@ -18,7 +18,7 @@ class StartupScreen(Screen):
         outer.addStretch(2)
         card = QFrame()
         card.setProperty("role", "card")
-        card.setMaximumWidth(860)
+        card.setFixedWidth(640 if ctx.desktop else 860)
         column = QVBoxLayout(card)
         column.setContentsMargins(48, 40, 48, 40)
         column.setSpacing(18)
@@ -36,7 +36,11 @@ class StartupScreen(Screen):
         self.retry_button.hide()
         for widget in (self.title, self.subtitle, self.progress, self.status, self.error, self.retry_button):
             column.addWidget(widget)
-        outer.addWidget(card, 0, Qt.AlignmentFlag.AlignHCenter)
+        centred = QHBoxLayout()  # stretches, not an alignment flag: wrapped text keeps its height-for-width
+        centred.addStretch(1)
+        centred.addWidget(card)
+        centred.addStretch(1)
+        outer.addLayout(centred)
         outer.addStretch(3)
 
     def show_progress(self, fraction: float, message: str) -> None:

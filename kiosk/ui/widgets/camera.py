@@ -34,12 +34,14 @@ class CameraPreview(QWidget):
         if view.image is not None:
             self._image = to_qimage(view.image)
         if view.camera != "live":
-            self._message = view.camera_message or {
-                "reconnecting": "Camera lost — reconnecting…",
+            # Friendly words on screen; the source's technical detail goes to the tooltip (and the log).
+            self._message = {
+                "reconnecting": "No camera picture — reconnecting…",
                 "lost": "No camera. Check that it is plugged in.",
                 "ended": "The video has ended.",
                 "starting": "Starting the camera…",
             }.get(view.camera, "Camera unavailable")
+            self.setToolTip(view.camera_message or "")
         else:
             self._message = None
         self.update()

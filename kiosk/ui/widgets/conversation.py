@@ -172,6 +172,7 @@ class ConversationView(QScrollArea):
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         # Empty: the invitation sits in the middle. With bubbles: they start at the top.
         self.top_space = QWidget()
+        self.top_space.setStyleSheet("background: transparent;")
         self.top_space.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Expanding)
         self.column.addWidget(self.top_space, 1)
         self.column.addWidget(self.placeholder)

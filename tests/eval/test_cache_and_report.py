@@ -1,0 +1,86 @@
+"""Answer cache reuse, atomic result writing, the paper-shaped table, and the gold-gap split."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from kiosk.eval.analysis import gold_gap
+from kiosk.eval.answer_cache import AnswerCache, CachedLLM
+from kiosk.eval.prompting import clean_answer
+from kiosk.eval.report import score_table, write_atomically
+
+
+class CountingLLM:
+    """Unit-test double: answers with the number of calls so far."""
+
+    name = "counting"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def chat(self, messages: list[dict[str, str]], **options: Any) -> str:
+        self.calls += 1
+        return f"answer {self.calls}"
+
+
+def test_identical_prompts_run_once_per_model(tmp_path: Path) -> None:
+    cache = AnswerCache(tmp_path / "answers.sqlite")
+    inner = CountingLLM()
+    llm = CachedLLM(inner, "sha-a", cache)
+    question = [{"role": "user", "content": "When?"}]
+    assert llm.chat(question, max_tokens=8) == "answer 1"
+    assert llm.chat(question, max_tokens=8) == "answer 1"  # cached
+    assert llm.chat(question, max_tokens=16) == "answer 2"  # another request
+    other_model = CachedLLM(inner, "sha-b", cache)
+    assert other_model.chat(question, max_tokens=8) == "answer 3"  # another model file
+    assert inner.calls == 3 and cache.hits == 1 and cache.misses == 3
+    cache.close()
+    reopened = CachedLLM(CountingLLM(), "sha-a", AnswerCache(tmp_path / "answers.sqlite"))
+    assert reopened.chat(question, max_tokens=8) == "answer 1"  # survives a restart
+
+
+def test_atomic_write_leaves_no_partial_file(tmp_path: Path) -> None:
+    target = tmp_path / "out" / "locomo_face_x.json"
+    write_atomically(target, "{}\n")
+    assert target.read_text() == "{}\n"
+    assert [p.name for p in target.parent.iterdir()] == [target.name]
+
+
+def _scores(f1: float) -> dict[str, Any]:
+    per = {name: {"f1": f1, "bleu1": f1 / 2, "n": 1} for name in ("single-hop", "multi-hop", "temporal")}
+    return {"scores": {"per_category": per, "average": {"f1": f1, "bleu1": f1 / 2}}}
+
+
+def test_table_has_the_papers_rows_and_columns() -> None:
+    table = score_table({"owner": _scores(40.0), "non_owner": _scores(5.0), "no_memory": _scores(6.0)}, 35.0)
+    lines = table.splitlines()
+    assert lines[0].startswith("| Condition | Single-hop F1 | Single-hop BLEU-1 | Multi-hop F1")
+    assert lines[0].endswith("Avg. F1 | Avg. BLEU-1 | Avg. Gap (F1) |")
+    assert lines[2] == "| Owner | 40.00 | 20.00 | 40.00 | 20.00 | 40.00 | 20.00 | 40.00 | 20.00 | 35.00 |"
+    assert lines[3].startswith("| Non-owner | 5.00") and lines[3].endswith("| – |")
+    assert len(lines) == 5
+
+
+def test_gold_gap_buckets_by_owner_recall() -> None:
+    answers = [
+        {"key": "c#1", "owner": {"refs": ["c:D1:1"], "f1": 0.5}, "gold_evidence": {"f1": 1.0}},  # all retrieved
+        {"key": "c#2", "owner": {"refs": ["d:D1:2"], "f1": 0.0}, "gold_evidence": {"f1": 1.0}},  # other user's ref
+        {"key": "c#3", "owner": {"refs": ["c:D1:3"], "f1": 0.0}, "gold_evidence": {"f1": 0.5}},  # half
+    ]
+    evidence = {"c#1": ["D1:1"], "c#2": ["D1:2"], "c#3": ["D1:3", "D2:1"]}
+    analysis = gold_gap(answers, evidence)
+    assert analysis["questions"] == 3
+    assert analysis["owner_f1_micro"] == 16.67 and analysis["gold_f1_micro"] == 83.33
+    buckets = analysis["buckets"]
+    assert buckets["all evidence retrieved"]["gap_points"] == 16.67  # (1.0 - 0.5) / 3
+    assert buckets["no evidence retrieved"]["gap_points"] == 33.33
+    assert buckets["part of it retrieved"]["gap_points"] == 16.67
+    json.dumps(analysis)
+
+
+def test_clean_answer_keeps_the_first_line_without_labels() -> None:
+    assert clean_answer('Answer: "7 May 2023"\nBecause the note says so.') == "7 May 2023"
+    assert clean_answer("  \n Paris \n") == "Paris"
+    assert clean_answer("") == ""
