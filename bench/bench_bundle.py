@@ -81,6 +81,7 @@ def main() -> None:
     parser.add_argument("--dist", type=Path, default=Path("/tmp/bench_bundle"))
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--skip-cold-build", action="store_true", help="only the rebuild with build/pyinstaller")
+    parser.add_argument("--no-rebuild", action="store_true", help="skip the second, unchanged build")
     parser.add_argument("--video", type=Path, default=None, help="camera video (default: KIOSK_DATA face video)")
     args = parser.parse_args()
     from kiosk.config import load_config
@@ -96,7 +97,8 @@ def main() -> None:
         workpath = args.dist / "work"
         shutil.rmtree(workpath, ignore_errors=True)
         builds["from_scratch"] = build(args.dist / "dist", workpath)
-        builds["rebuild"] = build(args.dist / "dist", workpath)
+        if not args.no_rebuild:
+            builds["rebuild"] = build(args.dist / "dist", workpath)
     bundle = args.dist / "dist" / "bio-memory-kiosk"
     size = sizes(bundle)
 

@@ -43,6 +43,7 @@ TOPICS = 64
 TAU = 0.5
 PATHS = ("familiarity", "recollection", "adaptive")
 CATEGORIES = {1: "multi-hop", 2: "temporal", 4: "single-hop"}
+ABLATIONS = ("rocchio", "weighted-max")
 
 
 def unit_rows(matrix: np.ndarray) -> np.ndarray:
@@ -295,6 +296,12 @@ def locomo_recall(config: KioskConfig, data_dir: Path) -> tuple[dict[str, Any], 
         texts = [qa["question"] for _, qa in questions]
         vectors = encoder.encode(texts)
         assistant = Assistant(store, encoder, None, config, thresholds={"face": TAU})
+        ablations = {
+            ranking: Retriever(
+                store, config.retrieval.model_copy(update={"mode": "recollection", "recollection_ranking": ranking})
+            )
+            for ranking in ABLATIONS
+        }
         recall: dict[tuple[str, int, int], list[float]] = {}
         chosen: Counter[str] = Counter()
         signals: list[tuple[float, float]] = []
@@ -319,6 +326,13 @@ def locomo_recall(config: KioskConfig, data_dir: Path) -> tuple[dict[str, Any], 
                     share = len(evidence & refs) / len(evidence)
                     recall.setdefault((mode, k, qa["category"]), []).append(share)
                     recall.setdefault((mode, k, 0), []).append(share)
+                    if mode == "recollection" and k == 10:
+                        for ranking, retriever in ablations.items():
+                            other = retriever.retrieve(decision.matched_owner_ids, vector, qa["question"], k=k)
+                            found = {item.note.source_ref for item in other.notes}
+                            recall.setdefault((f"recollection-{ranking}", k, 0), []).append(
+                                len(evidence & found) / len(evidence)
+                            )
                     if mode == "adaptive" and k == 10:
                         chosen[result.path or "none"] += 1
                         assert result.signal is not None
@@ -338,6 +352,9 @@ def locomo_recall(config: KioskConfig, data_dir: Path) -> tuple[dict[str, Any], 
         figures[f"locomo.{mode}.p50_ms"] = percentiles_ms(elapsed[mode])["p50_ms"]
         row.append(f"{figures[f'locomo.{mode}.p50_ms']:.2f}")
         rows.append(row)
+    for ranking in ABLATIONS:
+        value = float(np.mean(recall[(f"recollection-{ranking}", 10, 0)]))
+        figures[f"locomo.recollection_{ranking}.all.recall@10"] = value
     counts = Counter(qa["category"] for _, qa in questions)
     figures["locomo.questions"] = {CATEGORIES[c]: n for c, n in sorted(counts.items())}
     figures["locomo.adaptive.recollection_share"] = chosen["recollection"] / max(1, sum(chosen.values()))
@@ -355,7 +372,10 @@ def locomo_recall(config: KioskConfig, data_dir: Path) -> tuple[dict[str, Any], 
         f"(median familiarity signal: mean top-{config.retrieval.k_probe} similarity "
         f"{figures['locomo.signal.mean_similarity.p50']:.3f}, entropy {figures['locomo.signal.entropy.p50']:.3f}; "
         f"theta_high {config.retrieval.theta_high}, theta_low {config.retrieval.theta_low}, "
-        f"tau_H {config.retrieval.tau_entropy}, lambda {config.retrieval.softmax_lambda})."
+        f"tau_H {config.retrieval.tau_entropy}, lambda {config.retrieval.softmax_lambda}). "
+        "Recollection ranking ablation, all questions R@10: "
+        + ", ".join(f"{r} {figures[f'locomo.recollection_{r}.all.recall@10']:.3f}" for r in ABLATIONS)
+        + f" (default '{config.retrieval.recollection_ranking}', alpha(K=10) = 0.4)."
     )
     return figures, md
 

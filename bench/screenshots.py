@@ -4,7 +4,7 @@ QT_QPA_PLATFORM=offscreen .venv/bin/python -m bench.screenshots [--out bench/res
 
 Real core end to end (see bench/bench_ui.py): the face video as the camera, FaceNet, SQLite + sqlite-vec,
 MiniLM retrieval and the real small GGUF (smollm2-135m-instruct) answering. The performer of the video is
-enrolled from his reference photo with two notes; a second person from the other reference photo.
+enrolled from its good frames (as the wizard does) with two notes; a second person from a reference photo.
 States: kiosk main with a personal answer (memories expanded), the memory screen, enrollment capture, admin
 calibration on a small LFW subset, the idle screen, and, with only the second person enrolled, the calm
 "answered without personal memory" fallback. The performer often turns away from the camera; when the check
@@ -90,27 +90,12 @@ def main() -> None:
             config,
             face,
             text_encoder,
-            {"Lin": "lin-manuel-miranda.png", "Alex": "alex-lacamoire.png"},
+            {"Lin": "short_hamilton_clip.mp4", "Alex": "alex-lacamoire.png"},
             {"Lin": OWNER_NOTES},
         )
         kiosk = open_kiosk(config, face, text_encoder, llm, SIZE)
         try:
             window = kiosk.window
-            for _attempt in range(8):  # the performer turns away often: ask again until the send-time check passes
-                wait_for_owner(kiosk, "Lin")
-                if answer(kiosk, "Where does my sister live?").notes:
-                    break
-                window.main.clear_conversation()
-            bubble = window.main.conversation.answers()[-1]
-            if bubble.memory_toggle.isVisible():
-                bubble.memory_toggle.click()
-            kiosk.pump(lambda: face_in_box(kiosk, "Lin"), 30)
-            grab(kiosk, args.out, "kiosk-main")
-
-            window.show_screen("memory")
-            kiosk.pump(lambda: bool(window.memory.notes), 30)
-            grab(kiosk, args.out, "memory")
-
             window.show_screen("enroll")
             window.enroll.agree_button.click()
             kiosk.pump(lambda: len(window.enroll.samples) >= 2, 60)
@@ -125,6 +110,28 @@ def main() -> None:
             kiosk.pump(lambda: window.admin.result is not None, 300)
             grab(kiosk, args.out, "admin-calibration")
             window.show_screen("main")
+
+            window.show_screen("memory")
+            kiosk.pump(lambda: bool(window.memory.notes), 30)
+            grab(kiosk, args.out, "memory")
+            window.show_screen("main")
+
+            # The performer turns away and the video cuts to the audience: the check at send time then
+            # (correctly) answers without memory, or the conversation clears for the new faces. Ask until the
+            # answer is personal, then freeze the preview on that moment for the picture.
+            assert window.analysis is not None
+            for _attempt in range(8):
+                wait_for_owner(kiosk, "Lin")
+                result = answer(kiosk, "Where does my sister live?")
+                window.analysis.frame.disconnect(window._on_frame)
+                if getattr(result, "notes", None) and window.main.conversation.bubbles and face_in_box(kiosk, "Lin"):
+                    break
+                window.main.clear_conversation()
+                window.analysis.frame.connect(window._on_frame)
+            bubble = window.main.conversation.answers()[-1]
+            if bubble.memory_toggle.isVisible():
+                bubble.memory_toggle.click()
+            grab(kiosk, args.out, "kiosk-main")
 
             window.analysis.stop()  # a face in view would wake the kiosk at once
             window.go_idle()

@@ -248,7 +248,12 @@ class RetrievalConfig(Section):
     theta_high: float = Field(default=0.75, description="Mean top-k similarity at or above which familiarity runs.")
     theta_low: float = Field(default=0.35, description="Mean top-k similarity at or below which recollection runs.")
     tau_entropy: float = Field(default=1.35, gt=0, description="Entropy threshold between the two paths.")
-    softmax_lambda: float = Field(default=10.0, gt=0, description="Temperature lambda of the similarity softmax.")
+    softmax_lambda: float = Field(
+        default=50.0,
+        gt=0,
+        description="Inverse temperature lambda of the similarity softmax; 50 spreads MiniLM cosines' entropy "
+        "across tau_entropy (at 10 it stays near its maximum ln k_probe and the test never passes).",
+    )
     beam: int = Field(default=2, ge=1, description="Beam width B (also the number of k-means clusters).")
     fanout: int = Field(default=2, ge=1, description="Mixed queries kept per beam query per round.")
     rounds: int = Field(default=4, ge=1, description="Recollection rounds R.")
@@ -261,6 +266,11 @@ class RetrievalConfig(Section):
         description="Query weight alpha in alpha*q + (1-alpha)*centroid; None uses 0.3 + 0.5*min(1, K/50).",
     )
     kmeans_seed: int = Field(default=0, ge=0, description="Seed of the recollection k-means (deterministic).")
+    recollection_ranking: Literal["fuse", "rocchio", "weighted-max"] = Field(
+        default="fuse",
+        description="How recollection orders what it collected: fuse (the question's top half, then the expanded "
+        "queries round-robin), rocchio (cosine to the mean of the issued queries), weighted-max.",
+    )
     pool_cache_owners: int = Field(
         default=16,
         ge=1,

@@ -24,4 +24,10 @@ started=$SECONDS
 .venv/bin/kiosk models pull >/dev/null
 .venv/bin/kiosk models export "$DIST/bio-memory-kiosk/models" >/dev/null
 echo "build_bundle: models $((SECONDS - started)) s"
-du -sh "$DIST/bio-memory-kiosk"
+
+# The install files travel with the bundle: on the terminal, `sudo bio-memory-kiosk/packaging/install.sh`.
+APP="$DIST/bio-memory-kiosk"
+rm -rf "$APP/packaging" && mkdir -p "$APP/packaging"
+cp -a packaging/install.sh packaging/kiosk.toml packaging/README.md packaging/systemd packaging/desktop \
+  packaging/logrotate "$APP/packaging/"
+du -sh "$APP"

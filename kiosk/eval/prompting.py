@@ -36,10 +36,20 @@ class Memory:
     content: str
 
 
+_FAST_CONTEXT = re.compile(r"^(?P<speaker>.+?) said this on .+$")
+
+
 def note_line(content: str, context: str) -> str:
-    """A note as the model sees it: the words, then who said them and when (the note's context)."""
+    """A note as the model sees it: who said it, then the words; an LLM-written context follows them.
+
+    Fast-mode notes carry "<speaker> said this on <date>." as context: only the speaker is kept (the
+    date is already the line's prefix), which keeps the prompt short for small CPU models.
+    """
     content = " ".join(content.split())
     context = " ".join(context.split())
+    fast = _FAST_CONTEXT.match(context)
+    if fast:
+        return f"{fast.group('speaker')}: {content}"
     return f"{content} ({context})" if context else content
 
 

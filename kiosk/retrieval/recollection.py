@@ -5,10 +5,12 @@ into B groups (k-means); each group's centroid is mixed into the beam query, q' 
 renormalised; each beam query keeps its `fanout` most relevant mixes (mean similarity of the group to the
 question) and the best B of all mixes form the next beam.
 
-Ranking and de-duplication: the question's own best ceil(K/2) memories come first (recollection must not
-lose what familiarity finds), then the expanded queries' result lists are merged round-robin, in the order
-the queries were issued, each memory taken once. Expansion ends after R rounds, or when a round no longer
-changes that top-K (the evidence has converged).
+Ranking and de-duplication (`ranking`): "fuse" (default) puts the question's own best ceil(K/2) memories
+first (recollection must not lose what familiarity finds), then merges the expanded queries' result lists
+round-robin in the order the queries were issued, each memory taken once; "rocchio" ranks everything
+collected by cosine to alpha*q + (1-alpha)*mean(expanded queries); "weighted-max" by the best similarity
+under any query times that query's cosine to the question. Expansion ends after R rounds, or when a round
+no longer changes the top-K (the evidence has converged). bench/results/retrieval.md compares them.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ class RecollectionSettings:
     candidates: int = 20
     alpha: float = 0.4
     seed: int = 0
+    ranking: str = "fuse"
 
 
 @dataclass(frozen=True)
@@ -95,12 +98,39 @@ def fuse(origin: list[int], expansions: list[list[int]], k: int) -> list[int]:
     return ranked
 
 
+def rank_collected(
+    ranking: str,
+    k: int,
+    origin: np.ndarray,
+    origin_list: list[int],
+    expansions: list[list[int]],
+    expansion_queries: list[np.ndarray],
+    collected: dict[int, np.ndarray],
+    alpha: float,
+) -> list[int]:
+    """Order the collected memories (see the module docstring for each strategy)."""
+    if ranking == "fuse" or not expansion_queries:
+        return fuse(origin_list, expansions, k)
+    ids = sorted(collected)
+    matrix = np.stack([collected[i] for i in ids])
+    if ranking == "rocchio":
+        scores = matrix @ _unit(alpha * origin + (1.0 - alpha) * np.mean(expansion_queries, axis=0))
+    else:  # "weighted-max": best similarity under any query, weighted by that query's closeness to the question
+        queries = np.stack([origin, *expansion_queries])
+        weights = np.clip(queries @ origin, 0.0, None)
+        scores = ((matrix @ queries.T) * weights[None, :]).max(axis=1)
+    order = sorted(range(len(ids)), key=lambda row: (-float(scores[row]), ids[row]))
+    return [ids[row] for row in order[:k]]
+
+
 def recollect(search: Search, question: np.ndarray, settings: RecollectionSettings) -> Recollected:
-    """Run RF-Mem recollection; returns the fused top-K note ids (best first) with their best similarity."""
+    """Run RF-Mem recollection; returns the ranked top-K note ids (best first) with their best similarity."""
     origin = _unit(np.asarray(question, dtype=np.float64))
     best_similarity: dict[int, float] = {}
+    collected: dict[int, np.ndarray] = {}
     origin_list: list[int] = []
     expansions: list[list[int]] = []
+    expansion_queries: list[np.ndarray] = []
     beam: list[np.ndarray] = [origin]
     top: list[int] = []
     issued = 0
@@ -112,15 +142,19 @@ def recollect(search: Search, question: np.ndarray, settings: RecollectionSettin
             ids, sims, embeddings = search(query, settings.candidates)
             issued += 1
             id_list = [int(i) for i in ids.tolist()]
-            for note_id, sim in zip(id_list, sims.tolist(), strict=True):
+            for row, (note_id, sim) in enumerate(zip(id_list, sims.tolist(), strict=True)):
                 best_similarity[note_id] = max(best_similarity.get(note_id, -np.inf), float(sim))
+                collected.setdefault(note_id, embeddings[row])
             if round_index == 0:
                 origin_list = id_list
             else:
                 expansions.append(id_list)
+                expansion_queries.append(query)
             if len(ids):
                 proposals.extend(_mixes(query, embeddings, origin, settings, round_index, beam_index))
-        new_top = fuse(origin_list, expansions, settings.k)
+        new_top = rank_collected(
+            settings.ranking, settings.k, origin, origin_list, expansions, expansion_queries, collected, settings.alpha
+        )
         converged = round_index > 0 and new_top == top
         top = new_top
         if converged or not proposals:

@@ -100,6 +100,7 @@ class Retriever:
             candidates=self.config.candidates,
             alpha=self.config.recollection_alpha if self.config.recollection_alpha is not None else mixing_alpha(k),
             seed=self.config.kmeans_seed,
+            ranking=self.config.recollection_ranking,
         )
         found = recollect(pool.search, query, settings)
         notes = self.store.get_notes(found.ids)

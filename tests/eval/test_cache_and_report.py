@@ -84,3 +84,13 @@ def test_clean_answer_keeps_the_first_line_without_labels() -> None:
     assert clean_answer('Answer: "7 May 2023"\nBecause the note says so.') == "7 May 2023"
     assert clean_answer("  \n Paris \n") == "Paris"
     assert clean_answer("") == ""
+
+
+def test_note_line_names_the_speaker_of_fast_notes() -> None:
+    from kiosk.eval.prompting import note_line
+
+    assert note_line("I went to a support group.", "Caroline said this on 8 May 2023, 1:56 pm.") == (
+        "Caroline: I went to a support group."
+    )
+    assert note_line("I went.", "Caroline talks about her visit.") == "I went. (Caroline talks about her visit.)"
+    assert note_line("  spaced   out ", "") == "spaced out"
