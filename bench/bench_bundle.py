@@ -47,6 +47,24 @@ def build(dist: Path, workpath: Path) -> dict[str, Any]:
     return {"seconds": round(seconds, 1), "phases_s": phases}
 
 
+def build_from_log(log: Path) -> dict[str, Any]:
+    """Build figures of an earlier `time bash packaging/build_bundle.sh DIST` run, from its output."""
+    text = log.read_text()
+    real = re.search(r"^real\s+(\d+)m([\d.]+)s", text, re.MULTILINE)
+    if real is None:
+        raise SystemExit(f"{log} has no `real` line from `time`")
+    phases = {m["phase"]: int(m["seconds"]) for m in PHASE.finditer(text)}
+    cpu = sum(
+        int(m[1]) * 60 + float(m[2]) for m in re.finditer(r"^(?:user|sys)\s+(\d+)m([\d.]+)s", text, re.MULTILINE)
+    )
+    return {
+        "seconds": round(int(real[1]) * 60 + float(real[2]), 1),
+        "cpu_seconds": round(cpu, 1),
+        "phases_s": phases,
+        "log": str(log),
+    }
+
+
 def sizes(bundle: Path) -> dict[str, Any]:
     internal = bundle / "_internal"
     parts = sorted(((du_bytes(p), p.name) for p in internal.iterdir()), reverse=True)[:10]
@@ -82,6 +100,13 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--skip-cold-build", action="store_true", help="only the rebuild with build/pyinstaller")
     parser.add_argument("--no-rebuild", action="store_true", help="skip the second, unchanged build")
+    parser.add_argument(
+        "--prebuilt",
+        type=Path,
+        default=None,
+        help="measure this already built bundle folder instead of building (build time from --build-log)",
+    )
+    parser.add_argument("--build-log", type=Path, default=None, help="`time bash packaging/build_bundle.sh` output")
     parser.add_argument("--video", type=Path, default=None, help="camera video (default: KIOSK_DATA face video)")
     args = parser.parse_args()
     from kiosk.config import load_config
@@ -91,7 +116,11 @@ def main() -> None:
     load_before = os.getloadavg()[0]
 
     builds: dict[str, dict[str, Any]] = {}
-    if args.skip_cold_build:
+    if args.prebuilt is not None:
+        if args.build_log is not None:
+            builds["logged"] = build_from_log(args.build_log)
+        bundle = args.prebuilt
+    elif args.skip_cold_build:
         builds["rebuild"] = build(args.dist / "dist", ROOT / "build" / "pyinstaller")
     else:
         workpath = args.dist / "work"
@@ -99,7 +128,8 @@ def main() -> None:
         builds["from_scratch"] = build(args.dist / "dist", workpath)
         if not args.no_rebuild:
             builds["rebuild"] = build(args.dist / "dist", workpath)
-    bundle = args.dist / "dist" / "bio-memory-kiosk"
+    if args.prebuilt is None:
+        bundle = args.dist / "dist" / "bio-memory-kiosk"
     size = sizes(bundle)
 
     starts: dict[str, list[dict[str, float]]] = {"bundle": [], "venv": []}

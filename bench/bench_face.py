@@ -140,7 +140,7 @@ def facenet_embeddings(
     plain, flip = [], []
     size = pipeline.embedder.input_size
     for count, name in enumerate(names, 1):
-        rgb = cv2.cvtColor(cv2.imread(str(images / name)), cv2.COLOR_BGR2RGB)
+        rgb = cv2.cvtColor(read_crop(images / name), cv2.COLOR_BGR2RGB)
         crop = resize(pad_precropped(rgb, margin, margin_x, mode), size)
         vectors = pipeline.embedder.embed_crops([crop, np.ascontiguousarray(crop[:, ::-1])])
         plain.append(vectors[0])
@@ -151,6 +151,13 @@ def facenet_embeddings(
         cache_file.parent.mkdir(parents=True, exist_ok=True)
         np.savez(cache_file, plain=np.stack(plain), flip=np.stack(flip))
     return dict(zip(names, plain, strict=True)), dict(zip(names, flip, strict=True))
+
+
+def read_crop(path: Path) -> np.ndarray:
+    image = cv2.imread(str(path))
+    if image is None:
+        raise SystemExit(f"cannot read {path}")
+    return image
 
 
 def cosine_scores(pairs: Sequence[Pair], vectors: dict[str, np.ndarray]) -> np.ndarray:
@@ -172,7 +179,7 @@ def dlib_lfw_scores(images: Path, pairs: Sequence[Pair], margin: float, cache: P
         return np.array([-float(np.linalg.norm(stored[p.first] - stored[p.second])) for p in pairs])
     encodings = {}
     for count, name in enumerate(names, 1):
-        rgb = cv2.cvtColor(cv2.imread(str(images / name)), cv2.COLOR_BGR2RGB)
+        rgb = cv2.cvtColor(read_crop(images / name), cv2.COLOR_BGR2RGB)
         height, width = rgb.shape[:2]
         pad = round(height * margin / 2)
         padded = cv2.copyMakeBorder(rgb, pad, pad, pad, pad, cv2.BORDER_REFLECT_101)
@@ -191,7 +198,7 @@ def dlib_lfw_scores(images: Path, pairs: Sequence[Pair], margin: float, cache: P
 
 def video_frames(path: Path, limit: int) -> list[np.ndarray]:
     capture = cv2.VideoCapture(str(path))
-    frames = []
+    frames: list[np.ndarray] = []
     while len(frames) < limit:
         ok, frame = capture.read()
         if not ok:
@@ -258,7 +265,7 @@ def histogram(path: Path, scores: np.ndarray, pairs: Sequence[Pair], threshold: 
 
     same = np.array([p.same for p in pairs])
     figure, axis = plt.subplots(figsize=(7, 4))
-    bins = np.linspace(float(scores.min()), float(scores.max()), 60)
+    bins = np.linspace(float(scores.min()), float(scores.max()), 60).tolist()
     axis.hist(scores[same], bins=bins, alpha=0.6, label=f"genuine ({same.sum()})", color="tab:green")
     axis.hist(scores[~same], bins=bins, alpha=0.6, label=f"impostor ({(~same).sum()})", color="tab:red")
     axis.axvline(threshold, color="black", linestyle="--", label=f"EER threshold {threshold:.3f}")
@@ -378,7 +385,8 @@ def run_lfw(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Namespac
             f"### Peer on the same crops: {len(subset)} pairs ({args.dlib_pairs} genuine + {args.dlib_pairs} "
             "impostor from each fold, 10-fold protocol)\n",
             "face_recognition 1.3.0 on dlib-bin 20.0.1 (dlib ResNet-34, 128-d, its 5-point 150x150 chip) given the "
-            "same reflected-margin image and the original crop as the face location; score = -euclidean distance.\n",
+            "same reflected-margin image and the original crop as the face location; score = -euclidean distance. "
+            "dlib-bin is built without BLAS (DLIB_USE_BLAS False), hence the subset.\n",
             table(["model", "accuracy", "EER"], rows),
             "",
         ]
@@ -413,10 +421,12 @@ def run_latency(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Name
     flip = "with" if config.face.flip_augment else "without"
     text = "\n".join(
         [
-            f"### Latency on {len(frames)} frames (every {args.frame_step}th) of short_hamilton_clip.mp4 (640x360), "
+            f"### Latency on {len(frames)} frames (every n-th, n = {args.frame_step}) of short_hamilton_clip.mp4 "
+            "(640x360), "
             "the same frames for every pipeline\n",
             f"FaceNet embed is {flip} the flip (two inferences when on). `probe` = one frame from array to "
-            "requester embedding (detect + quality + align + embed); stages only count frames where they ran.\n",
+            "requester embedding (detect + quality + align + embed); stages only count frames where they ran. "
+            "Absolute times depend on the load of the shared 2-core machine; compare pipelines within the run.\n",
             table(["pipeline", "stage", "n", "p50 ms", "p95 ms"], rows),
             "",
             table(["pipeline", "frames", "faces detected", "frames with a gated requester"], counts),

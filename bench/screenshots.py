@@ -50,6 +50,15 @@ def answer(kiosk: Kiosk, question: str) -> Any:
     return results[0]
 
 
+def forget_question(kiosk: Kiosk, question: str) -> None:
+    kiosk.pump(lambda: False, 1.0)  # let the background "remember" finish
+    store = kiosk.window.ctx.require_services().store
+    for user in store.list_users():
+        for note in store.list_notes(int(user.id or 0)):
+            if note.content == question and note.id is not None:
+                store.delete_note(note.id)
+
+
 def face_in_box(kiosk: Kiosk, name: str) -> bool:
     view = kiosk.window.main.preview._view
     return name in kiosk.window.main.badge.text() and view is not None and any(f.primary for f in view.faces)
@@ -80,6 +89,7 @@ def main() -> None:
     from kiosk.identity.face import load_face_embedder
     from kiosk.llm.factory import create_llm
     from kiosk.text import load_text_encoder
+    from kiosk.ui.screens import main as main_screen
 
     with tempfile.TemporaryDirectory(prefix="ui-shots-") as tmp:
         config = kiosk_config(Path(tmp) / "owner", args.llm)
@@ -117,17 +127,17 @@ def main() -> None:
             window.show_screen("main")
 
             # The performer turns away and the video cuts to the audience: the check at send time then
-            # (correctly) answers without memory, or the conversation clears for the new faces. Ask until the
-            # answer is personal, then freeze the preview on that moment for the picture.
-            assert window.analysis is not None
+            # (correctly) answers without memory; ask until the answer is personal. For the picture only, the
+            # conversation is then held (no clearing for the audience cutaways) until he faces the camera again.
             for _attempt in range(8):
                 wait_for_owner(kiosk, "Lin")
                 result = answer(kiosk, "Where does my sister live?")
-                window.analysis.frame.disconnect(window._on_frame)
-                if getattr(result, "notes", None) and window.main.conversation.bubbles and face_in_box(kiosk, "Lin"):
+                if getattr(result, "notes", None) and window.main.conversation.bubbles:
                     break
                 window.main.clear_conversation()
-                window.analysis.frame.connect(window._on_frame)
+                forget_question(kiosk, "Where does my sister live?")  # retries must not pile up as notes
+            main_screen.FRAMES_TO_SWITCH_PERSON = 10**9
+            kiosk.pump(lambda: face_in_box(kiosk, "Lin"), 60)
             bubble = window.main.conversation.answers()[-1]
             if bubble.memory_toggle.isVisible():
                 bubble.memory_toggle.click()

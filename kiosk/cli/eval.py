@@ -112,6 +112,9 @@ def register(app: typer.Typer) -> None:
         max_questions: int | None = typer.Option(None, "--max-questions", help="Cap the question subset."),
         prompt: str = typer.Option("short", "--prompt", help="Answer prompt: short (eval) or assistant."),
         answer_tokens: int = typer.Option(32, "--answer-tokens", help="Longest answer in tokens."),
+        retrieval_only: bool = typer.Option(
+            False, "--retrieval-only", help="Gate, leaks and evidence recall@10 only: no LLM answers."
+        ),
         llm_threads: int = typer.Option(
             1, "--llm-threads", help="llama.cpp threads; 1 is far faster on a shared, oversubscribed CPU (0 = all)."
         ),
@@ -155,6 +158,7 @@ def register(app: typer.Typer) -> None:
             max_questions=max_questions,
             prompt=prompt,  # type: ignore[arg-type]
             answer_tokens=answer_tokens,
+            answer=not retrieval_only,
             identities=[s.strip() for s in identities.split(",")] if identities else None,
             conditions=chosen,  # type: ignore[arg-type]
             results_name=name,
@@ -184,7 +188,8 @@ def register(app: typer.Typer) -> None:
             results = json.loads(results_json.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise DataError(f"cannot read results {results_json} ({exc})", "give a locomo_*.json file") from exc
-        if "gold_gap" not in results and "gold_evidence" in results.get("conditions", {}):
+        answered = all(results.get("conditions", {}).get(c, {}).get("scores") for c in ("owner", "gold_evidence"))
+        if "gold_gap" not in results and answered:
             conversations = load_conversations(locomo_path(config().paths.eval_data_dir))
             evidence = {q.key: q.evidence for c in conversations for q in c.questions}
             results["gold_gap"] = gold_gap(results["answers"], evidence)

@@ -26,7 +26,7 @@ def gold_gap(answers: Sequence[Mapping[str, Any]], evidence_by_key: Mapping[str,
     rows: dict[str, dict[str, float]] = {name: {"n": 0, "owner": 0.0, "gold": 0.0} for name in BUCKETS}
     total = 0
     for answer in answers:
-        if "owner" not in answer or "gold_evidence" not in answer:
+        if "f1" not in answer.get("owner", {}) or "f1" not in answer.get("gold_evidence", {}):
             continue
         recall = owner_recall(answer, evidence_by_key.get(str(answer["key"]), ()))
         if recall is None:

@@ -79,6 +79,7 @@ class EvalOptions:
     max_questions: int | None = None  # cap on the subset, taken round-robin over users (small slices)
     prompt: PromptStyle = "short"
     answer_tokens: int = 32
+    answer: bool = True  # False: gate, leaks and evidence recall only (no LLM call)
     conditions: tuple[Condition, ...] = CONDITIONS
     identities: list[str] | None = None
     results_dir: Path = PROJECT_ROOT / "bench" / "results"
@@ -586,7 +587,7 @@ def _evaluate(
     total = len(questions) * len(options.conditions)
     done = 0
     with clock.stage("answer"):
-        for condition in options.conditions:
+        for condition in options.conditions if options.answer else ():
             for qi, question in enumerate(questions):
                 notes, person = contexts[condition][qi]
                 messages = answer_request(question.question, notes, person, options.prompt)
@@ -608,18 +609,21 @@ def _evaluate(
         for condition in options.conditions:
             scores = aggregate(scored[condition])
             values = recall[condition]
+            if not options.answer:
+                for qi in range(len(questions)):
+                    answers[qi][condition] = per_question_meta[qi].get(condition, {})
             condition_results[condition] = {
-                "scores": scores.as_dict(),
+                "scores": scores.as_dict() if options.answer else None,
                 "evidence_recall_at_k": round(sum(values) / len(values), 4) if values else None,
             }
         gap: dict[str, float | None] = {"f1": None, "bleu1": None}
-        if "owner" in scored and "non_owner" in scored:
+        if options.answer and "owner" in scored and "non_owner" in scored:
             owner_scores, non_owner_scores = aggregate(scored["owner"]), aggregate(scored["non_owner"])
             gap = {k: round(v, 2) for k, v in average_gap(owner_scores, non_owner_scores).items()}
 
     p50, p95 = _percentiles(loaded.llm.generation_seconds)
     per_category_counts = {
-        CATEGORY_NAMES[c]: n for c, n in sorted(aggregate(scored[options.conditions[0]]).counts.items())
+        CATEGORY_NAMES[c]: sum(1 for q in questions if q.category == c) for c in sorted({q.category for q in questions})
     }
     results: dict[str, Any] = {
         "benchmark": "locomo",
@@ -663,7 +667,7 @@ def _evaluate(
         "assignments": [b.as_dict() for b in bindings],
         "answers": answers,
     }
-    if "owner" in options.conditions and "gold_evidence" in options.conditions:
+    if options.answer and "owner" in options.conditions and "gold_evidence" in options.conditions:
         analysis = gold_gap(answers, {q.key: q.evidence for q in questions})
         results["gold_gap"] = analysis
         results["gold_gap_analysis"] = gold_gap_markdown(analysis)

@@ -43,8 +43,10 @@ def score_table(conditions: Mapping[str, Mapping[str, Any]], gap_f1: float | Non
     header += ["Avg. F1", "Avg. BLEU-1", "Avg. Gap (F1)"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for key, label in CONDITION_LABELS.items():
-        if key in conditions:
+        if key in conditions and conditions[key].get("scores"):
             lines.append(_row(label, conditions[key]["scores"], gap_f1 if key == "owner" else None))
+    if len(lines) == 2:
+        return "(retrieval-only run: no LLM answers, so no F1/BLEU-1 table)"
     return "\n".join(lines)
 
 
@@ -61,8 +63,10 @@ def render_markdown(results: Mapping[str, Any]) -> str:
     conditions = results["conditions"]
     gate = results["gate"]
     leaks = results["leaks"]
+    answered = any(payload.get("scores") for payload in conditions.values())
+    model = results["llm"]["name"] if answered else "retrieval only (no LLM answers)"
     lines = [
-        f"# LoCoMo shared-store evaluation — {results['modality']} gate, {results['llm']['name']}",
+        f"# LoCoMo shared-store evaluation — {results['modality']} gate, {model}",
         "",
         f"Command: `{results['command']}`",
         "",
@@ -107,13 +111,17 @@ def render_markdown(results: Mapping[str, Any]) -> str:
     for stage, seconds in results["timings_s"].items():
         lines.append(f"| {stage} | {seconds:.1f} |")
     llm = results["llm"]
-    lines += [
-        "",
-        f"LLM: {llm['name']} (sha256 {llm['sha256'][:12]}…), uncached answers "
-        f"{llm['generated']} (p50 {llm['p50_s']:.2f} s, p95 {llm['p95_s']:.2f} s per answer), "
-        f"cache hits {llm['cache_hits']}.",
-        "",
-    ]
+    lines += (
+        []
+        if not answered
+        else [
+            "",
+            f"LLM: {llm['name']} (sha256 {llm['sha256'][:12]}…), uncached answers "
+            f"{llm['generated']} (p50 {llm['p50_s']:.2f} s, p95 {llm['p95_s']:.2f} s per answer), "
+            f"cache hits {llm['cache_hits']}.",
+            "",
+        ]
+    )
     return "\n".join(lines)
 
 
@@ -124,11 +132,12 @@ def flat_metrics(results: Mapping[str, Any]) -> dict[str, float]:
     for condition, payload in results["conditions"].items():
         scores = payload["scores"]
         prefix = f"locomo.{modality}.{condition}"
-        flat[f"{prefix}.f1"] = scores["average"]["f1"]
-        flat[f"{prefix}.bleu1"] = scores["average"]["bleu1"]
-        for name, entry in scores["per_category"].items():
-            flat[f"{prefix}.{name}.f1"] = entry["f1"]
-            flat[f"{prefix}.{name}.bleu1"] = entry["bleu1"]
+        if scores:
+            flat[f"{prefix}.f1"] = scores["average"]["f1"]
+            flat[f"{prefix}.bleu1"] = scores["average"]["bleu1"]
+            for name, entry in scores["per_category"].items():
+                flat[f"{prefix}.{name}.f1"] = entry["f1"]
+                flat[f"{prefix}.{name}.bleu1"] = entry["bleu1"]
         if payload.get("evidence_recall_at_k") is not None:
             flat[f"{prefix}.evidence_recall_at_10.fraction"] = payload["evidence_recall_at_k"]
     if results["gap"]["f1"] is not None:

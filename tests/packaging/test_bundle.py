@@ -74,7 +74,7 @@ def terminal_env(tmp_path: Path, data_dir: Path) -> dict[str, str]:
 
 def _doctor(bundle: Path, env: dict[str, str], cwd: Path) -> tuple[int, dict[str, Any]]:
     done = subprocess.run(
-        [str(bundle / "kiosk"), "doctor", "--json"], env=env, cwd=cwd, capture_output=True, text=True, timeout=600
+        [str(bundle / "kiosk"), "doctor", "--json"], env=env, cwd=cwd, capture_output=True, text=True, timeout=1200
     )
     assert done.stdout.strip(), f"doctor printed nothing (exit {done.returncode}):\n{done.stderr[-3000:]}"
     return done.returncode, json.loads(done.stdout)

@@ -106,6 +106,7 @@ class MemoryScreen(Screen):
             item = self.list_layout.takeAt(0)
             widget = item.widget() if item is not None else None
             if widget is not None:
+                widget.hide()
                 widget.deleteLater()
         for note in notes:
             row = QFrame()

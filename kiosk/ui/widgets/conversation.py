@@ -217,6 +217,7 @@ class ConversationView(QScrollArea):
                     child = layout.takeAt(0)
                     widget = child.widget() if child is not None else None
                     if widget is not None:
+                        widget.hide()  # gone from the screen now, not when the deferred delete runs
                         widget.deleteLater()
                 layout.deleteLater()
         self.bubbles.clear()
