@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import subprocess
 import time
@@ -25,6 +26,11 @@ from typing import Any
 from bench.common import table, write_results
 
 STEPS = ("first", "second", "fresh-clone")
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def _du_bytes(path: Path) -> int:
@@ -68,6 +74,8 @@ def run_step(step: str, repo: Path, work: Path) -> dict[str, Any]:
     if step != "second":
         commit = _clone(repo, clone)
     log = work / f"{step}.log"
+    load = os.getloadavg()[0]
+    cpu_before = _children_cpu()
     started = time.perf_counter()
     with log.open("w") as sink:
         done = subprocess.run(["bash", "packaging/bootstrap.sh"], cwd=clone, env=env, stdout=sink, stderr=sink)
@@ -76,6 +84,8 @@ def run_step(step: str, repo: Path, work: Path) -> dict[str, Any]:
         "step": step,
         "commit": commit,
         "seconds": round(seconds, 1),
+        "cpu_seconds": round(_children_cpu() - cpu_before, 1),
+        "load_average_at_start": round(load, 1),
         "exit_code": done.returncode,
         "log": str(log),
         "pip_cache_bytes": _du_bytes(work / "pip-cache"),
@@ -115,6 +125,8 @@ def main() -> None:
             r["step"],
             r["commit"] or "(same clone)",
             f"{r['seconds'] / 60:.1f} min ({r['seconds']:.0f} s)",
+            f"{r['cpu_seconds']:.0f}" if "cpu_seconds" in r else "",
+            r.get("load_average_at_start", ""),
             r["exit_code"],
             f"{r['models']['verified']}/{r['models']['entries']}",
             f"{r['pip_cache_bytes'] / 1024**3:.2f}",
@@ -127,13 +139,26 @@ def main() -> None:
         "`bash packaging/bootstrap.sh` (the set-up half of both README commands) on a clean `git clone`, "
         "with its own empty `PIP_CACHE_DIR` and `KIOSK_HOME` for the first run, reused by the later ones.\n\n"
         + table(
-            ["run", "commit", "wall time", "exit", "models verified", "pip cache GiB", "KIOSK_HOME GiB", ".venv GiB"],
+            [
+                "run",
+                "commit",
+                "wall time",
+                "CPU s (user+sys)",
+                "load avg at start",
+                "exit",
+                "models verified",
+                "pip cache GiB",
+                "KIOSK_HOME GiB",
+                ".venv GiB",
+            ],
             rows,
         )
-        + f"\n\nLoad average when the run started: {load_before:.1f} on {os.cpu_count()} cores (other jobs were "
-        "running; times on an idle box are shorter). The first run compiles llama-cpp-python from source "
-        '(`CMAKE_ARGS="-DGGML_NATIVE=OFF"`) and downloads every model wheel; the second reuses the virtualenv, '
-        "the wheel cache and the verified models.\n"
+        + f"\n\nLoad average when the benchmark started: {load_before:.1f} on {os.cpu_count()} cores (other jobs "
+        "may run: wall time well above CPU time means a step waited for the CPU). Models verified counts the "
+        "manifest's required models; the optional large GGUFs are pulled on demand. The first run compiles "
+        'llama-cpp-python from source (`CMAKE_ARGS="-DGGML_NATIVE=OFF"`) and downloads every model wheel; the '
+        "second reuses the virtualenv, the wheel cache and the verified models; the fresh clone reuses the pip "
+        "cache (the compiled llama-cpp-python wheel) and the models, and reinstalls the other packages.\n"
     )
     write_results("install", figures, body, extra={"runs": results})
 

@@ -16,6 +16,10 @@ from kiosk.errors import DataError
 from kiosk.eval.report import write_atomically
 
 
+def _cell(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}"
+
+
 def _row(path: Path) -> dict[str, Any]:
     try:
         results = json.loads(path.read_text(encoding="utf-8"))
@@ -91,7 +95,7 @@ def write_llm_choice(
         gap = "–" if row["gap_f1"] is None else f"{row['gap_f1']:.2f}"
         lines.append(
             f"| {row['model']} | {row['owner_f1']:.2f} | {row['owner_bleu1']:.2f} | "
-            f"{per.get('single-hop', 0):.2f} | {per.get('multi-hop', 0):.2f} | {per.get('temporal', 0):.2f} | "
+            f"{_cell(per.get('single-hop'))} | {_cell(per.get('multi-hop'))} | {_cell(per.get('temporal'))} | "
             f"{gold} | {gap} | {row['p50_s']:.2f} | {row['p95_s']:.2f} |"
         )
     lines += ["", f"Rule: {payload['rule']}. **Chosen: {chosen['model']}.**", ""]

@@ -135,6 +135,13 @@ def cap_round_robin(questions: Sequence[Question], limit: int | None) -> list[Qu
     by_user: dict[str, list[Question]] = {}
     for question in questions:
         by_user.setdefault(question.conversation_id, []).append(question)
+    for user, queue in by_user.items():  # alternate categories inside each user's queue
+        rank: dict[int, int] = {}
+        keyed = []
+        for question in queue:
+            rank[question.category] = rank.get(question.category, 0) + 1
+            keyed.append((rank[question.category], question))
+        by_user[user] = [q for _, q in sorted(keyed, key=lambda item: item[0])]
     picked: list[Question] = []
     queues = list(by_user.values())
     while len(picked) < limit and any(queues):

@@ -41,6 +41,11 @@ class LlamaCppLLM:
         self.last_usage = Usage()
         self._lock = threading.Lock()
 
+    def close(self) -> None:
+        """Free the model now: left to interpreter shutdown, llama-cpp-python's __del__ prints a traceback."""
+        with self._lock:
+            self._llama.close()
+
     def count_tokens(self, text: str) -> int:
         return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
 

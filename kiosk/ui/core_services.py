@@ -524,7 +524,7 @@ class CoreServices:
 
 def close_llm(llm: object) -> None:
     """Free a llama.cpp model now: left to interpreter shutdown, llama-cpp-python's __del__ prints a traceback."""
-    close = getattr(llm, "close", None) or getattr(getattr(llm, "_llama", None), "close", None)
+    close = getattr(llm, "close", None)
     if callable(close):
         try:
             close()
