@@ -132,9 +132,7 @@ def main() -> None:
     load_before = os.getloadavg()
     decode = decode_rate(video, 3.0)
     figures: dict[str, Any] = {"face_video.capture.unpaced_decode_fps": decode}
-    rows: list[list[Any]] = [
-        ["-", "capture only, unpaced", "-", "-", "-", f"{decode:.0f}"] + ["-"] * 7
-    ]
+    rows: list[list[Any]] = [["-", "capture only, unpaced", "-", "-", "-", f"{decode:.0f}"] + ["-"] * 7]
     for detector in [d.strip() for d in args.detectors.split(",") if d.strip()]:
         config = base.model_copy(deep=True)
         config.face.detector = detector

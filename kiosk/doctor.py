@@ -49,8 +49,12 @@ def check_models(config: KioskConfig) -> list[Check]:
             checks.append(Check(f"model {name}", "ok", f"{state.path} verified"))
         elif state.present:
             checks.append(
-                Check(f"model {name}", "fail", f"{state.path} is corrupt (sha256 differs from the manifest)",
-                      _model_fix(name))
+                Check(
+                    f"model {name}",
+                    "fail",
+                    f"{state.path} is corrupt (sha256 differs from the manifest)",
+                    _model_fix(name),
+                )
             )
         else:
             checks.append(Check(f"model {name}", "fail", f"{state.path} is missing", _model_fix(name)))
@@ -80,8 +84,11 @@ def check_calibrations(config: KioskConfig) -> list[Check]:
             checks.append(Check(f"calibration {modality}", "fail", exc.message, exc.hint))
             continue
         checks.append(
-            Check(f"calibration {modality}", "ok",
-                  f"tau={calibration.threshold:.4f} ({calibration.rule}, {calibration.benchmark}) matches the encoder")
+            Check(
+                f"calibration {modality}",
+                "ok",
+                f"tau={calibration.threshold:.4f} ({calibration.rule}, {calibration.benchmark}) matches the encoder",
+            )
         )
     return checks
 
@@ -90,9 +97,13 @@ def check_database(config: KioskConfig) -> list[Check]:
     path = config.paths.db
     if not path.exists():
         return [
-            Check("memory database", "fail", f"{path} does not exist",
-                  "on a new install start the kiosk once (it creates it); otherwise restore the latest "
-                  f"backup from {path.parent} or set paths.db_path")
+            Check(
+                "memory database",
+                "fail",
+                f"{path} does not exist",
+                "on a new install start the kiosk once (it creates it); otherwise restore the latest "
+                f"backup from {path.parent} or set paths.db_path",
+            )
         ]
     from kiosk.memory.sqlite_store import SqliteStore
 
@@ -144,8 +155,12 @@ def check_cameras(config: KioskConfig, wait_s: float = 3.0) -> list[Check]:
             if frame is None:
                 spec = config.capture.face_source if which == "face" else config.capture.palm_source
                 checks.append(
-                    Check(f"{which} source", "fail", f"no frame from '{spec}' within {wait_s:.0f} s",
-                          "check the cable / device path, or that no other program holds the camera")
+                    Check(
+                        f"{which} source",
+                        "fail",
+                        f"no frame from '{spec}' within {wait_s:.0f} s",
+                        "check the cable / device path, or that no other program holds the camera",
+                    )
                 )
             else:
                 height, width = frame.image.shape[:2]

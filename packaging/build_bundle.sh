@@ -2,9 +2,9 @@
 # Build the self-contained bundle: DIST_DIR/bio-memory-kiosk/ with Python, Qt, OpenVINO, ONNX Runtime, llama.cpp
 # and the verified models (plus their cached conversions), so a terminal needs no compiler and no network.
 #   bash packaging/build_bundle.sh [DIST_DIR]
-# PyInstaller's work dir (BUNDLE_WORKPATH, default build/pyinstaller) is reused between builds: PyInstaller
-# re-analyses only when a script, module or option changed. A lock on it lets concurrent builds (a test and a
-# developer) take turns instead of corrupting each other's cache.
+# PyInstaller's work dir (BUNDLE_WORKPATH, default build/pyinstaller) is kept between builds, but measured here a
+# rebuild re-analyses and takes as long as a build from scratch (bench/results/bundle.md). A lock on it lets
+# concurrent builds (a test and a developer) take turns instead of corrupting each other's files.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DIST=${1:-dist}

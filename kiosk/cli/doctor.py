@@ -31,7 +31,10 @@ def register(app: typer.Typer) -> None:
         """Check cameras, models and checksums, calibration vs model, DB integrity and free disk."""
         checks = run_checks(config(), tuple(skip))
         shown = [c for c in checks if c.status != "ok"] if quiet else checks
-        emit({"healthy": all(c.status != "fail" for c in checks), "checks": [c.as_dict() for c in shown]},
-             as_json, lambda _: _human(shown))
+        emit(
+            {"healthy": all(c.status != "fail" for c in checks), "checks": [c.as_dict() for c in shown]},
+            as_json,
+            lambda _: _human(shown),
+        )
         if any(c.status == "fail" for c in checks):
             raise typer.Exit(1)

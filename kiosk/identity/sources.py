@@ -29,9 +29,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-IMAGE_SUFFIXES = frozenset(
-    {".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm", ".pnm"}
-)
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm", ".pnm"})
 URL_SCHEMES = ("http://", "https://", "rtsp://", "rtsps://", "rtmp://", "udp://", "tcp://")
 
 
@@ -158,9 +156,7 @@ class ThreadedSource:
             return True
         thread.join(timeout)
         if thread.is_alive():
-            log.warning(
-                "%s: capture thread still running after %.1f s (a device read hangs)", self.name, timeout
-            )
+            log.warning("%s: capture thread still running after %.1f s (a device read hangs)", self.name, timeout)
             return False
         return True
 
@@ -381,18 +377,14 @@ class VideoFileSource(ThreadedSource):
             self._publish(image)
             decoded += 1
             if self.state != SourceState.RUNNING:
-                self._set_state(
-                    SourceState.RUNNING, f"{self.name}: playing" + (" (looped)" if self.loop else "")
-                )
+                self._set_state(SourceState.RUNNING, f"{self.name}: playing" + (" (looped)" if self.loop else ""))
         return decoded
 
 
 def list_images(folder: Path) -> list[Path]:
     """Image files directly inside `folder`, sorted by name (hidden files skipped)."""
     return sorted(
-        p
-        for p in folder.iterdir()
-        if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES and not p.name.startswith(".")
+        p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in IMAGE_SUFFIXES and not p.name.startswith(".")
     )
 
 
@@ -531,9 +523,7 @@ def camera_source(
     return LiveSource(name, capture_factory or _opencv_capture(target), max_backoff_s=max_backoff_s)
 
 
-def url_source(
-    url: str, *, max_backoff_s: float = 5.0, capture_factory: CaptureFactory | None = None
-) -> LiveSource:
+def url_source(url: str, *, max_backoff_s: float = 5.0, capture_factory: CaptureFactory | None = None) -> LiveSource:
     """An HTTP(S)/RTSP stream decoded by OpenCV's FFmpeg backend; reconnects like a camera."""
     shown = url.split("@")[-1] if "@" in url else url  # never log credentials embedded in the URL
     return LiveSource(f"stream {shown}", capture_factory or _opencv_capture(url), max_backoff_s=max_backoff_s)

@@ -30,9 +30,7 @@ def l2_normalise(vector: np.ndarray) -> np.ndarray:
     """A float32 unit vector; ProbeError for NaN, infinite or zero vectors (never a silent garbage probe)."""
     flat = np.asarray(vector, dtype=np.float32).reshape(-1)
     if flat.size == 0 or not np.all(np.isfinite(flat)):
-        raise ProbeError(
-            "embedding is empty or holds NaN/inf values", "the encoder produced no usable vector"
-        )
+        raise ProbeError("embedding is empty or holds NaN/inf values", "the encoder produced no usable vector")
     norm = float(np.linalg.norm(flat))
     if norm < 1e-12:
         raise ProbeError("embedding is the zero vector", "the encoder produced no usable vector")
@@ -290,9 +288,7 @@ def verify(
         return result("no-match", None, f"not recognised (best {label} {best.score:.3f} < tau {tau:.3f})")
     if len(scores) > 1 and scores[1].score >= tau and best.score - scores[1].score < margin:
         runner = scores[1].name or f"user {scores[1].user_id}"
-        return result(
-            "ambiguous", None, f"{label} and {runner} both match within margin {margin:.3f}; not deciding"
-        )
+        return result("ambiguous", None, f"{label} and {runner} both match within margin {margin:.3f}; not deciding")
     return result("match", best.user_id, f"{label} ({best.score:.3f} >= tau {tau:.3f})")
 
 
@@ -350,9 +346,7 @@ class ContinuousVerifier:
 
     def start(self) -> ContinuousVerifier:
         if self._thread is None:
-            self._thread = threading.Thread(
-                target=self._run, name=f"verifier:{self.source.name}", daemon=True
-            )
+            self._thread = threading.Thread(target=self._run, name=f"verifier:{self.source.name}", daemon=True)
             self._thread.start()
         return self
 

@@ -2,8 +2,8 @@
 `kiosk doctor` in it is green on a healthy terminal and red, naming the problem, for a corrupt model or a
 missing DB.
 
-The build is the bulk of the time: `packaging/build_bundle.sh` reuses PyInstaller's work dir
-(build/pyinstaller, locked while in use), so a rebuild with unchanged sources skips the analysis.
+The build is the bulk of the time (~5 min on this 2-core box; bench/results/bundle.md). `build_bundle.sh` keeps
+PyInstaller's work dir (build/pyinstaller, locked while in use), though a rebuild measured no faster.
 Set KIOSK_TEST_BUNDLE=<folder>/bio-memory-kiosk to test an already built bundle instead of building one.
 """
 
