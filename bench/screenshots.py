@@ -14,13 +14,13 @@ at send time finds no clear face, the answer is (correctly) without memory, and 
 from __future__ import annotations
 
 import argparse
-import csv
 import os
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from bench.bench_ui import OWNER_NOTES, Kiosk, kiosk_config, open_kiosk, seed, wait_for_owner
+from kiosk.calibration.data import link_labelled_subset
 
 OUT = Path(__file__).resolve().parent / "results" / "screenshots"
 SIZE = (1920, 1080)
@@ -65,19 +65,7 @@ def face_in_box(kiosk: Kiosk, name: str) -> bool:
 
 
 def lfw_subset(data_dir: Path, folder: Path, identities: int = 40, per_identity: int = 3) -> Path:
-    rows = list(csv.DictReader((data_dir / "lfw3d_frontalized" / "manifest.csv").open()))
-    by_identity: dict[str, list[str]] = {}
-    for row in rows:
-        by_identity.setdefault(row["identity"], []).append(row["path"])
-    chosen = sorted(name for name, paths in by_identity.items() if len(paths) >= per_identity)[:identities]
-    folder.mkdir()
-    lines = ["path,identity"]
-    for name in chosen:
-        for path in by_identity[name][:per_identity]:
-            (folder / Path(path).name).symlink_to(data_dir / "lfw3d_frontalized" / path)
-            lines.append(f"{Path(path).name},{name}")
-    (folder / "manifest.csv").write_text("\n".join(lines) + "\n")
-    return folder
+    return link_labelled_subset(data_dir / "lfw3d_frontalized", folder, identities, per_identity)
 
 
 def main() -> None:

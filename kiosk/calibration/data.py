@@ -83,6 +83,27 @@ def subset_identities(images: LabelledImages, max_identities: int, seed: int = 0
     return LabelledImages([p for p, _ in selected], [i for _, i in selected])
 
 
+def link_labelled_subset(data_dir: Path, folder: Path, identities: int, per_identity: int) -> Path:
+    """A small labelled folder (symlinks + manifest.csv path,identity) of the first identities with enough images.
+
+    For a quick calibration run on the admin screen, or a test, without copying the data set.
+    """
+    by_identity: dict[str, list[str]] = {}
+    with (data_dir / "manifest.csv").open(encoding="utf-8") as handle:
+        for row in csv.DictReader(handle):
+            by_identity.setdefault(row["identity"], []).append(row["path"])
+    chosen = sorted(name for name, paths in by_identity.items() if len(paths) >= per_identity)[:identities]
+    folder.mkdir(parents=True)
+    lines = ["path,identity"]
+    for name in chosen:
+        for path in by_identity[name][:per_identity]:
+            target = folder / Path(path).name
+            target.symlink_to(data_dir / path)
+            lines.append(f"{target.name},{name}")
+    (folder / "manifest.csv").write_text("\n".join(lines) + "\n")
+    return folder
+
+
 def check_identities(images: LabelledImages, source: str) -> None:
     counts = Counter(images.identities)
     if len(counts) < 2:

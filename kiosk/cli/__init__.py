@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 
@@ -19,17 +20,13 @@ app = typer.Typer(
 app.add_typer(models_cli.app, name="models")
 
 
-def _register_features() -> None:
-    # Feature modules add their commands here; each owns one file under kiosk/cli/.
-    from kiosk.cli import config_cmd
+FEATURE_COMMANDS = ("config_cmd", "calibrate", "users", "ask", "memory", "eval", "doctor")
+"""Modules under kiosk/cli/ that each add their commands with `register(app)`."""
 
-    config_cmd.register(app)
-    __import__("kiosk.cli.calibrate", fromlist=["register"]).register(app)
-    __import__("kiosk.cli.users", fromlist=["register"]).register(app)
-    __import__("kiosk.cli.ask", fromlist=["register"]).register(app)
-    __import__("kiosk.cli.memory", fromlist=["register"]).register(app)
-    __import__("kiosk.cli.eval", fromlist=["register"]).register(app)
-    __import__("kiosk.cli.doctor", fromlist=["register"]).register(app)
+
+def _register_features() -> None:
+    for module in FEATURE_COMMANDS:
+        importlib.import_module(f"kiosk.cli.{module}").register(app)
 
 
 @app.callback(invoke_without_command=True)

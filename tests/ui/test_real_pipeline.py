@@ -17,6 +17,7 @@ import pytest
 from doubles import ScriptedLLM
 from PySide6.QtCore import Qt
 
+from kiosk.calibration.data import link_labelled_subset
 from kiosk.config import KioskConfig
 from kiosk.ui.app import KioskWindow
 from kiosk.ui.services import KioskServices, Progress
@@ -268,22 +269,7 @@ def test_enrollment_from_the_live_camera_then_recognised(qtbot, scene: Scene, op
 
 def lfw_subset(data_dir: Path, folder: Path, identities: int = 16, per_identity: int = 3) -> Path:
     """A small labelled folder (manifest.csv path,identity) from LFW identities with several images."""
-    import csv
-
-    rows = list(csv.DictReader((data_dir / "lfw3d_frontalized" / "manifest.csv").open()))
-    by_identity: dict[str, list[str]] = {}
-    for row in rows:
-        by_identity.setdefault(row["identity"], []).append(row["path"])
-    chosen = sorted(name for name, paths in by_identity.items() if len(paths) >= per_identity)[:identities]
-    folder.mkdir()
-    lines = ["path,identity"]
-    for name in chosen:
-        for path in by_identity[name][:per_identity]:
-            target = folder / Path(path).name
-            target.symlink_to(data_dir / "lfw3d_frontalized" / path)
-            lines.append(f"{target.name},{name}")
-    (folder / "manifest.csv").write_text("\n".join(lines) + "\n")
-    return folder
+    return link_labelled_subset(data_dir / "lfw3d_frontalized", folder, identities, per_identity)
 
 
 def test_admin_calibrates_on_a_folder_and_applies_the_threshold(
