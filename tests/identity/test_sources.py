@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import cv2
 import numpy as np
 import pytest
+from polling import wait_until
 
 from kiosk.errors import DataError
 from kiosk.identity.sources import (
@@ -26,15 +26,6 @@ from kiosk.identity.sources import (
 )
 
 VIDEO_FRAMES = 275  # short_hamilton_clip.mp4, see ../shared/data/README.md
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.01)
-    return condition()
 
 
 @pytest.fixture()

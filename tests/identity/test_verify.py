@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -11,6 +10,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
+from polling import wait_until
 
 from kiosk.errors import ProbeError
 from kiosk.identity.probe import Probe
@@ -26,15 +26,6 @@ def unit(*values: float) -> np.ndarray:
     vector = np.zeros(DIM, np.float32)
     vector[: len(values)] = values
     return vector / np.linalg.norm(vector)
-
-
-def wait_until(condition: Callable[[], bool], timeout: float = 5.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(0.01)
-    return condition()
 
 
 def template(user_id: int, vector: np.ndarray, sha: str = SHA, modality: str = "face") -> Template:
