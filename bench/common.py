@@ -7,8 +7,7 @@ import os
 import platform
 import shlex
 import sys
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,17 +20,6 @@ RESULTS = Path(__file__).resolve().parent / "results"
 def percentiles_ms(samples_s: Sequence[float]) -> dict[str, float]:
     values = np.asarray(samples_s, dtype=np.float64) * 1000.0
     return {"p50_ms": float(np.percentile(values, 50)), "p95_ms": float(np.percentile(values, 95)), "n": len(values)}
-
-
-def time_calls(call: Callable[[], object], repeat: int, warmup: int = 2) -> list[float]:
-    for _ in range(warmup):
-        call()
-    samples = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        call()
-        samples.append(time.perf_counter() - start)
-    return samples
 
 
 def machine() -> dict[str, Any]:

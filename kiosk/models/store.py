@@ -205,9 +205,6 @@ class ModelStore:
             copied.append(destination / "derived")
         return copied
 
-    def drop_wheel_cache(self) -> None:
-        shutil.rmtree(self.wheel_cache, ignore_errors=True)
-
     # ---- verification stamps -------------------------------------------------------------------
     @staticmethod
     def _stamp_path(path: Path) -> Path:
