@@ -31,7 +31,9 @@ class Structured(Generic[ModelT]):
 
 
 def _validate(model: type[ModelT], reply: str) -> ModelT:
-    return model.model_validate(json.loads(reply))
+    # llama-cpp-python's schema-to-grammar string rule admits raw control characters (a newline inside a
+    # string): valid to the grammar, rejected by strict json. The content is fine, so accept it.
+    return model.model_validate(json.loads(reply, strict=False))
 
 
 def ask_structured(

@@ -37,6 +37,15 @@ def test_failed_after_one_retry() -> None:
     assert len(llm.calls) == 2 and len(result.replies) == 2
 
 
+def test_a_raw_newline_inside_a_string_is_accepted_as_the_grammar_allows_it() -> None:
+    class Text(BaseModel):
+        context: str
+
+    llm = ScriptedLLM(default='{"context": "met at the\nlibrary"}')
+    result = ask_structured(llm, PROMPT, Text, SCHEMA, max_tokens=20, what="test")
+    assert result.outcome == "parsed" and result.value == Text(context="met at the\nlibrary")
+
+
 def test_scripted_llm_records_and_streams() -> None:
     llm = ScriptedLLM([("alpha", "A reply"), ("beta", ["first", "second"])], default="fallback")
     assert llm.chat([{"role": "user", "content": "xx beta"}], max_tokens=1) == "first"
