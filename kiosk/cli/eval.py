@@ -125,6 +125,11 @@ def register(app: typer.Typer) -> None:
         threshold: float | None = typer.Option(
             None, "--threshold", help="Override the calibrated tau (recorded as a manual threshold)."
         ),
+        operating_point: str | None = typer.Option(
+            None,
+            "--operating-point",
+            help="Use a named operating point of the calibration (e.g. tau_d, eer, strict) instead of its chosen rule.",
+        ),
         output: Path | None = typer.Option(None, "--output", help="Results directory (default bench/results)."),
         name: str | None = typer.Option(None, "--name", help="Results file stem (default locomo_<modality>_<llm>)."),
         as_json: bool = JsonOption,
@@ -163,6 +168,7 @@ def register(app: typer.Typer) -> None:
             conditions=chosen,  # type: ignore[arg-type]
             results_name=name,
             threshold=threshold,
+            operating_point=operating_point,
             command=_command_line(),
         )
         if output is not None:
@@ -202,6 +208,11 @@ def register(app: typer.Typer) -> None:
     def llm_choice(
         results: list[Path] = typer.Argument(..., help="locomo_*.json of the same subset, one per model."),
         budget_s: float = typer.Option(5.0, "--budget-s", help="Largest acceptable median seconds per answer."),
+        operating_point: str | None = typer.Option(
+            None,
+            "--operating-point",
+            help="Use a named operating point of the calibration (e.g. tau_d, eer, strict) instead of its chosen rule.",
+        ),
         output: Path | None = typer.Option(None, "--output", help="Directory (default bench/results)."),
         machine: str = typer.Option("2 shared cores", "--machine", help="Machine note for the report."),
         as_json: bool = JsonOption,

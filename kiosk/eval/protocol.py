@@ -25,8 +25,9 @@ from typing import Any, Literal
 
 import numpy as np
 
+from kiosk.calibration.schema import Calibration
 from kiosk.config import PROJECT_ROOT, KioskConfig
-from kiosk.errors import DataError, LLMError
+from kiosk.errors import CalibrationError, DataError, LLMError
 from kiosk.eval import prompting
 from kiosk.eval.analysis import gold_gap, gold_gap_markdown
 from kiosk.eval.answer_cache import AnswerCache, CachedLLM
@@ -85,6 +86,7 @@ class EvalOptions:
     results_dir: Path = PROJECT_ROOT / "bench" / "results"
     cache_dir: Path = PROJECT_ROOT / "bench" / "cache"
     threshold: float | None = None  # overrides the calibrated tau (recorded as manual)
+    operating_point: str | None = None  # a named operating point of the calibration instead of its chosen rule
     results_name: str | None = None  # default locomo_<modality>_<llm>
     command: str = ""
     write: bool = True
@@ -251,6 +253,20 @@ def text_model_sha(config: KioskConfig) -> str:
 # ---- store -----------------------------------------------------------------------------------------
 
 
+def calibrated_threshold(calibration: Calibration, operating_point: str | None) -> tuple[float, str]:
+    """The calibration's chosen threshold, or one of its named operating points (e.g. `tau_d`, `eer`)."""
+    if operating_point is None:
+        return float(calibration.threshold), calibration.rule
+    point = calibration.operating_points.get(operating_point)
+    if point is None:
+        known = ", ".join(sorted(calibration.operating_points))
+        raise CalibrationError(
+            f"the {calibration.modality} calibration has no operating point {operating_point!r}",
+            f"use one of: {known}",
+        )
+    return float(point.threshold), operating_point
+
+
 def store_key(config: KioskConfig, digest: str, construct: str, llm_sha: str | None, sessions: int | None) -> str:
     payload = {
         "format": STORE_FORMAT,
@@ -389,10 +405,10 @@ def run_locomo(config: KioskConfig, options: EvalOptions, progress: Progress = _
             embedder = load_embedder(config, options.modality)
             if options.threshold is None:
                 calibration = active_calibration(config, options.modality, embedder.model_sha256)
-                threshold = float(calibration.threshold)
+                threshold, rule = calibrated_threshold(calibration, options.operating_point)
                 gate_source = {
                     "calibration": calibration_path(config, options.modality).name,
-                    "rule": calibration.rule,
+                    "rule": rule,
                     "encoder": f"{calibration.encoder.name} ({embedder.model_sha256[:12]}…)",
                 }
             else:
