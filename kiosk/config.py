@@ -311,6 +311,40 @@ class UIConfig(Section):
     )
 
 
+class SecurityConfig(Section):
+    encrypt_at_rest: bool = Field(
+        default=True,
+        description="Seal note contents, keywords, tags, context, history and templates with AES-256-GCM "
+        "(vectors for search and the lexical token index stay in clear; see README, Security).",
+    )
+    key_source: Literal["auto", "keyring", "file"] = Field(
+        default="auto",
+        description="Where the master key lives: auto uses an existing key file, else a usable OS keyring, "
+        "else creates the key file.",
+    )
+    key_file: Path | None = Field(
+        default=None, description="Master key file (created 0600 at first run); default <data_dir>/keys/master.key."
+    )
+    keyring_service: str = Field(default="bio-memory-kiosk", description="OS keyring service name of the key.")
+    audit_max_bytes: int = Field(
+        default=1_000_000, ge=10_000, description="Size at which the audit log is rotated to audit.log.1."
+    )
+    audit_backups: int = Field(default=10, ge=1, description="Rotated audit log files kept.")
+    verify_free_failures: int = Field(
+        default=3, ge=1, description="Failed verifications in a row allowed before the kiosk starts backing off."
+    )
+    backoff_base_s: float = Field(
+        default=2.0, gt=0, description="First back-off after the free failures; doubles with every further one."
+    )
+    backoff_max_s: float = Field(default=300.0, gt=0, description="Longest back-off, for verifications and PINs.")
+    backoff_reset_s: float = Field(
+        default=900.0, gt=0, description="Quiet time after which the failure count of verifications starts over."
+    )
+
+    def key_path(self, data_dir: Path) -> Path:
+        return self.key_file or data_dir / "keys" / "master.key"
+
+
 class KioskConfig(Section):
     paths: PathsConfig = Field(default_factory=PathsConfig, description="Where things live.")
     runtime: RuntimeConfig = Field(default_factory=RuntimeConfig, description="Encoder inference runtime.")
@@ -323,6 +357,9 @@ class KioskConfig(Section):
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig, description="RF-Mem retrieval.")
     gate: GateConfig = Field(default_factory=GateConfig, description="Biometric gate.")
     ui: UIConfig = Field(default_factory=UIConfig, description="Qt app.")
+    security: SecurityConfig = Field(
+        default_factory=SecurityConfig, description="Encryption at rest, audit log and back-off."
+    )
 
 
 def default_config_path() -> Path:

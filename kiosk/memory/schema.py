@@ -88,5 +88,27 @@ def _v1_initial(conn: apsw.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [_v1_initial]
+def _v4_security(conn: apsw.Connection) -> None:
+    """Tables for encryption at rest. The rows themselves are sealed by SqliteStore when it opens the file
+    with a master key (it needs the key, which a migration does not have): see `seal_plaintext_rows`."""
+    conn.execute(
+        """
+        -- Each user's data key, wrapped (AES-GCM) by the master key; deleting the user destroys it.
+        CREATE TABLE user_keys (
+            user_id INTEGER PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+            generation INTEGER NOT NULL,
+            wrapped BLOB NOT NULL,
+            created_at REAL NOT NULL
+        );
+        -- A known value sealed by the master key: opening with the wrong key fails here, not on a note.
+        CREATE TABLE key_check (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            fingerprint TEXT NOT NULL,
+            sealed BLOB NOT NULL
+        );
+        """
+    )
+
+
+MIGRATIONS: list[Migration] = [_v1_initial, _v4_security]
 LATEST_VERSION = len(MIGRATIONS)

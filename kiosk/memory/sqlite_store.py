@@ -37,7 +37,19 @@ from kiosk.memory.note import (
     from_epoch,
     to_epoch,
 )
+from kiosk.memory.row_sealing import (
+    HISTORY_SEALED_FIELDS,
+    NOTE_SEALED_FIELDS,
+    RowSealer,
+    history_aad,
+    is_sealed_vector,
+    note_aad,
+    open_text,
+    seal_text,
+    template_aad,
+)
 from kiosk.memory.schema import LATEST_VERSION, MIGRATIONS
+from kiosk.security.sealing import Cipher, MasterKey
 
 log = logging.getLogger(__name__)
 
@@ -71,9 +83,14 @@ def _blob_to_vector(blob: bytes) -> np.ndarray:
 class SqliteStore:
     """`Store` on one SQLite file (or ':memory:')."""
 
-    def __init__(self, path: Path | str, *, backup_dir: Path | None = None) -> None:
+    def __init__(
+        self, path: Path | str, *, backup_dir: Path | None = None, master_key: MasterKey | None = None
+    ) -> None:
+        """`master_key` seals note contents and templates at rest (None: stored in clear, e.g. for evaluation
+        stores); a database once opened with a key refuses to open without it."""
         self.path = Path(path) if str(path) != ":memory:" else None
         self._lock = threading.RLock()
+        self._sealer = RowSealer(master_key) if master_key is not None else None
         if self.path is not None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -83,10 +100,15 @@ class SqliteStore:
             self._conn.enable_load_extension(False)
             self._conn.set_busy_timeout(BUSY_TIMEOUT_MS)
             self._conn.execute("PRAGMA foreign_keys = ON")
+            # Deleted cells and freed pages are overwritten with zeros, so erased text leaves no trace.
+            self._conn.execute("PRAGMA secure_delete = ON")
+            if self._version() == 0:
+                self._conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # only takes effect before the first table
             if self.path is not None:
                 self._conn.execute("PRAGMA journal_mode = WAL")
             self._conn.execute("PRAGMA synchronous = FULL")
             self._migrate(backup_dir)
+            self._open_sealing()
         except apsw.Error as exc:
             raise StoreError(
                 f"memory database {path} cannot be opened ({exc})",
@@ -171,8 +193,252 @@ class SqliteStore:
                 yield
             except BaseException:
                 self._conn.execute("ROLLBACK")
+                if self._sealer is not None:
+                    self._sealer.forget_cached_keys()
                 raise
             self._conn.execute("COMMIT")
+
+    # ---- sealing at rest -----------------------------------------------------------------------
+    @property
+    def encrypted(self) -> bool:
+        return self._sealer is not None
+
+    def _open_sealing(self) -> None:
+        has_table = self._conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'key_check'"
+        ).fetchone()
+        has_check = has_table is not None and self._conn.execute("SELECT 1 FROM key_check").fetchone() is not None
+        if self._sealer is None:
+            if has_check:
+                raise StoreError(
+                    f"memory database {self.path or ':memory:'} is encrypted",
+                    "open it through the kiosk (which loads the master key), not as a plain store",
+                )
+            return
+        with self._write():
+            self._sealer.check_master(self._conn, self.path or ":memory:")
+        self.seal_plaintext_rows()
+
+    def _cipher(self, owner_id: int, *, create: bool = False) -> Cipher | None:
+        if self._sealer is None:
+            return None
+        return self._sealer.cipher(self._conn, owner_id, create=create)
+
+    def _opener(self, owner_id: int) -> Any:
+        if self._sealer is None:
+            return None
+        sealer = self._sealer
+        return lambda: sealer.cipher(self._conn, owner_id)
+
+    def _next_id(self, table: str) -> int:
+        """The id AUTOINCREMENT will give the next row; sealing binds the ciphertext to it before the insert."""
+        row = self._conn.execute(
+            f"SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = ?), 0), "
+            f"coalesce((SELECT max(id) FROM {table}), 0)) + 1",
+            (table,),
+        ).fetchone()
+        assert row is not None
+        return int(row[0])
+
+    def seal_plaintext_rows(self) -> int:
+        """Encrypt in place every value still stored in clear (a database from before v4, or opened without a
+        key); returns how many rows were sealed. Idempotent: sealed rows are left alone."""
+        if self._sealer is None:
+            return 0
+        with self._write():
+            sealed = self._seal_notes_in_place() + self._seal_history_in_place() + self._seal_templates_in_place()
+        if sealed:
+            log.info("sealed %d memory rows that were stored in clear", sealed)
+            self._reclaim(full=True)
+        return sealed
+
+    def _seal_notes_in_place(self) -> int:
+        rows = [
+            tuple(r)
+            for r in self._conn.execute(
+                "SELECT id, owner_id, content, keywords, tags, context FROM notes WHERE typeof(content) = 'text' "
+                "OR typeof(keywords) = 'text' OR typeof(tags) = 'text' OR typeof(context) = 'text'"
+            )
+        ]
+        for note_id, owner_id, *values in rows:
+            cipher = self._cipher(int(owner_id), create=True)
+            sealed = [
+                seal_text(cipher, value, note_aad(note_id, owner_id, name)) if isinstance(value, str) else value
+                for name, value in zip(NOTE_SEALED_FIELDS, values, strict=True)
+            ]
+            self._conn.execute(
+                "UPDATE notes SET content = ?, keywords = ?, tags = ?, context = ? WHERE id = ?", (*sealed, note_id)
+            )
+        return len(rows)
+
+    def _seal_history_in_place(self) -> int:
+        rows = [
+            tuple(r)
+            for r in self._conn.execute(
+                "SELECT history.id, history.note_id, notes.owner_id, history.before, history.after "
+                "FROM history JOIN notes ON notes.id = history.note_id "
+                "WHERE typeof(history.before) = 'text' OR typeof(history.after) = 'text'"
+            )
+        ]
+        for entry_id, note_id, owner_id, *values in rows:
+            cipher = self._cipher(int(owner_id), create=True)
+            sealed = [
+                seal_text(cipher, value, history_aad(entry_id, note_id, owner_id, name))
+                if isinstance(value, str)
+                else value
+                for name, value in zip(HISTORY_SEALED_FIELDS, values, strict=True)
+            ]
+            self._conn.execute("UPDATE history SET before = ?, after = ? WHERE id = ?", (*sealed, entry_id))
+        return len(rows)
+
+    def _seal_templates_in_place(self) -> int:
+        rows = [
+            tuple(r)
+            for r in self._conn.execute(
+                "SELECT id, user_id, modality, vector FROM templates WHERE length(vector) = dimension * 4"
+            )
+        ]
+        for template_id, user_id, modality, vector in rows:
+            cipher = self._cipher(int(user_id), create=True)
+            assert cipher is not None
+            blob = cipher.seal(bytes(vector), template_aad(template_id, user_id, modality))
+            self._conn.execute("UPDATE templates SET vector = ? WHERE id = ?", (blob, template_id))
+        return len(rows)
+
+    def rekey_user(self, user_id: int) -> int:
+        """A new data key for the user; every sealed row of theirs is re-sealed with it (renewability).
+
+        Returns the new key generation (0 when the store is not encrypted). Nothing is lost: each value is
+        opened with the old key and sealed with the new one in one transaction.
+        """
+        with self._write():
+            generation = self._rekey(user_id)
+            self._bump(user_id)
+        self._reclaim(full=False)
+        return generation
+
+    def _rekey(self, user_id: int) -> int:
+        if self._sealer is None:
+            return 0
+        notes = [
+            tuple(r)
+            for r in self._conn.execute(
+                "SELECT id, content, keywords, tags, context FROM notes WHERE owner_id = ?", (user_id,)
+            )
+        ]
+        history = [
+            tuple(r)
+            for r in self._conn.execute(
+                "SELECT history.id, history.note_id, history.before, history.after FROM history "
+                "JOIN notes ON notes.id = history.note_id WHERE notes.owner_id = ?",
+                (user_id,),
+            )
+        ]
+        templates = [
+            tuple(r)
+            for r in self._conn.execute(
+                "SELECT id, modality, vector, dimension FROM templates WHERE user_id = ?", (user_id,)
+            )
+        ]
+        opener = self._opener(user_id)
+        notes_clear = [
+            (
+                row[0],
+                [
+                    open_text(opener, v, note_aad(row[0], user_id, n))
+                    for n, v in zip(NOTE_SEALED_FIELDS, row[1:], strict=True)
+                ],
+            )
+            for row in notes
+        ]
+        history_clear = [
+            (
+                row[0],
+                row[1],
+                [
+                    open_text(opener, v, history_aad(row[0], row[1], user_id, n))
+                    for n, v in zip(HISTORY_SEALED_FIELDS, row[2:], strict=True)
+                ],
+            )
+            for row in history
+        ]
+        templates_clear = [
+            (row[0], row[1], self._template_vector(user_id, row[0], row[1], bytes(row[2]), int(row[3])))
+            for row in templates
+        ]
+        cipher = self._sealer.rotate(self._conn, user_id)
+        for note_id, values in notes_clear:
+            sealed = [
+                seal_text(cipher, v, note_aad(note_id, user_id, n))
+                for n, v in zip(NOTE_SEALED_FIELDS, values, strict=True)
+            ]
+            self._conn.execute(
+                "UPDATE notes SET content = ?, keywords = ?, tags = ?, context = ? WHERE id = ?", (*sealed, note_id)
+            )
+        for entry_id, note_id, values in history_clear:
+            sealed = [
+                seal_text(cipher, v, history_aad(entry_id, note_id, user_id, n))
+                for n, v in zip(HISTORY_SEALED_FIELDS, values, strict=True)
+            ]
+            self._conn.execute("UPDATE history SET before = ?, after = ? WHERE id = ?", (*sealed, entry_id))
+        for template_id, modality, vector in templates_clear:
+            self._conn.execute(
+                "UPDATE templates SET vector = ? WHERE id = ?",
+                (cipher.seal(vector, template_aad(template_id, user_id, modality)), template_id),
+            )
+        return self._sealer.generation(self._conn, user_id)
+
+    def key_generation(self, user_id: int) -> int:
+        """The user's data-key generation (rises with every re-key; 0 when not encrypted)."""
+        if self._sealer is None:
+            return 0
+        with self._lock:
+            return self._sealer.generation(self._conn, user_id)
+
+    def rotate_master_key(self, new_master: MasterKey) -> int:
+        """Re-wrap every user's data key under a new master key; returns how many keys were re-wrapped."""
+        if self._sealer is None:
+            raise StoreError("this memory database is not encrypted", "open it with its master key first")
+        with self._write():
+            count = self._sealer.rewrap_all(self._conn, new_master)
+        self._reclaim(full=False)
+        return count
+
+    # ---- erasure -------------------------------------------------------------------------------
+    def _fts_tables(self) -> list[str]:
+        rows = self._conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%USING fts5%'"
+        ).fetchall()
+        return [str(row[0]) for row in rows]
+
+    def _forget_lexical(self, note_ids: Sequence[int]) -> None:
+        """Remove the notes from any FTS5 index (keyed by note id); harmless when already removed."""
+        if not note_ids:
+            return
+        wanted = json.dumps([int(i) for i in note_ids])
+        for table in self._fts_tables():
+            self._conn.execute(f'DELETE FROM "{table}" WHERE rowid IN (SELECT value FROM json_each(?))', (wanted,))
+
+    def _zero_vectors(self, note_ids: Sequence[int]) -> None:
+        """vec0 only flags a deleted vector as invalid; overwrite its slot first so the floats are gone too."""
+        zero = np.zeros(EMBEDDING_DIM, dtype=np.float32).tobytes()
+        for note_id in note_ids:
+            self._conn.execute("UPDATE note_vectors SET embedding = ? WHERE note_id = ?", (zero, int(note_id)))
+
+    def _reclaim(self, *, full: bool) -> None:
+        """After an erasure: merge FTS5 segments (drops deleted tokens), give free pages back, empty the WAL."""
+        with self._lock:
+            for table in self._fts_tables():
+                self._conn.execute(f'INSERT INTO "{table}"("{table}") VALUES (\'optimize\')')
+            if full:
+                self._conn.execute("PRAGMA auto_vacuum = INCREMENTAL")  # takes effect with this VACUUM
+                self._conn.execute("VACUUM")
+            else:
+                self._conn.execute("PRAGMA incremental_vacuum")
+            if self.path is not None:
+                busy = self._conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+                if busy is not None and int(busy[0]) != 0:
+                    log.warning("another connection is reading: the WAL keeps old pages until it closes")
 
     def _query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
         with self._lock:
@@ -199,6 +465,7 @@ class SqliteStore:
         with self._write():
             self._conn.execute("INSERT INTO users (name, created_at) VALUES (?, ?)", (name, now))
             user_id = int(self._conn.last_insert_rowid())
+            self._cipher(user_id, create=True)
             self._bump(user_id)
         return User(user_id, name, from_epoch(now))
 
@@ -215,14 +482,21 @@ class SqliteStore:
         return [User(int(r[0]), r[1], from_epoch(r[2])) for r in rows]
 
     def delete_user(self, user_id: int) -> None:
-        """Delete a user with every note, vector, link, history entry and template of theirs."""
+        """Forget a user: every note, vector, lexical entry, link, history entry, template and their data key,
+        then VACUUM and an emptied WAL, so none of it stays readable in the file."""
         with self._write():
+            note_ids = [int(r[0]) for r in self._conn.execute("SELECT id FROM notes WHERE owner_id = ?", (user_id,))]
+            self._zero_vectors(note_ids)
             self._conn.execute(
                 "DELETE FROM note_vectors WHERE note_id IN (SELECT id FROM notes WHERE owner_id = ?)",
                 (user_id,),
             )
+            self._forget_lexical(note_ids)
             self._conn.execute("DELETE FROM users WHERE id = ?", (user_id,))
             self._bump(user_id)
+        if self._sealer is not None:
+            self._sealer.forget_cached_keys()
+        self._reclaim(full=True)
 
     # ---- templates -----------------------------------------------------------------------------
     def set_templates(self, user_id: int, modality: str, vectors: np.ndarray, model_sha256: str) -> list[Template]:
@@ -240,12 +514,22 @@ class SqliteStore:
         now = time.time()
         created: list[Template] = []
         with self._write():
+            replaced = self._conn.execute(
+                "SELECT 1 FROM templates WHERE user_id = ? AND modality = ? LIMIT 1", (user_id, modality)
+            ).fetchone()
             self._conn.execute("DELETE FROM templates WHERE user_id = ? AND modality = ?", (user_id, modality))
+            if replaced is not None:
+                self._rekey(user_id)  # re-enrollment: the old templates' key no longer opens anything
+            cipher = self._cipher(user_id, create=True)
             for row in rows:
+                template_id = self._next_id("templates")
+                blob = row.tobytes()
+                if cipher is not None:
+                    blob = cipher.seal(blob, template_aad(template_id, user_id, modality))
                 self._conn.execute(
-                    "INSERT INTO templates (user_id, modality, dimension, vector, model_sha256, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (user_id, modality, int(row.shape[0]), row.tobytes(), model_sha256, now),
+                    "INSERT INTO templates (id, user_id, modality, dimension, vector, model_sha256, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (template_id, user_id, modality, int(row.shape[0]), blob, model_sha256, now),
                 )
                 created.append(
                     Template(
@@ -258,16 +542,50 @@ class SqliteStore:
                     )
                 )
             self._bump(user_id)
+        if replaced is not None:
+            self._reclaim(full=False)
         return created
 
+    def revoke_templates(self, user_id: int, modality: str | None = None) -> int:
+        """Revoke (delete) the user's templates of `modality` (all when None); their notes stay, unreachable by
+        the gate until the person is enrolled again. Returns how many templates were revoked."""
+        with self._write():
+            sql, params = "DELETE FROM templates WHERE user_id = ?", [user_id]
+            if modality is not None:
+                sql, params = sql + " AND modality = ?", [user_id, modality]  # type: ignore[list-item]
+            self._conn.execute(sql, params)
+            revoked = int(self._conn.changes())
+            self._bump(user_id)
+        self._reclaim(full=False)
+        return revoked
+
     def templates(self, modality: str | None = None) -> list[Template]:
-        sql = "SELECT id, user_id, modality, vector, model_sha256, created_at FROM templates"
+        sql = "SELECT id, user_id, modality, vector, model_sha256, created_at, dimension FROM templates"
         params: tuple[Any, ...] = ()
         if modality is not None:
             sql += " WHERE modality = ?"
             params = (modality,)
-        rows = self._query(sql + " ORDER BY user_id, id", params)
-        return [Template(int(r[0]), int(r[1]), r[2], _blob_to_vector(r[3]), r[4], from_epoch(r[5])) for r in rows]
+        with self._lock:
+            rows = self._query(sql + " ORDER BY user_id, id", params)
+            return [
+                Template(
+                    int(r[0]),
+                    int(r[1]),
+                    r[2],
+                    _blob_to_vector(self._template_vector(int(r[1]), int(r[0]), r[2], bytes(r[3]), int(r[6]))),
+                    r[4],
+                    from_epoch(r[5]),
+                )
+                for r in rows
+            ]
+
+    def _template_vector(self, user_id: int, template_id: int, modality: str, blob: bytes, dimension: int) -> bytes:
+        if not is_sealed_vector(blob, dimension):
+            return blob
+        cipher = self._cipher(user_id)
+        if cipher is None:
+            raise StoreError("this memory database is encrypted", "open it with its master key")
+        return cipher.open(blob, template_aad(template_id, user_id, modality))
 
     # ---- notes ---------------------------------------------------------------------------------
     def add_note(self, note: Note) -> Note:
@@ -284,18 +602,21 @@ class SqliteStore:
         with self._write():
             if not self._conn.execute("SELECT 1 FROM users WHERE id = ?", (note.owner_id,)).fetchone():
                 raise StoreError(f"no user with id {note.owner_id}", "add the user before their notes")
+            note_id = self._next_id("notes")
+            content, keywords, tags, context = self._seal_note_fields(note_id, note)
             self._conn.execute(
-                "INSERT INTO notes (owner_id, modality, content, timestamp, keywords, tags, context, "
+                "INSERT INTO notes (id, owner_id, modality, content, timestamp, keywords, tags, context, "
                 "embedding, source, source_ref, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
+                    note_id,
                     note.owner_id,
                     note.modality,
-                    note.content,
+                    content,
                     timestamp,
-                    json.dumps(note.keywords),
-                    json.dumps(note.tags),
-                    note.context,
+                    keywords,
+                    tags,
+                    context,
                     embedding.tobytes(),
                     note.source,
                     note.source_ref,
@@ -303,7 +624,6 @@ class SqliteStore:
                     now,
                 ),
             )
-            note_id = int(self._conn.last_insert_rowid())
             self._conn.execute(
                 "INSERT INTO note_vectors (note_id, owner_id, embedding) VALUES (?, ?, ?)",
                 (note_id, note.owner_id, embedding.tobytes()),
@@ -315,6 +635,14 @@ class SqliteStore:
         assert stored is not None
         return stored
 
+    def _seal_note_fields(self, note_id: int, note: Note) -> list[str | bytes]:
+        cipher = self._cipher(note.owner_id, create=True)
+        values = (note.content, json.dumps(note.keywords), json.dumps(note.tags), note.context)
+        return [
+            seal_text(cipher, value, note_aad(note_id, note.owner_id, name))
+            for name, value in zip(NOTE_SEALED_FIELDS, values, strict=True)
+        ]
+
     def get_note(self, note_id: int) -> Note | None:
         notes = self.get_notes([note_id])
         return notes[0] if notes else None
@@ -324,19 +652,23 @@ class SqliteStore:
         if not ids:
             return []
         wanted = json.dumps([int(i) for i in ids])
-        rows = self._query(f"SELECT {_NOTE_COLUMNS} FROM notes WHERE id IN (SELECT value FROM json_each(?))", (wanted,))
-        by_id = {int(row[0]): row for row in rows}
-        links = self._links_of(list(by_id))
-        return [self._note(by_id[i], links.get(i, [])) for i in ids if i in by_id]
+        with self._lock:
+            rows = self._query(
+                f"SELECT {_NOTE_COLUMNS} FROM notes WHERE id IN (SELECT value FROM json_each(?))", (wanted,)
+            )
+            by_id = {int(row[0]): row for row in rows}
+            links = self._links_of(list(by_id))
+            return [self._note(by_id[i], links.get(i, [])) for i in ids if i in by_id]
 
     def list_notes(self, owner_id: int, limit: int | None = None, offset: int = 0) -> list[Note]:
         """The owner's notes in chronological order (timestamp, then id)."""
-        rows = self._query(
-            f"SELECT {_NOTE_COLUMNS} FROM notes WHERE owner_id = ? ORDER BY timestamp, id LIMIT ? OFFSET ?",
-            (owner_id, -1 if limit is None else int(limit), int(offset)),
-        )
-        links = self._links_of([int(r[0]) for r in rows])
-        return [self._note(row, links.get(int(row[0]), [])) for row in rows]
+        with self._lock:
+            rows = self._query(
+                f"SELECT {_NOTE_COLUMNS} FROM notes WHERE owner_id = ? ORDER BY timestamp, id LIMIT ? OFFSET ?",
+                (owner_id, -1 if limit is None else int(limit), int(offset)),
+            )
+            links = self._links_of([int(r[0]) for r in rows])
+            return [self._note(row, links.get(int(row[0]), [])) for row in rows]
 
     def count_notes(self, owner_id: int | None = None) -> int:
         if owner_id is None:
@@ -366,16 +698,17 @@ class SqliteStore:
             before, after = _changes(old, note)
             if embedding is not None and old.embedding is not None and np.array_equal(embedding, old.embedding):
                 embedding = None
+            content, keywords, tags, context = self._seal_note_fields(note.id, note)
             self._conn.execute(
                 "UPDATE notes SET modality = ?, content = ?, timestamp = ?, keywords = ?, tags = ?, "
                 "context = ?, embedding = coalesce(?, embedding), updated_at = ? WHERE id = ?",
                 (
                     note.modality,
-                    note.content,
+                    content,
                     to_epoch(note.timestamp),
-                    json.dumps(note.keywords),
-                    json.dumps(note.tags),
-                    note.context,
+                    keywords,
+                    tags,
+                    context,
                     embedding.tobytes() if embedding is not None else None,
                     now,
                     note.id,
@@ -388,9 +721,18 @@ class SqliteStore:
                     (note.id, note.owner_id, embedding.tobytes()),
                 )
                 before["embedding"], after["embedding"] = "previous", "re-encoded"
+            entry_id = self._next_id("history")
+            cipher = self._cipher(note.owner_id, create=True)
             self._conn.execute(
-                "INSERT INTO history (note_id, at, reason, before, after) VALUES (?, ?, ?, ?, ?)",
-                (note.id, now, reason, json.dumps(before), json.dumps(after)),
+                "INSERT INTO history (id, note_id, at, reason, before, after) VALUES (?, ?, ?, ?, ?, ?)",
+                (
+                    entry_id,
+                    note.id,
+                    now,
+                    reason,
+                    seal_text(cipher, json.dumps(before), history_aad(entry_id, note.id, note.owner_id, "before")),
+                    seal_text(cipher, json.dumps(after), history_aad(entry_id, note.id, note.owner_id, "after")),
+                ),
             )
             self._bump(note.owner_id)
         stored = self.get_note(note.id)
@@ -398,14 +740,18 @@ class SqliteStore:
         return stored
 
     def delete_note(self, note_id: int) -> None:
-        """Delete the note, its vector, its history and every link from or to it."""
+        """Delete the note, its vector, its lexical entry, its history and every link from or to it; the freed
+        space is zeroed (secure_delete) and the WAL emptied, so its text is gone from the files."""
         with self._write():
             row = self._conn.execute("SELECT owner_id FROM notes WHERE id = ?", (note_id,)).fetchone()
             if row is None:
                 raise StoreError(f"no note with id {note_id}", "list the notes to see their ids")
+            self._zero_vectors([note_id])
             self._conn.execute("DELETE FROM note_vectors WHERE note_id = ?", (note_id,))
+            self._forget_lexical([note_id])
             self._conn.execute("DELETE FROM notes WHERE id = ?", (note_id,))
             self._bump(int(row[0]))
+        self._reclaim(full=False)
 
     # ---- vectors -------------------------------------------------------------------------------
     def knn(self, owner_ids: Sequence[int], query: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -452,10 +798,25 @@ class SqliteStore:
         return self._links_of([note_id]).get(note_id, [])
 
     def history(self, note_id: int) -> list[HistoryEntry]:
-        rows = self._query(
-            "SELECT note_id, at, reason, before, after FROM history WHERE note_id = ? ORDER BY id", (note_id,)
-        )
-        return [HistoryEntry(int(r[0]), from_epoch(r[1]), r[2], json.loads(r[3]), json.loads(r[4])) for r in rows]
+        with self._lock:
+            rows = self._query(
+                "SELECT history.id, note_id, at, reason, before, after, notes.owner_id FROM history "
+                "JOIN notes ON notes.id = history.note_id WHERE note_id = ? ORDER BY history.id",
+                (note_id,),
+            )
+            entries = []
+            for entry_id, note, at, reason, before, after, owner in rows:
+                opener = self._opener(int(owner))
+                entries.append(
+                    HistoryEntry(
+                        int(note),
+                        from_epoch(at),
+                        reason,
+                        json.loads(open_text(opener, before, history_aad(entry_id, note, owner, "before"))),
+                        json.loads(open_text(opener, after, history_aad(entry_id, note, owner, "after"))),
+                    )
+                )
+            return entries
 
     def _insert_link(self, a: int, b: int, kind: str, now: float) -> int:
         if a == b:
@@ -490,17 +851,22 @@ class SqliteStore:
             out.setdefault(int(source), []).append(Link(int(target), kind))
         return out
 
-    @staticmethod
-    def _note(row: tuple[Any, ...], links: list[Link]) -> Note:
+    def _note(self, row: tuple[Any, ...], links: list[Link]) -> Note:
+        note_id, owner_id = int(row[0]), int(row[1])
+        opener = self._opener(owner_id)
+        content, keywords, tags, context = (
+            open_text(opener, value, note_aad(note_id, owner_id, name))
+            for name, value in zip(NOTE_SEALED_FIELDS, (row[3], row[5], row[6], row[7]), strict=True)
+        )
         return Note(
-            id=int(row[0]),
-            owner_id=int(row[1]),
+            id=note_id,
+            owner_id=owner_id,
             modality=row[2],
-            content=row[3],
+            content=content,
             timestamp=from_epoch(row[4]),
-            keywords=list(json.loads(row[5])),
-            tags=list(json.loads(row[6])),
-            context=row[7],
+            keywords=list(json.loads(keywords)),
+            tags=list(json.loads(tags)),
+            context=context,
             embedding=_blob_to_vector(row[8]),
             links=links,
             source=row[9],

@@ -287,10 +287,10 @@ def test_migration_backs_up_an_old_database_first(tmp_path: Path, monkeypatch: p
     upgraded = SqliteStore(path)
     assert upgraded.schema_version() == schema.LATEST_VERSION + 1
     assert [n.content for n in upgraded.list_notes(owner)] == ["survives the upgrade"]
-    (backup,) = list(tmp_path.glob("memory.db.v1-*.bak"))
+    (backup,) = list(tmp_path.glob(f"memory.db.v{schema.LATEST_VERSION}-*.bak"))
     restored = apsw.Connection(str(backup))
     assert restored.execute("SELECT content FROM notes").fetchall() == [("survives the upgrade",)]
-    assert restored.execute("SELECT version FROM schema_version").fetchall() == [(1,)]
+    assert restored.execute("SELECT version FROM schema_version").fetchall() == [(schema.LATEST_VERSION,)]
     upgraded.close()
     monkeypatch.undo()
     with pytest.raises(StoreError, match="newer than this build"):

@@ -1,0 +1,1 @@
+"""Protection of biometric and memory data: sealing at rest, erasure, audit, back-off."""

@@ -1,0 +1,174 @@
+"""Authenticated encryption at rest (AES-256-GCM) for note contents and biometric templates.
+
+One master key per installation, from the OS keyring when one is usable, else from a key file created at
+first run with mode 0600. The master key never encrypts data directly: it wraps one random data key per
+user, so re-enrolling a person re-keys only their rows and forgetting them destroys their key.
+
+Every sealed value carries associated data naming the row it belongs to (table, id, owner, field): a
+ciphertext copied into another row, or another user's row, fails authentication instead of decrypting.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import os
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives.ciphers.aead import AESGCM
+
+from kiosk.errors import KioskError
+
+log = logging.getLogger(__name__)
+
+KEY_BYTES = 32
+NONCE_BYTES = 12
+TAG_BYTES = 16
+FORMAT = b"\x01"
+"""First byte of every sealed value: the format (AES-256-GCM, 96-bit random nonce)."""
+OVERHEAD = len(FORMAT) + NONCE_BYTES + TAG_BYTES
+KEYRING_USER = "memory-master-key"
+
+KeySource = Literal["auto", "keyring", "file"]
+
+
+class SealingError(KioskError):
+    """A key is missing or wrong, or a sealed value failed authentication (tampered, swapped, other key)."""
+
+
+class Cipher:
+    """AES-256-GCM under one key, with a fresh random nonce per value."""
+
+    def __init__(self, key: bytes) -> None:
+        if len(key) != KEY_BYTES:
+            raise SealingError(f"a key must be {KEY_BYTES} bytes, got {len(key)}", "use sealing.new_key()")
+        self._aead = AESGCM(key)
+
+    def seal(self, plaintext: bytes, associated: bytes) -> bytes:
+        nonce = secrets.token_bytes(NONCE_BYTES)
+        return FORMAT + nonce + self._aead.encrypt(nonce, plaintext, associated)
+
+    def open(self, sealed: bytes, associated: bytes) -> bytes:
+        if len(sealed) < OVERHEAD or sealed[:1] != FORMAT:
+            raise SealingError(
+                "a sealed value is truncated or of an unknown format", "restore the database from a backup"
+            )
+        nonce = sealed[1 : 1 + NONCE_BYTES]
+        try:
+            return self._aead.decrypt(nonce, sealed[1 + NONCE_BYTES :], associated)
+        except InvalidTag as exc:
+            raise SealingError(
+                f"a sealed value failed authentication ({associated.decode(errors='replace')})",
+                "the row was altered or moved, or the key is not the one it was sealed with",
+            ) from exc
+
+    def __repr__(self) -> str:
+        return "Cipher(<key hidden>)"
+
+
+def new_key() -> bytes:
+    return secrets.token_bytes(KEY_BYTES)
+
+
+@dataclass(frozen=True, repr=False)
+class MasterKey:
+    """The installation's key-encryption key; `fingerprint` identifies it without revealing it."""
+
+    key: bytes
+    source: str
+
+    @property
+    def fingerprint(self) -> str:
+        return hashlib.sha256(b"kiosk-master-key-fingerprint" + self.key).hexdigest()[:16]
+
+    def wrap(self, data_key: bytes, associated: bytes) -> bytes:
+        return Cipher(self.key).seal(data_key, associated)
+
+    def unwrap(self, wrapped: bytes, associated: bytes) -> bytes:
+        return Cipher(self.key).open(wrapped, associated)
+
+    def __repr__(self) -> str:  # never print key material into a log or traceback
+        return f"MasterKey(source={self.source!r}, fingerprint={self.fingerprint})"
+
+
+def _keyring_module() -> Any | None:
+    try:
+        import keyring  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        return None
+    try:
+        backend = keyring.get_keyring()
+    except Exception:  # a keyring without a usable backend raises its own errors
+        return None
+    if "fail" in type(backend).__module__.lower() or "null" in type(backend).__name__.lower():
+        return None
+    return keyring
+
+
+def _from_keyring(keyring: Any, service: str, create: bool) -> MasterKey | None:
+    try:
+        stored = keyring.get_password(service, KEYRING_USER)
+        if stored is None:
+            if not create:
+                return None
+            key = new_key()
+            keyring.set_password(service, KEYRING_USER, base64.b64encode(key).decode("ascii"))
+            log.info("created the memory master key in the OS keyring (service %s)", service)
+            return MasterKey(key, "keyring")
+        key = base64.b64decode(stored)
+    except Exception as exc:
+        log.warning("the OS keyring could not be used (%s); falling back to the key file", exc)
+        return None
+    if len(key) != KEY_BYTES:
+        raise SealingError(f"the keyring entry {service}/{KEYRING_USER} is not a 256-bit key", "restore the right key")
+    return MasterKey(key, "keyring")
+
+
+def _from_file(path: Path) -> MasterKey:
+    if path.exists():
+        mode = path.stat().st_mode & 0o777
+        if mode & 0o077:
+            raise SealingError(f"the key file {path} is readable by others (mode {mode:o})", f"run: chmod 600 {path}")
+        raw = path.read_bytes().strip()
+        try:
+            key = base64.b64decode(raw, validate=True)
+        except ValueError as exc:
+            raise SealingError(f"the key file {path} is damaged", "restore it from your key backup") from exc
+        if len(key) != KEY_BYTES:
+            raise SealingError(f"the key file {path} does not hold a 256-bit key", "restore it from your key backup")
+        return MasterKey(key, f"file:{path}")
+    path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    key = new_key()
+    # O_EXCL: two processes starting at once must not each write a different key.
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return _from_file(path)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(base64.b64encode(key) + b"\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    log.info("created the memory master key file %s (mode 600); back it up: without it the memory is unreadable", path)
+    return MasterKey(key, f"file:{path}")
+
+
+def load_master_key(source: KeySource, key_file: Path, keyring_service: str) -> MasterKey:
+    """The master key: keyring ('auto' when a usable keyring exists and the file does not), else the key file.
+
+    An existing key file always wins under 'auto', so installing a keyring later never orphans the data.
+    """
+    if source == "file" or (source == "auto" and key_file.exists()):
+        return _from_file(key_file)
+    keyring = _keyring_module()
+    if keyring is not None:
+        found = _from_keyring(keyring, keyring_service, create=True)
+        if found is not None:
+            return found
+    if source == "keyring":
+        raise SealingError("no usable OS keyring holds the memory key", "set security.key_source = 'file'")
+    return _from_file(key_file)
