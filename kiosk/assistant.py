@@ -20,9 +20,21 @@ from kiosk.identity.probe import Probe
 from kiosk.llm.backend import LLM
 from kiosk.llm.prompts import answer_messages
 from kiosk.memory.store import Store
-from kiosk.retrieval.gate import NO_PROBE, Decision, GateDecision, decide, gate, user_scores, validate_query
+from kiosk.retrieval.gate import (
+    BACKING_OFF,
+    FAILED,
+    NO_PROBE,
+    Decision,
+    GateDecision,
+    decide,
+    gate,
+    user_scores,
+    validate_query,
+)
 from kiosk.retrieval.results import Path, Retrieval, ScoredNote
 from kiosk.retrieval.retriever import Retriever
+from kiosk.security.audit import AuditLog
+from kiosk.security.backoff import Backoff, verification_backoff
 
 StreamCallback = Callable[[str], None]
 
@@ -93,6 +105,8 @@ class Assistant:
 
     `thresholds` maps a modality to tau; without it tau comes from the active calibration, which must
     have been made with the encoder that produced the probe. `llm` may be None for retrieval-only use.
+    Failed verifications (no match, ambiguous) back off exponentially (`backoff`, security settings): while
+    backing off, no probe is even compared, so guessing with photos gets slower and slower.
     """
 
     def __init__(
@@ -102,6 +116,9 @@ class Assistant:
         llm: LLM | None,
         config: KioskConfig,
         thresholds: dict[str, float] | None = None,
+        *,
+        backoff: Backoff | None = None,
+        audit: AuditLog | None = None,
     ) -> None:
         self.store = store
         self.text_encoder = text_encoder
@@ -109,6 +126,8 @@ class Assistant:
         self.config = config
         self.thresholds = dict(thresholds) if thresholds is not None else None
         self.retriever = Retriever(store, config.retrieval)
+        self.backoff = backoff or verification_backoff(config.security)
+        self.audit = audit
 
     # ---- identity ------------------------------------------------------------------------------
     def threshold(self, modality: str, model_sha256: str) -> float:
@@ -124,18 +143,27 @@ class Assistant:
         """The gate decision for this probe under the configured policy."""
         if probe is None:
             return GateDecision((), {}, NO_PROBE, self.config.gate.policy, None, None)
+        if self.backoff.wait_s() > 0:
+            return GateDecision((), {}, BACKING_OFF, self.config.gate.policy, None, probe.modality)
         tau = self.threshold(probe.modality, probe.model_sha256)
-        return gate(
+        decision = gate(
             probe,
             self.store.templates(probe.modality),
             tau,
             self.config.gate.policy,
             self.config.gate.best_match_margin,
         )
+        if decision.reason in FAILED:
+            lock = self.backoff.failure()
+            if lock > 0 and self.audit is not None:
+                self.audit.record("verification-backoff", modality=probe.modality, lock_s=round(lock, 1))
+        elif decision.matched_owner_ids:
+            self.backoff.success()
+        return decision
 
     def identify(self, probe: Probe | None) -> Identity | None:
         """The single verified person (best-match with margin, whatever the read policy), or None."""
-        if probe is None or probe.faces_in_view > 1:
+        if probe is None or probe.faces_in_view > 1 or self.backoff.wait_s() > 0:
             return None
         tau = self.threshold(probe.modality, probe.model_sha256)
         result = user_scores(probe, self.store.templates(probe.modality))

@@ -105,10 +105,10 @@ def check_database(config: KioskConfig) -> list[Check]:
                 f"backup from {path.parent} or set paths.db_path",
             )
         ]
-    from kiosk.memory.sqlite_store import SqliteStore
+    from kiosk.memory.open import open_store
 
     try:
-        with SqliteStore(path) as store:
+        with open_store(config) as store:
             verdict = store.integrity_check()
             notes, users = store.count_notes(), len(store.list_users())
     except KioskError as exc:

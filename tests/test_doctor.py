@@ -5,13 +5,13 @@ import pytest
 
 from kiosk.config import KioskConfig
 from kiosk.doctor import check_database, check_disk, check_models, run_checks
-from kiosk.memory.sqlite_store import SqliteStore
+from kiosk.memory.open import open_store
 from kiosk.models import ModelStore
 
 
 def _healthy(config: KioskConfig, data_dir: Path) -> KioskConfig:
     config.capture.face_source = str(data_dir / "face_video" / "short_hamilton_clip.mp4")
-    with SqliteStore(config.paths.db) as store:
+    with open_store(config) as store:
         store.add_user("someone")
     return config
 

@@ -132,7 +132,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Ask a question; memory is searched only for the person the probe verifies."""
         from kiosk.assistant import Assistant
-        from kiosk.memory import SqliteStore
+        from kiosk.memory.open import open_store
         from kiosk.retrieval.gate import validate_query
 
         config = common.config()
@@ -150,7 +150,7 @@ def register(app: typer.Typer) -> None:
         if modality not in ("face", "palm"):
             raise DataError(f"unknown modality '{modality}'", "use face or palm")
         validate_query(question)
-        store = SqliteStore(config.paths.db)
+        store = open_store(config)
         assistant: Any = None
         try:
             probe: Probe | None = None

@@ -13,7 +13,9 @@ from kiosk.cli.common import JsonOption, config, emit, handle_errors
 from kiosk.config import KioskConfig
 from kiosk.errors import ConfigError, DataError, StoreError
 from kiosk.memory.build import Mode, NoteBuilder
+from kiosk.memory.open import open_store
 from kiosk.memory.sqlite_store import SqliteStore
+from kiosk.security.audit import audit_log_for
 
 memory_app = typer.Typer(help="Long-term memory notes: import conversations, list and delete notes.")
 
@@ -43,7 +45,7 @@ def _builder(cfg: KioskConfig, store: SqliteStore, mode: Mode) -> NoteBuilder:
 
 def _store(cfg: KioskConfig) -> SqliteStore:
     _log_to_file(cfg)
-    return SqliteStore(cfg.paths.db)
+    return open_store(cfg)
 
 
 def _log_to_file(cfg: KioskConfig) -> None:
@@ -181,7 +183,9 @@ def delete_cmd(
     """Delete one note, its vector, its history and every link pointing to it."""
     cfg = config()
     with _store(cfg) as store:
+        note = store.get_note(note_id)
         store.delete_note(note_id)
+    audit_log_for(cfg).record("note-deleted", user_id=note.owner_id if note else None, note_id=note_id, by="cli")
     emit({"deleted": note_id}, as_json, lambda p: f"deleted note {p['deleted']}")
 
 

@@ -21,6 +21,7 @@ from kiosk.identity.gallery import (
     precropped_embed,
     samples_from_paths,
 )
+from kiosk.security.audit import audit_log_for
 
 MODALITY_OPTIONS = {"--face": "face", "--palm": "palm"}
 # modality -> (module, loader): the palm helper's module appears in kiosk/identity/palm.py
@@ -85,9 +86,9 @@ def enroll_settings(cfg: KioskConfig, modality: str) -> dict[str, Any]:
 
 
 def open_store(cfg: KioskConfig) -> Any:
-    from kiosk.memory.sqlite_store import SqliteStore
+    from kiosk.memory.open import open_store as open_configured_store
 
-    return SqliteStore(cfg.paths.db)
+    return open_configured_store(cfg)
 
 
 def describe_gallery(gallery: Gallery) -> str:
@@ -101,7 +102,7 @@ def describe_gallery(gallery: Gallery) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    users = typer.Typer(help="Enrolled people: enroll, list, delete.", no_args_is_help=True)
+    users = typer.Typer(help="Enrolled people: enroll, list, revoke, delete.", no_args_is_help=True)
 
     @users.command(
         "enroll",
@@ -149,6 +150,15 @@ def register(app: typer.Typer) -> None:
         store = open_store(cfg)
         try:
             results = [enroll(store, name, gallery) for gallery in galleries]
+            for result in results:
+                audit_log_for(cfg).record(
+                    "user-enrolled" if result.created else "user-re-enrolled",
+                    user_id=result.user_id,
+                    modality=result.gallery.modality,
+                    templates=result.templates,
+                    key_generation=store.key_generation(result.user_id),
+                    by="cli",
+                )
         finally:
             store.close()
         payload = {
@@ -213,7 +223,8 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JsonOption,
     ) -> None:
         """Delete a person with all their notes, vectors, links and templates."""
-        store = open_store(config())
+        cfg = config()
+        store = open_store(cfg)
         try:
             user = store.user_by_name(name)
             if user is None:
@@ -224,12 +235,41 @@ def register(app: typer.Typer) -> None:
             ):
                 fail("nothing deleted", code=1)
             delete_user_by_name(store, name)
+            audit_log_for(cfg).record("user-forgotten", user_id=int(user.id), notes_deleted=notes, by="cli")
         finally:
             store.close()
         emit(
             {"deleted": True, "user_id": user.id, "name": user.name, "notes_deleted": notes},
             as_json,
             lambda p: f"deleted {p['name']} (id {p['user_id']}) and {p['notes_deleted']} note(s)",
+        )
+
+    @users.command("revoke")
+    @handle_errors
+    def revoke_command(
+        name: str = typer.Argument(..., help="The person's name."),
+        modality: str | None = typer.Option(None, "--modality", help="face or palm (default: every template)."),
+        as_json: bool = JsonOption,
+    ) -> None:
+        """Revoke a person's templates (ISO/IEC 24745 renewability); their notes stay, re-keyed at re-enrollment."""
+        if modality not in (None, "face", "palm"):
+            raise DataError(f"unknown modality '{modality}'", "use face or palm")
+        cfg = config()
+        store = open_store(cfg)
+        try:
+            user = store.user_by_name(name)
+            if user is None:
+                raise KioskError(f"no user named '{name.strip()}'", "see `kiosk users list`")
+            revoked = store.revoke_templates(int(user.id), modality)
+            audit_log_for(cfg).record(
+                "templates-revoked", user_id=int(user.id), modality=modality or "all", templates=revoked, by="cli"
+            )
+        finally:
+            store.close()
+        emit(
+            {"revoked": revoked, "user_id": user.id, "name": user.name},
+            as_json,
+            lambda p: f"revoked {p['revoked']} template(s) of {p['name']}; enroll them again to restore access",
         )
 
     app.add_typer(users, name="users")

@@ -64,6 +64,14 @@ class VersionedCache(Generic[V]):
             while len(self._entries) > self.capacity:
                 self._entries.popitem(last=False)
 
+    def discard_owner(self, owner_id: int) -> int:
+        """Drop every entry computed from this owner's memories (erasure: not even a stale copy stays in RAM)."""
+        with self._lock:
+            doomed = [key for key, entry in self._entries.items() if any(o == owner_id for o, _ in entry.versions)]
+            for key in doomed:
+                del self._entries[key]
+            return len(doomed)
+
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()

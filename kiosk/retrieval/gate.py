@@ -28,6 +28,9 @@ AMBIGUOUS = "ambiguous"
 NO_PROBE = "no probe"
 NO_ENROLLED = "no enrolled users"
 MULTIPLE_FACES = "multiple faces in view"
+BACKING_OFF = "too many failed verifications: backing off"
+FAILED = (NO_MATCH, AMBIGUOUS)
+"""Reasons that count as a failed verification for the back-off."""
 
 
 @dataclass(frozen=True)

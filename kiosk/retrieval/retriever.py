@@ -111,6 +111,10 @@ class Retriever:
         ]
         return Retrieval("recollection", chronological(scored), signal=signal, rounds=found.rounds)
 
+    def forget_owner(self, owner_id: int) -> int:
+        """Evict cached results and pooled embeddings that hold this owner's notes; returns how many."""
+        return self._familiarity_cache.discard_owner(owner_id) + self._pools.discard_owner(owner_id)
+
     def pool(self, owners: tuple[int, ...], versions: tuple[tuple[int, int], ...] | None = None) -> PoolMatrix:
         """The matched owners' embeddings in memory, reloaded whenever one of them has been written to."""
         versions = versions if versions is not None else owner_versions(self.store, owners)

@@ -22,6 +22,7 @@ from typing import Any, Literal
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
+from kiosk.config import SecurityConfig
 from kiosk.errors import KioskError
 
 log = logging.getLogger(__name__)
@@ -172,3 +173,8 @@ def load_master_key(source: KeySource, key_file: Path, keyring_service: str) -> 
     if source == "keyring":
         raise SealingError("no usable OS keyring holds the memory key", "set security.key_source = 'file'")
     return _from_file(key_file)
+
+
+def master_key_for(security: SecurityConfig, data_dir: Path) -> MasterKey:
+    """The master key the configuration points at (created at first run)."""
+    return load_master_key(security.key_source, security.key_path(data_dir), security.keyring_service)

@@ -1,4 +1,4 @@
-"""What every screen shares: config, look, services (once loaded), the admin PIN and the admin log."""
+"""What every screen shares: config, look, services (once loaded), the admin PIN and the audit log."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QThreadPool
 
 from kiosk.config import KioskConfig
-from kiosk.ui.admin_log import AdminLog
-from kiosk.ui.admin_pin import AdminPin
+from kiosk.security.admin_pin import AdminPin
+from kiosk.security.audit import AuditLog, audit_log_for
 from kiosk.ui.services import KioskServices
 from kiosk.ui.theme import Metrics
 
@@ -18,7 +18,7 @@ class AppContext:
     config: KioskConfig
     metrics: Metrics
     desktop: bool
-    admin_log: AdminLog
+    audit: AuditLog
     admin_pin: AdminPin
     services: KioskServices | None = None
     pool: QThreadPool = field(default_factory=QThreadPool)
@@ -31,9 +31,12 @@ class AppContext:
             config=config,
             metrics=metrics,
             desktop=desktop,
-            admin_log=AdminLog(config.paths.logs),
+            audit=audit_log_for(config),
             admin_pin=AdminPin(
-                config.paths.data_dir / "admin_pin.json", config.ui.admin_pin_attempts, config.ui.admin_lockout_s
+                config.paths.data_dir / "admin_pin.json",
+                config.ui.admin_pin_attempts,
+                config.ui.admin_lockout_s,
+                max_lockout_s=max(config.security.backoff_max_s, config.ui.admin_lockout_s),
             ),
             pool=pool,
         )

@@ -27,7 +27,9 @@ from kiosk.identity.sources import SourceState, ThreadedSource, as_bgr8
 from kiosk.identity.verify import ContinuousVerifier, ProbeFuser, verify
 from kiosk.llm.backend import LLM, Message
 from kiosk.memory.note import Template
+from kiosk.memory.open import open_store
 from kiosk.memory.sqlite_store import SqliteStore
+from kiosk.security.audit import audit_log_for
 from kiosk.ui.services import (
     AdminSettings,
     AnswerView,
@@ -151,7 +153,8 @@ class CoreServices:
         self._owns_llm = owns_llm  # a caller's LLM (tests, benchmarks) stays open for its next user
         self.thresholds = thresholds
         self.threshold_problem = threshold_problem
-        self.assistant = Assistant(store, text_encoder, self.llm, config, thresholds)
+        self.audit = audit_log_for(config)
+        self.assistant = Assistant(store, text_encoder, self.llm, config, thresholds, audit=self.audit)
         self.fuser = ProbeFuser.from_config(config, "face", face.model_sha256)
         self._analysis_period_s = 1.0 / config.ui.analysis_fps
         self._last_analysis = 0.0
@@ -188,7 +191,7 @@ class CoreServices:
             max_backoff_s=config.capture.reconnect_max_backoff_s,
         )
         progress(0.05, "Opening the memory database…")
-        store = SqliteStore(config.paths.db)
+        store = open_store(config)
         owned_llm: LLM | None = None
         try:
             progress(0.15, "Loading the text encoder…")
@@ -333,6 +336,9 @@ class CoreServices:
             return Verification(Identity(state), None, reason)
         if self.threshold_problem:
             return Verification(Identity("unknown"), None, self.threshold_problem)
+        wait = self.assistant.backoff.wait_s()
+        if wait > 0:  # the failures are counted where the gate decides (Assistant.verify), once per question
+            return Verification(Identity("unknown"), None, f"Too many failed attempts. Try again in {wait:.0f} s.")
         return Verification(self._identity_of(probe, faces_seen), probe)
 
     # --- conversation -------------------------------------------------------------------------------
@@ -388,6 +394,13 @@ class CoreServices:
             [Sample(f"frame {i + 1}", vector) for i, vector in enumerate(vectors)],
         )
         enrolled = enroll_gallery(self.store, name, gallery)
+        self.audit.record(
+            "user-enrolled" if enrolled.created else "user-re-enrolled",
+            user_id=enrolled.user_id,
+            modality="face",
+            templates=enrolled.templates,
+            key_generation=self.store.key_generation(enrolled.user_id),
+        )
         self._forget_templates()
         return UserView(enrolled.user_id, enrolled.name, self.store.count_notes(enrolled.user_id), ("face",))
 
@@ -408,10 +421,15 @@ class CoreServices:
         if note is None or note.owner_id != owner:
             raise StoreError("that memory is not yours or no longer exists", "reopen your memories")
         self.store.delete_note(note_id)
+        self.assistant.retriever.forget_owner(owner)
+        self.audit.record("note-deleted", user_id=owner, note_id=note_id, by="owner")
 
     def forget_me(self, verification: Verification) -> None:
-        self.store.delete_user(self._owner(verification))
+        owner = self._owner(verification)
+        self.store.delete_user(owner)
+        self.assistant.retriever.forget_owner(owner)
         self._forget_templates()
+        self.audit.record("user-forgotten", user_id=owner, by="self")
 
     # --- admin --------------------------------------------------------------------------------------
     def list_users(self) -> list[UserView]:
@@ -427,6 +445,7 @@ class CoreServices:
 
     def delete_user(self, user_id: int) -> None:
         self.store.delete_user(user_id)
+        self.assistant.retriever.forget_owner(user_id)
         self._forget_templates()
 
     def run_calibration(self, modality: str, folder: Path, progress: Progress) -> CalibrationView:

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from kiosk.config import KioskConfig
+from kiosk.config import KioskConfig, SecurityConfig
 from kiosk.memory import SqliteStore
+from kiosk.security.sealing import master_key_for
 
 pytestmark = pytest.mark.real_models
 
@@ -34,7 +35,7 @@ def _kiosk(env: dict[str, str], *args: str | bytes) -> subprocess.CompletedProce
 
 def test_remember_list_delete_and_bad_messages(tmp_path: Path, base_config: KioskConfig) -> None:
     env = _env(tmp_path, base_config)
-    with SqliteStore(tmp_path / "memory.db") as store:
+    with SqliteStore(tmp_path / "memory.db", master_key=master_key_for(SecurityConfig(), tmp_path)) as store:
         store.add_user("Ann")
     done = _kiosk(env, "remember", "My locker code is 4512.", "--user", "Ann", "--json")
     assert done.returncode == 0, done.stderr.decode()
@@ -95,6 +96,6 @@ def test_import_reports_bad_items_keeps_going_and_resumes(tmp_path: Path, base_c
     broken.write_text("[{", encoding="utf-8")
     bad = _kiosk(env, "memory", "import", str(broken), "--user", "Ann")
     assert bad.returncode == 2 and b"not valid JSON" in bad.stderr and b"Traceback" not in bad.stderr
-    with SqliteStore(tmp_path / "memory.db") as store:
+    with SqliteStore(tmp_path / "memory.db", master_key=master_key_for(SecurityConfig(), tmp_path)) as store:
         user = store.user_by_name("conv-x")
         assert user is not None and store.count_notes(user.id) == 2

@@ -21,9 +21,11 @@ import typer
 from typer.testing import CliRunner
 
 from kiosk.cli import doctor as doctor_cli
+from kiosk.config import SecurityConfig
 from kiosk.memory import schema, sqlite_store
 from kiosk.memory.note import EMBEDDING_DIM, Note
 from kiosk.memory.sqlite_store import SqliteStore
+from kiosk.security.sealing import master_key_for
 
 Snapshot = dict[str, Any]
 
@@ -150,7 +152,7 @@ def test_a_newer_build_migrates_the_db_forward_with_a_backup_first(home: Path, m
     assert len(seen_backups) == 1 and len(seen_backups[0]) == 1, "the backup must exist before the migration runs"
     backup = seen_backups[0][0]
     assert backup.name.startswith(f"memory.db.v{old_version}-")
-    with SqliteStore(db) as upgraded:
+    with SqliteStore(db, master_key=master_key_for(SecurityConfig(), home)) as upgraded:
         assert upgraded.schema_version() == old_version + 1
         assert upgraded.integrity_check() == "ok"
         after = _snapshot(upgraded, list(before["notes"]))

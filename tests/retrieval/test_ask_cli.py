@@ -12,7 +12,8 @@ from typer.testing import CliRunner
 
 from kiosk.cli import _register_features, app
 from kiosk.config import KioskConfig
-from kiosk.memory import Note, SqliteStore
+from kiosk.memory import Note
+from kiosk.memory.open import open_store
 
 SHA = "d" * 64
 
@@ -28,7 +29,7 @@ def runner() -> CliRunner:
 
 @pytest.fixture()
 def env(config: KioskConfig, text_encoder: object) -> dict[str, str]:
-    with SqliteStore(config.paths.db) as store:
+    with open_store(config) as store:
         for name, axis, texts in (
             ("Ana", 0, ["Ana's cat is called Miso", "Ana works as a nurse"]),
             ("Ben", 1, ["Ben plays the cello"]),

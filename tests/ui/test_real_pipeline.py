@@ -78,7 +78,7 @@ class Scene:
         from kiosk.identity.face import read_image
         from kiosk.memory.build import NoteBuilder
         from kiosk.memory.ingest import remember
-        from kiosk.memory.sqlite_store import SqliteStore
+        from kiosk.memory.open import open_store
 
         self.config = config
         self.face = face_embedder
@@ -86,7 +86,7 @@ class Scene:
         self.video_dir = video_dir
         self.users: dict[str, int] = {}
         self._read = read_image
-        self._store = SqliteStore(config.paths.db)
+        self._store = open_store(config)
         self._builder = NoteBuilder(self._store, text_encoder, config.memory, None)
         self._remember = remember
 
@@ -303,7 +303,7 @@ def test_admin_calibrates_on_a_folder_and_applies_the_threshold(
     assert services.thresholds["face"] == pytest.approx(result.thresholds["eer"])
     written = list((scene.config.paths.calibration_dir).glob("face-*.json"))
     assert len(written) == 1 and '"rule": "eer"' in written[0].read_text()
-    assert [e["action"] for e in window.ctx.admin_log.entries()][-2:] == ["calibration-done", "calibration-applied"]
+    assert [e["action"] for e in window.ctx.audit.entries()][-2:] == ["calibration-done", "calibration-applied"]
 
 
 @pytest.mark.llm

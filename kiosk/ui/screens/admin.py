@@ -80,7 +80,7 @@ class PinGate(QWidget):
             self.message.setText("First start: choose 4 to 12 digits. Only its salted hash is stored.")
 
     def _entered(self, pin: str) -> None:
-        pin_store, log = self.ctx.admin_pin, self.ctx.admin_log
+        pin_store, log = self.ctx.admin_pin, self.ctx.audit
         if not pin_store.is_set():
             if self._first_pin is None:
                 if not (pin.isdigit() and 4 <= len(pin) <= 12):
@@ -157,7 +157,7 @@ class AdminScreen(Screen):
 
     def _close(self) -> None:
         if self.unlocked:
-            self.ctx.admin_log.record("admin-logout")
+            self.ctx.audit.record("admin-logout")
         self.navigate.emit(MAIN)
 
     # --- calibration --------------------------------------------------------------------------------
@@ -236,7 +236,7 @@ class AdminScreen(Screen):
         self.apply_button.setEnabled(False)
         self.cal_progress.setValue(0)
         self.cal_status.setText("Calibrating…")
-        self.ctx.admin_log.record("calibration-run", modality=modality, folder=str(folder))
+        self.ctx.audit.record("calibration-run", modality=modality, folder=str(folder))
         services = self.ctx.require_services()
         submit(
             lambda progress: services.run_calibration(modality, folder, progress),
@@ -272,7 +272,7 @@ class AdminScreen(Screen):
         self.rule_buttons[result.default_rule].setChecked(True)
         self._rule_picked(result.default_rule)
         self.apply_button.setEnabled(True)
-        self.ctx.admin_log.record(
+        self.ctx.audit.record(
             "calibration-done", modality=result.modality, counts=result.counts, thresholds=result.thresholds
         )
         self.calibration_ready.emit(result)
@@ -280,7 +280,7 @@ class AdminScreen(Screen):
     def _calibration_failed(self, message: str) -> None:
         self.run_button.setEnabled(True)
         self.cal_status.setText(f"Calibration failed: {message}")
-        self.ctx.admin_log.record("calibration-failed", error=message)
+        self.ctx.audit.record("calibration-failed", error=message)
         self.action_done.emit("calibration-failed")
 
     def _rule_picked(self, rule: str) -> None:
@@ -301,12 +301,12 @@ class AdminScreen(Screen):
 
         def done(tau: float) -> None:
             self.cal_status.setText(f"Applied: the {result.modality} gate now uses τ = {tau:.3f} ({rule}).")
-            self.ctx.admin_log.record("calibration-applied", modality=result.modality, rule=rule, threshold=tau)
+            self.ctx.audit.record("calibration-applied", modality=result.modality, rule=rule, threshold=tau)
             self.action_done.emit("calibration-applied")
 
         def failed(message: str) -> None:
             self.cal_status.setText(f"Not applied: {message}")
-            self.ctx.admin_log.record("calibration-apply-failed", rule=rule, error=message)
+            self.ctx.audit.record("calibration-apply-failed", rule=rule, error=message)
             self.action_done.emit("calibration-apply-failed")
 
         submit(lambda _p: services.apply_calibration(result, rule), done, failed, pool=self.ctx.pool)
@@ -358,16 +358,15 @@ class AdminScreen(Screen):
         if item is None:
             return
         user_id = int(item.data(Qt.ItemDataRole.UserRole))
-        name = item.text().split("    ·")[0]
         services = self.ctx.require_services()
 
         def done(_result: object) -> None:
-            self.ctx.admin_log.record("user-removed", user_id=user_id, name=name)
+            self.ctx.audit.record("user-removed", user_id=user_id)
             self.refresh_users()
 
         def failed(message: str) -> None:
             self.users_status.setText(message)
-            self.ctx.admin_log.record("user-remove-failed", user_id=user_id, error=message)
+            self.ctx.audit.record("user-remove-failed", user_id=user_id, error=message)
 
         submit(lambda _p: services.delete_user(user_id), done, failed, pool=self.ctx.pool)
 
@@ -422,12 +421,12 @@ class AdminScreen(Screen):
 
         def done(_result: object) -> None:
             self.settings_status.setText(f"Now using {llm} with the {policy} gate.")
-            self.ctx.admin_log.record("settings-applied", llm_model=llm, gate_policy=policy)
+            self.ctx.audit.record("settings-applied", llm_model=llm, gate_policy=policy)
             self.action_done.emit("settings-applied")
 
         def failed(message: str) -> None:
             self.settings_status.setText(f"Not applied: {message}")
-            self.ctx.admin_log.record("settings-failed", llm_model=llm, gate_policy=policy, error=message)
+            self.ctx.audit.record("settings-failed", llm_model=llm, gate_policy=policy, error=message)
             self.action_done.emit("settings-failed")
 
         submit(lambda _p: services.apply_settings(llm, policy), done, failed, pool=self.ctx.pool)

@@ -1,6 +1,7 @@
-"""The admin PIN: set at first run, stored only as a salted scrypt hash, wrong guesses rate-limited.
+"""The admin PIN: set at first run, stored only as a salted scrypt hash, wrong guesses backed off.
 
-The failure counter and lock-out live in the same file, so restarting the app does not reset them.
+`attempts` wrong PINs are free; each further one locks for lockout_s, doubling up to max_lockout_s
+(kiosk.security.backoff). The back-off state lives in the same file, so restarting the app does not reset it.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from kiosk.errors import KioskError
+from kiosk.security.backoff import Backoff, BackoffState
 
 SCRYPT_N = 2**14
 SCRYPT_R = 8
@@ -38,11 +40,29 @@ def _hash(pin: str, salt: bytes, n: int, r: int, p: int) -> bytes:
 
 
 class AdminPin:
-    def __init__(self, path: Path, attempts: int, lockout_s: float, clock: Callable[[], float] = time.time) -> None:
+    def __init__(
+        self,
+        path: Path,
+        attempts: int,
+        lockout_s: float,
+        clock: Callable[[], float] = time.time,
+        *,
+        max_lockout_s: float = 3600.0,
+    ) -> None:
         self.path = path
         self.attempts = attempts
         self.lockout_s = lockout_s
+        self.max_lockout_s = max(max_lockout_s, lockout_s)
         self._clock = clock
+
+    def _backoff(self, state: dict[str, Any]) -> Backoff:
+        return Backoff(
+            self.attempts,
+            self.lockout_s,
+            self.max_lockout_s,
+            clock=self._clock,
+            state=BackoffState.from_dict(state.get("backoff", {})),
+        )
 
     def is_set(self) -> bool:
         return self.path.is_file()
@@ -59,33 +79,29 @@ class AdminPin:
                 "p": SCRYPT_P,
                 "salt": salt.hex(),
                 "hash": _hash(pin, salt, SCRYPT_N, SCRYPT_R, SCRYPT_P).hex(),
-                "failures": 0,
-                "locked_until": 0.0,
+                "backoff": BackoffState().as_dict(),
             }
         )
 
     def check(self, pin: str) -> PinCheck:
         state = self._read()
-        now = self._clock()
-        locked_until = float(state.get("locked_until", 0.0))
-        if now < locked_until:
-            wait = locked_until - now
+        backoff = self._backoff(state)
+        wait = backoff.wait_s()
+        if wait > 0:
             return PinCheck(False, f"Too many wrong PINs. Try again in {wait:.0f} s.", 0, wait)
         expected = bytes.fromhex(state["hash"])
         given = _hash(pin, bytes.fromhex(state["salt"]), int(state["n"]), int(state["r"]), int(state["p"]))
         if hmac.compare_digest(expected, given):
-            state["failures"] = 0
+            backoff.success()
+            state["backoff"] = backoff.state.as_dict()
             self._write(state)
             return PinCheck(True, "PIN accepted.", self.attempts)
-        failures = int(state.get("failures", 0)) + 1
-        if failures >= self.attempts:
-            state["failures"] = 0
-            state["locked_until"] = now + self.lockout_s
-            self._write(state)
-            return PinCheck(False, f"Wrong PIN. Locked for {self.lockout_s:.0f} s.", 0, self.lockout_s)
-        state["failures"] = failures
+        lock = backoff.failure()
+        state["backoff"] = backoff.state.as_dict()
         self._write(state)
-        left = self.attempts - failures
+        if lock > 0:
+            return PinCheck(False, f"Wrong PIN. Locked for {lock:.0f} s.", 0, lock)
+        left = backoff.failures_left
         return PinCheck(False, f"Wrong PIN. {left} attempt{'s' if left != 1 else ''} left.", left)
 
     def _read(self) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The admin PIN is stored salted and hashed, and wrong guesses lock the screen for a while."""
+"""The admin PIN is stored salted and hashed, and wrong guesses lock the screen for longer and longer."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from pathlib import Path
 import pytest
 
 from kiosk.errors import KioskError
-from kiosk.ui.admin_log import AdminLog
-from kiosk.ui.admin_pin import AdminPin
+from kiosk.security.admin_pin import AdminPin
 
 
 class Clock:
@@ -62,10 +61,16 @@ def test_damaged_pin_file_is_a_clear_error(tmp_path: Path) -> None:
         AdminPin(path, 3, 60).check("1234")
 
 
-def test_admin_log_appends_json_lines(tmp_path: Path) -> None:
-    log = AdminLog(tmp_path / "logs")
-    log.record("user-removed", user_id=3, name="Bob")
-    log.record("admin-login", ok=False)
-    entries = log.entries()
-    assert [e["action"] for e in entries] == ["user-removed", "admin-login"]
-    assert entries[0]["user_id"] == 3 and "at" in entries[0]
+def test_locks_double_after_each_further_wrong_pin_up_to_the_cap(tmp_path: Path) -> None:
+    clock = Clock()
+    pin = AdminPin(tmp_path / "pin.json", attempts=2, lockout_s=60, clock=clock, max_lockout_s=200)
+    pin.set_pin("2468")
+    assert pin.check("1111").locked_for_s == 0
+    locks = []
+    for _ in range(4):
+        locks.append(pin.check("1111").locked_for_s)
+        assert not pin.check("2468").ok  # locked: even the right PIN waits
+        clock.now += locks[-1] + 1
+    assert locks == [60, 120, 200, 200]
+    assert pin.check("2468").ok
+    assert pin.check("1111").attempts_left == 1  # a success starts the count over

@@ -1,0 +1,52 @@
+"""The CLI's erasure and renewal commands write the audit log, and the log never holds memory contents."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from kiosk.cli import memory as memory_cli
+from kiosk.cli import users as users_cli
+from kiosk.config import load_config
+from kiosk.memory import Note
+from kiosk.memory.open import open_store
+from kiosk.security.audit import audit_log_for
+
+SECRET = "Zephyrine hides the safe key behind the QUINCE painting"
+
+
+def test_revoke_delete_and_forget_are_audited_without_contents(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("KIOSK_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("KIOSK_CONFIG", raising=False)
+    cfg = load_config()
+    with open_store(cfg) as store:
+        user = store.add_user("Zephyrine")
+        store.set_templates(user.id, "face", np.eye(8, dtype=np.float32)[0][None, :], "f" * 64)
+        vector = np.ones(384, dtype=np.float32)
+        notes = [
+            store.add_note(
+                Note(None, user.id, "face", f"{SECRET} #{i}", datetime(2024, 1, 1, tzinfo=UTC), embedding=vector)
+            )
+            for i in range(2)
+        ]
+    app = typer.Typer()
+    users_cli.register(app)
+    memory_cli.register(app)
+    runner = CliRunner()
+    for args in (
+        ["users", "revoke", "Zephyrine"],
+        ["memory", "delete", str(notes[0].id)],
+        ["users", "delete", "Zephyrine", "--yes"],
+    ):
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+    log = audit_log_for(cfg)
+    assert [e["action"] for e in log.entries()] == ["templates-revoked", "note-deleted", "user-forgotten"]
+    raw = b"".join(path.read_bytes() for path in log.files())
+    assert b"QUINCE" not in raw and b"Zephyrine" not in raw and b"safe key" not in raw
+    assert all(e["user_id"] == user.id for e in log.entries())
