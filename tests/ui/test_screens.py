@@ -135,7 +135,7 @@ def test_admin_pin_first_run_then_wrong_pins_lock_out(qtbot, make_window, fake, 
     admin.gate.pad.type_pin("2580")  # right PIN, but locked
     assert not admin.unlocked and "Try again in" in admin.gate.message.text()
     assert window.isVisible()
-    actions = [(e["action"], e.get("ok")) for e in window.ctx.admin_log.entries()]
+    actions = [(e["action"], e.get("ok")) for e in window.ctx.audit.entries()]
     assert actions[0] == ("admin-pin-set", None)
     assert actions.count(("admin-login", False)) == ui_config.ui.admin_pin_attempts + 1
 
@@ -166,7 +166,7 @@ def test_admin_calibration_shows_histogram_rules_and_applies(qtbot, make_window,
         click(qtbot, admin.apply_button)
     assert blocker.args[0] == "calibration-applied" and fake.applied == ("face", "tau_d")
     assert "τ = 0.430" in admin.cal_status.text()
-    actions = [e["action"] for e in window.ctx.admin_log.entries()]
+    actions = [e["action"] for e in window.ctx.audit.entries()]
     assert actions[-3:] == ["calibration-run", "calibration-done", "calibration-applied"]
 
 
@@ -206,5 +206,5 @@ def test_admin_removes_users_and_changes_gate_policy(qtbot, make_window, fake) -
         admin.apply_settings()
     assert fake.settings_state.gate_policy == "threshold"
     assert fake.settings_state.llm_model == "smollm2-135m-instruct"
-    actions = [e["action"] for e in window.ctx.admin_log.entries()]
+    actions = [e["action"] for e in window.ctx.audit.entries()]
     assert "user-removed" in actions and "settings-applied" in actions
