@@ -48,14 +48,15 @@ class RowSealer:
         self._ciphers.clear()
 
     # ---- the master key check ------------------------------------------------------------------
-    def check_master(self, conn: apsw.Connection, path: object) -> None:
+    def check_master(self, conn: apsw.Connection, path: object) -> bool:
+        """True when this is the first keyed open (the check was just written), False when the key matches."""
         row = conn.execute("SELECT sealed FROM key_check WHERE id = 1").fetchone()
         if row is None:
             conn.execute(
                 "INSERT INTO key_check (id, fingerprint, sealed) VALUES (1, ?, ?)",
                 (self.master.fingerprint, self.master.wrap(_KEY_CHECK, b"key-check")),
             )
-            return
+            return True
         try:
             self.master.unwrap(bytes(row[0]), b"key-check")
         except SealingError as exc:
@@ -63,6 +64,7 @@ class RowSealer:
                 f"memory database {path} was sealed with another master key",
                 "use the key file or keyring entry this database was created with (see security.key_file)",
             ) from exc
+        return False
 
     # ---- data keys -----------------------------------------------------------------------------
     def cipher(self, conn: apsw.Connection, user_id: int, *, create: bool = False) -> Cipher:

@@ -8,6 +8,10 @@ calls on the same store from several threads are serialised by a lock.
 Vector search runs inside sqlite-vec: a vec0 table partitioned by owner, queried once per allowed
 owner with `owner_id = ?` (vec0 partition keys take equality constraints), and the per-owner
 top-k lists merged. Notes of owners that were not asked for are never scanned.
+
+At rest (with a master key): note texts, history and templates are sealed per user (row_sealing.py);
+vectors stay in clear for search. Erasure zeroes what it deletes (secure_delete, vec0 slots), merges any
+FTS5 index, gives pages back and empties the WAL, so deleted text is gone from every file of the database.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -215,16 +219,22 @@ class SqliteStore:
                     "open it through the kiosk (which loads the master key), not as a plain store",
                 )
             return
+        # One transaction: a database holding the key check never holds a row in clear (nothing can add one
+        # without the key), so later opens skip the scan for clear rows.
         with self._write():
-            self._sealer.check_master(self._conn, self.path or ":memory:")
-        self.seal_plaintext_rows()
+            first_keyed_open = self._sealer.check_master(self._conn, self.path or ":memory:")
+            sealed = self._seal_all_in_place() if first_keyed_open else 0
+        if sealed:
+            log.info("sealed %d memory rows that were stored in clear", sealed)
+            self._reclaim(full=True)
 
     def _cipher(self, owner_id: int, *, create: bool = False) -> Cipher | None:
         if self._sealer is None:
             return None
         return self._sealer.cipher(self._conn, owner_id, create=create)
 
-    def _opener(self, owner_id: int) -> Any:
+    def _opener(self, owner_id: int) -> Callable[[], Cipher] | None:
+        """Opens the owner's data key only when a sealed value is met (clear values need no key)."""
         if self._sealer is None:
             return None
         sealer = self._sealer
@@ -241,16 +251,19 @@ class SqliteStore:
         return int(row[0])
 
     def seal_plaintext_rows(self) -> int:
-        """Encrypt in place every value still stored in clear (a database from before v4, or opened without a
-        key); returns how many rows were sealed. Idempotent: sealed rows are left alone."""
+        """Encrypt in place every value still stored in clear; returns how many rows were sealed. Opening a clear
+        database with a key already does this once; sealed rows are left alone."""
         if self._sealer is None:
             return 0
         with self._write():
-            sealed = self._seal_notes_in_place() + self._seal_history_in_place() + self._seal_templates_in_place()
+            sealed = self._seal_all_in_place()
         if sealed:
             log.info("sealed %d memory rows that were stored in clear", sealed)
             self._reclaim(full=True)
         return sealed
+
+    def _seal_all_in_place(self) -> int:
+        return self._seal_notes_in_place() + self._seal_history_in_place() + self._seal_templates_in_place()
 
     def _seal_notes_in_place(self) -> int:
         rows = [

@@ -178,3 +178,42 @@ def load_master_key(source: KeySource, key_file: Path, keyring_service: str) -> 
 def master_key_for(security: SecurityConfig, data_dir: Path) -> MasterKey:
     """The master key the configuration points at (created at first run)."""
     return load_master_key(security.key_source, security.key_path(data_dir), security.keyring_service)
+
+
+def store_new_master_key(security: SecurityConfig, data_dir: Path, current: MasterKey) -> MasterKey:
+    """Phase 1 of a master key rotation: a new key kept next to the current one (never replacing it yet).
+
+    The caller re-wraps the database under it, then calls `activate_new_master_key`; a crash in between leaves
+    both keys, so the database stays readable with whichever one it was committed under.
+    """
+    key = MasterKey(new_key(), current.source)
+    if current.source == "keyring":
+        keyring = _keyring_module()
+        if keyring is None:
+            raise SealingError("the OS keyring is no longer usable", "rotate on a session where it is unlocked")
+        keyring.set_password(security.keyring_service, KEYRING_USER + ".next", base64.b64encode(key.key).decode())
+        return key
+    pending = _pending_path(security.key_path(data_dir))
+    pending.unlink(missing_ok=True)
+    fd = os.open(pending, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(base64.b64encode(key.key) + b"\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    return key
+
+
+def activate_new_master_key(security: SecurityConfig, data_dir: Path, new: MasterKey) -> None:
+    """Phase 2: the new key becomes the master key (after the database was re-wrapped under it)."""
+    if new.source == "keyring":
+        keyring = _keyring_module()
+        assert keyring is not None
+        keyring.set_password(security.keyring_service, KEYRING_USER, base64.b64encode(new.key).decode())
+        keyring.delete_password(security.keyring_service, KEYRING_USER + ".next")
+        return
+    path = security.key_path(data_dir)
+    os.replace(_pending_path(path), path)
+
+
+def _pending_path(path: Path) -> Path:
+    return path.with_name(path.name + ".new")

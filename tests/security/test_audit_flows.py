@@ -50,3 +50,31 @@ def test_revoke_delete_and_forget_are_audited_without_contents(tmp_path: Path, m
     raw = b"".join(path.read_bytes() for path in log.files())
     assert b"QUINCE" not in raw and b"Zephyrine" not in raw and b"safe key" not in raw
     assert all(e["user_id"] == user.id for e in log.entries())
+
+
+def test_master_key_rotation_keeps_the_notes_readable_and_is_audited(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kiosk.cli import security as security_cli
+
+    monkeypatch.setenv("KIOSK_HOME", str(tmp_path / "home"))
+    monkeypatch.delenv("KIOSK_CONFIG", raising=False)
+    cfg = load_config()
+    with open_store(cfg) as store:
+        user = store.add_user("Ann")
+        note = store.add_note(
+            Note(None, user.id, "face", SECRET, datetime(2024, 1, 1, tzinfo=UTC), embedding=np.ones(384, np.float32))
+        )
+    key_file = cfg.security.key_path(cfg.paths.data_dir)
+    old_key = key_file.read_bytes()
+    app = typer.Typer()
+    security_cli.register(app)
+    app.command("noop")(lambda: None)  # a second command keeps typer from collapsing the group
+    result = CliRunner().invoke(app, ["security", "rotate-key"])
+    assert result.exit_code == 0, result.output
+    assert key_file.read_bytes() != old_key and key_file.stat().st_mode & 0o777 == 0o600
+    assert not key_file.with_name(key_file.name + ".new").exists()
+    with open_store(cfg) as reopened:
+        assert reopened.get_note(int(note.id or 0)).content == SECRET  # type: ignore[union-attr]
+    (entry,) = audit_log_for(cfg).entries()
+    assert entry["action"] == "master-key-rotated" and entry["user_keys"] == 1
