@@ -6,7 +6,10 @@ store kept in clear (the control), so a scan that could never find anything cann
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -97,3 +100,39 @@ def test_deleting_one_note_erases_it_and_keeps_the_others(tmp_path: Path) -> Non
     assert store.links(note_id) == [] and store.history(note_id) == []
     assert store._query("SELECT count(*) FROM note_fts WHERE note_fts MATCH 'tea'")[0][0] == 1
     store.close()
+
+
+@pytest.mark.real_data
+@pytest.mark.real_models
+def test_forget_me_on_real_locomo_turns_in_a_sealed_store(tmp_path: Path, data_dir: Path, text_encoder: Any) -> None:
+    from kiosk.memory.ingest import Turn, conversation_turns, load_conversations
+
+    samples = load_conversations(data_dir / "locomo" / "locomo10.json")
+    groups = {
+        name: [t.text for t in conversation_turns(samples[i], i)[1] if isinstance(t, Turn)][:count]
+        for i, (name, count) in enumerate((("first", 60), ("second", 20)))
+    }
+    path = tmp_path / "memory.db"
+    store = SqliteStore(path, master_key=MasterKey(new_key(), "test"))
+    add_lexical_index(store)
+    owners = {}
+    for name, texts in groups.items():
+        owners[name] = store.add_user(name).id
+        for text, vector in zip(texts, text_encoder.encode(texts), strict=True):
+            note = store.add_note(replace(make_note(owners[name], text), embedding=vector.astype(np.float32)))
+            index_note(store, int(note.id or 0), owners[name], text)
+    template = unit(5, dim=512)
+    store.set_templates(owners["first"], "face", template[None, :], "sha")
+
+    def words(texts: list[str]) -> set[str]:
+        return {w for t in texts for w in re.findall(r"[a-z]+", t.lower()) if len(w) >= 9}
+
+    only_first = sorted(words(groups["first"]) - words(groups["second"]))
+    store.checkpoint()
+    assert any(found(path, w.encode()) for w in only_first), "control: the lexical index holds real tokens"
+    assert not any(found(path, t.encode()) for t in groups["first"] if len(t) > 30)  # sealed: no clear text
+    store.delete_user(owners["first"])
+    store.close()
+    data = b"".join(raw_files(path).values())
+    assert [w for w in only_first if w.encode() in data] == []
+    assert template.tobytes()[:64] not in data
