@@ -297,8 +297,15 @@ class GateConfig(Section):
 class UIConfig(Section):
     idle_timeout_s: float = Field(default=60.0, gt=0, description="Inactivity before the idle screen clears the chat.")
     fullscreen: bool = Field(default=True, description="Kiosk mode runs full-screen without window chrome.")
-    admin_pin_attempts: int = Field(default=5, ge=1, description="Wrong admin PINs allowed before a lock-out.")
-    admin_lockout_s: float = Field(default=60.0, ge=0, description="Lock-out after too many wrong PINs.")
+    admin_pin_attempts: int = Field(
+        default=5, ge=1, description="Wrong admin PINs in a row until a lock-out (the last one locks)."
+    )
+    admin_lockout_s: float = Field(
+        default=60.0,
+        ge=0,
+        description="First lock-out after too many wrong PINs; doubles with each further one up to "
+        "security.backoff_max_s.",
+    )
     remember_construction: Literal["fast", "llm"] = Field(
         default="fast",
         description="How what people say at the kiosk becomes a note: fast keeps the LLM free for answers.",
