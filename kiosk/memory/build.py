@@ -278,7 +278,10 @@ class NoteBuilder:
         self, note: Note, neighbours: list[Note], decision: EvolutionDecision
     ) -> list[tuple[Note, NeighbourUpdate]]:
         by_number = {i + 1: n for i, n in enumerate(neighbours)}
-        linked = [by_number[k] for k in dict.fromkeys(decision.links) if k in by_number]
+        # Small models often name neighbours to update but leave "links" empty; a neighbour the model itself
+        # judged worth updating is related, and A-Mem evolves only within a note's linked neighbourhood.
+        updated = [u.number for u in decision.neighbors] if decision.update_neighbors else []
+        linked = [by_number[k] for k in dict.fromkeys([*decision.links, *updated]) if k in by_number]
         note.links = [Link(n.id, "related") for n in linked if n.id is not None and n.owner_id == note.owner_id]
         if not self.config.evolve:
             return []

@@ -147,6 +147,20 @@ def test_llm_errors_fall_back_too(store: SqliteStore, text_encoder: Any) -> None
     assert any("server down" in e for e in report.errors)
 
 
+def test_a_neighbour_the_llm_updates_is_linked_even_when_it_lists_no_links(
+    store: SqliteStore, text_encoder: Any
+) -> None:
+    owner = store.add_user("Ann").id
+    first = NoteBuilder(store, text_encoder, MemoryConfig()).build(_draft(owner, "Dog walk."), "fast").note
+    reply = _evolve_reply(
+        update_neighbors=True, neighbors=[{"number": 1, "context": "Walks with the dog.", "tags": []}]
+    )
+    llm = ScriptedLLM({NOTE_SYSTEM: GOOD_ATTRS, EVOLVE_SYSTEM: reply})
+    report = NoteBuilder(store, text_encoder, MemoryConfig(), llm).build(_draft(owner, "Dog walk again."))
+    assert report.linked == [first.id]
+    assert [link.target_id for link in store.links(first.id or 0)] == [report.note.id]
+
+
 def test_evolution_disabled_keeps_neighbours(store: SqliteStore, text_encoder: Any) -> None:
     owner = store.add_user("Ann").id
     first = NoteBuilder(store, text_encoder, MemoryConfig()).build(_draft(owner, "Dog walk."), "fast").note
