@@ -14,6 +14,9 @@ from kiosk.retrieval.results import ScoredNote
 SLACK = 8
 """Extra candidates asked of the vector index so exact re-scoring can settle near-ties at the K boundary."""
 
+TIE_TOLERANCE = 1e-5
+"""float32 distances of the index: candidates this close to the K-th are a tie the exact re-score must see."""
+
 
 def exact_similarities(notes: Sequence[Note], query: np.ndarray) -> np.ndarray:
     """Cosine of each note's stored embedding with the (unit) query, in float64."""
@@ -25,9 +28,13 @@ def exact_similarities(notes: Sequence[Note], query: np.ndarray) -> np.ndarray:
 
 
 def rank_by_similarity(notes: Sequence[Note], query: np.ndarray) -> list[ScoredNote]:
-    """Best first; equal similarities fall back to the note id so the order never depends on the index."""
+    """Best first; equal similarities fall back to the note id so the order never depends on the index.
+
+    Equal means equal to 9 decimals: BLAS gives identical rows of one matrix product results that differ in
+    the last bits (by row position), which must not decide between two copies of the same embedding.
+    """
     sims = exact_similarities(notes, query)
-    ranked = sorted(zip(notes, sims, strict=True), key=lambda pair: (-pair[1], int(pair[0].id or 0)))
+    ranked = sorted(zip(notes, sims, strict=True), key=lambda pair: (-round(float(pair[1]), 9), int(pair[0].id or 0)))
     return [ScoredNote(note, float(sim), float(sim)) for note, sim in ranked]
 
 
@@ -38,7 +45,14 @@ def top_similar(store: Store, owner_ids: Sequence[int], query: np.ndarray, depth
     """
     if not owner_ids or depth < 1:
         return []
-    found = store.knn(owner_ids, np.asarray(query, dtype=np.float32), min(MAX_K, depth + SLACK))
+    query32 = np.asarray(query, dtype=np.float32)
+    wanted = min(MAX_K, depth + SLACK)
+    found = store.knn(owner_ids, query32, wanted)
+    # The index orders equal distances arbitrarily: while the tie at the K-th place runs past the page, widen
+    # it, so that ties are settled by note id below and never by the index.
+    while len(found) == wanted < MAX_K and found[-1][1] >= found[depth - 1][1] - TIE_TOLERANCE:
+        wanted = min(MAX_K, wanted * 2)
+        found = store.knn(owner_ids, query32, wanted)
     notes = store.get_notes([note_id for note_id, _ in found])
     return rank_by_similarity([n for n in notes if n.embedding is not None], query)[:depth]
 
