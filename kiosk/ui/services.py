@@ -91,6 +91,7 @@ class AnswerView:
     notes: tuple[NoteView, ...] = ()
     path: str | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
+    liveness_reason: str | None = None  # why personal memory was hidden by presentation-attack detection
 
 
 @dataclass(frozen=True)
