@@ -70,6 +70,7 @@ class ActiveChallenge:
         self._state = ChallengeState("waiting", PROMPTS[kind], "waiting for the face")
         self._open: list[float] = []  # eye openness of frames before the blink, for the baseline
         self._closed_since: float | None = None
+        self._faced = False  # a turn counts only after the face was seen frontal (a photo of a turned head is not one)
         self._turned = False
         self._faces = 0
 
@@ -123,6 +124,11 @@ class ActiveChallenge:
     def _turn(self, yaw: float) -> None:
         # The image is not mirrored: a person turning to their left moves their nose to the image right (yaw > 0).
         wanted = 1.0 if self.kind == "turn-left" else -1.0
+        if not self._faced:
+            if abs(yaw) <= self.config.turn_centre_yaw:
+                self._faced = True
+                self._state = ChallengeState("waiting", PROMPTS[self.kind], "face seen: now turn")
+            return
         if not self._turned:
             if yaw * wanted >= self.config.turn_min_yaw:
                 self._turned = True

@@ -19,6 +19,7 @@ in the window yet). Thresholds live in `config.pad` with descriptions; `bench/be
 
 from __future__ import annotations
 
+import functools
 import itertools
 import threading
 from collections import deque
@@ -46,6 +47,7 @@ class FrameEvidence:
     small: np.ndarray  # the same region resized to FROZEN_SIZE, float32
     mesh_xy: np.ndarray | None  # (468, 2) Face Mesh points in frame pixels, None when the mesh was not run/found
     inter_ocular: float  # pixels, from the detector's eye landmarks
+    spectral: float  # spectral_peak of the region, computed once on the analysis thread (not at query time)
 
 
 def frame_evidence(
@@ -64,7 +66,7 @@ def frame_evidence(
     gray = np.ascontiguousarray(gray if gray.size else np.zeros((8, 8), np.uint8))
     small = cv2.resize(gray, (FROZEN_SIZE, FROZEN_SIZE), interpolation=cv2.INTER_AREA).astype(np.float32)
     inter_ocular = float(np.linalg.norm(landmarks[1] - landmarks[0]))
-    return FrameEvidence(timestamp, gray, small, mesh_xy, max(inter_ocular, 1.0))
+    return FrameEvidence(timestamp, gray, small, mesh_xy, max(inter_ocular, 1.0), spectral_peak(gray))
 
 
 # ---- the cues ---------------------------------------------------------------------------------------------
@@ -103,7 +105,7 @@ def nonrigid_motion(meshes: Sequence[np.ndarray], inter_ocular: float) -> tuple[
 def spectral_peak(region: np.ndarray) -> float:
     """How far the strongest periodic component of a gray face region stands above its frequency ring (log10 units).
 
-    The region is windowed (Hann) and transformed; each frequency bin's log amplitude is compared with the median
+    The region is windowed (Hann) and transformed; each frequency bin's log amplitude is compared with the mean
     of its ring (same radial frequency), and the largest excess in SPECTRAL_BAND is returned. A smooth natural
     spectrum gives small excesses (< ~1); a regular grid or halftone gives a sharp peak (> ~1.3).
     """
@@ -117,15 +119,21 @@ def spectral_peak(region: np.ndarray) -> float:
     window = np.outer(np.hanning(size), np.hanning(size)).astype(np.float32)
     spectrum = np.fft.fftshift(np.abs(np.fft.fft2(gray * window)))
     log_amp = np.log10(spectrum + 1e-3)
+    rings, in_band = _rings(size)
+    counts = np.bincount(rings.ravel(), minlength=size // 2 + 2)
+    ring_mean = np.bincount(rings.ravel(), weights=log_amp.ravel(), minlength=size // 2 + 2) / np.maximum(counts, 1)
+    excess = log_amp - ring_mean[rings]
+    return float(excess[in_band].max()) if in_band.any() else 0.0
+
+
+@functools.lru_cache(maxsize=16)
+def _rings(size: int) -> tuple[np.ndarray, np.ndarray]:
+    """Ring index (radial frequency in bins) of every bin of a centred size x size spectrum, and the band mask."""
     coords = np.fft.fftshift(np.fft.fftfreq(size))
     radius = np.hypot(coords[None, :], coords[:, None])
-    rings = np.minimum((radius * size).astype(int), size // 2)
+    rings = np.minimum((radius * size).astype(int), size // 2 + 1)
     in_band = (radius >= SPECTRAL_BAND[0]) & (radius <= SPECTRAL_BAND[1])
-    medians = np.zeros(size // 2 + 1, dtype=np.float32)
-    for ring in np.unique(rings[in_band]):
-        medians[ring] = np.median(log_amp[rings == ring])
-    excess = log_amp - medians[rings]
-    return float(excess[in_band].max()) if in_band.any() else 0.0
+    return rings, in_band
 
 
 # ---- the verdict ----------------------------------------------------------------------------------------------
@@ -187,8 +195,7 @@ def judge(evidence: Sequence[FrameEvidence], config: PadConfig) -> LivenessVerdi
                 f"for motion {motion:.2f} eye distances)"
             )
 
-    peaks = [spectral_peak(e.region) for e in evidence]
-    peak = float(np.median(peaks))
+    peak = float(np.median([e.spectral for e in evidence]))
     cues["spectral_peak"] = peak
     if peak > config.spectral_max_peak:
         fired.append(SPECTRAL)
