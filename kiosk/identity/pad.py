@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import threading
 from typing import Any
 
 import numpy as np
 
 from kiosk.config import PadConfig
-from kiosk.identity.challenge import ChallengeSample
+from kiosk.errors import ModelError
+from kiosk.identity.challenge import ActiveChallenge, ChallengeKind, ChallengeSample, ChallengeState
 from kiosk.identity.facemesh import FaceMesh, Mesh, eye_aspect_ratio, head_yaw
 from kiosk.identity.liveness import LivenessVerdict, PassiveLiveness, frame_evidence
 from kiosk.identity.probe import Probe
@@ -44,15 +46,19 @@ class LivenessMonitor:
         self.config = config
         self.mesh = mesh
         self.passive = PassiveLiveness(config)
+        self._challenge: ActiveChallenge | None = None
+        self._lock = threading.Lock()
 
     def observe_face(self, bgr: np.ndarray, landmarks: np.ndarray, timestamp: float) -> None:
         found = usable_mesh(self.mesh, bgr, landmarks)
         self.passive.add(frame_evidence(bgr, landmarks, timestamp, found.xy if found is not None else None))
+        self._feed_challenge(challenge_sample(found, timestamp))
 
     def observe(self, analysed: Any) -> None:
         """ContinuousVerifier callback (an AnalysedFrame): record the requester's face, if the frame had one."""
         requester = getattr(analysed.analysis, "requester", None)
         if requester is None:
+            self._feed_challenge(ChallengeSample(analysed.frame.timestamp, None, None))
             return
         from kiosk.identity.face import as_bgr8
 
@@ -70,3 +76,25 @@ class LivenessMonitor:
 
     def clear(self) -> None:
         self.passive.clear()
+
+    # ---- the active challenge (enrollment) -------------------------------------------------------------------
+
+    def start_challenge(self, kind: ChallengeKind, now: float) -> ChallengeState:
+        """Begin a challenge fed by the following analysed frames (needs the Face Mesh model)."""
+        if self.mesh is None:
+            raise ModelError("the liveness challenge needs the Face Mesh model", "set pad.mesh = true")
+        with self._lock:
+            self._challenge = ActiveChallenge(kind, self.config, started_at=now)
+            return self._challenge.state()
+
+    def challenge_state(self, now: float) -> ChallengeState | None:
+        """The running (or last) challenge's state; a challenge with no frames at all still times out."""
+        with self._lock:
+            if self._challenge is None:
+                return None
+            return self._challenge.feed(ChallengeSample(now, None, None))
+
+    def _feed_challenge(self, sample: ChallengeSample) -> None:
+        with self._lock:
+            if self._challenge is not None:
+                self._challenge.feed(sample)

@@ -19,6 +19,7 @@ import numpy as np
 
 from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError, DataError, KioskError, LLMError, ProbeError, StoreError
+from kiosk.identity.challenge import choose_kind
 from kiosk.identity.face import FaceAnalysis, FaceEmbedder
 from kiosk.identity.gallery import Gallery, Sample, build_gallery
 from kiosk.identity.gallery import enroll as enroll_gallery
@@ -36,6 +37,7 @@ from kiosk.ui.services import (
     AnswerView,
     CalibrationView,
     CameraState,
+    ChallengeView,
     EnrollSample,
     FaceBox,
     FrameView,
@@ -52,6 +54,7 @@ log = logging.getLogger("kiosk.ui")
 
 DISPLAY_MAX_WIDTH = 960
 TEMPLATE_CACHE_S = 2.0
+CHALLENGE_VALID_S = 300.0  # a passed enrollment challenge is good for this long (time to type a name)
 CAMERA_STATES: dict[SourceState, CameraState] = {
     SourceState.STARTING: "starting",
     SourceState.RUNNING: "live",
@@ -161,6 +164,7 @@ class CoreServices:
         self._analysis_period_s = 1.0 / config.ui.analysis_fps
         self._last_analysis = 0.0
         self.liveness = liveness
+        self._challenge_passed_at: float | None = None
         self.verifier = ContinuousVerifier(
             source, self._paced_analyse, self.fuser, on_analysis=liveness.observe if liveness is not None else None
         )
@@ -421,7 +425,32 @@ class CoreServices:
             return EnrollSample(False, quality_hint(analysis) or "Look at the camera")
         return EnrollSample(True, None, analysis.embedding.copy())
 
+    def start_challenge(self) -> ChallengeView:
+        if self.liveness is None or self.liveness.mesh is None:
+            return ChallengeView("off", "", "liveness checks are off (pad.enabled / pad.mesh)")
+        self._challenge_passed_at = None
+        state = self.liveness.start_challenge(choose_kind(self.config.pad.challenge), time.time())
+        return ChallengeView(state.status, state.prompt, state.message)
+
+    def challenge_status(self) -> ChallengeView:
+        if self.liveness is None or self.liveness.mesh is None:
+            return ChallengeView("off", "", "liveness checks are off (pad.enabled / pad.mesh)")
+        state = self.liveness.challenge_state(time.time())
+        if state is None:
+            return ChallengeView("failed", "", "no challenge was started")
+        if state.passed and self._challenge_passed_at is None:
+            self._challenge_passed_at = time.monotonic()
+        return ChallengeView(state.status, state.prompt, state.message)
+
     def enroll(self, name: str, samples: Sequence[EnrollSample]) -> UserView:
+        if self.liveness is not None and self.liveness.mesh is not None:
+            passed_at = self._challenge_passed_at
+            if passed_at is None or time.monotonic() - passed_at > CHALLENGE_VALID_S:
+                raise ProbeError(
+                    "the liveness challenge was not passed just before enrolling",
+                    "start the enrollment again and follow the blink / head-turn prompt",
+                )
+            self._challenge_passed_at = None
         vectors = [s.embedding for s in samples if s.ok and s.embedding is not None]
         gallery: Gallery = build_gallery(
             _PrecomputedEmbedder(self.face.model_sha256),

@@ -103,6 +103,15 @@ class EnrollSample:
 
 
 @dataclass(frozen=True)
+class ChallengeView:
+    """The enrollment liveness challenge: what to ask, and whether it is done."""
+
+    status: Literal["waiting", "passed", "failed", "off"]  # off: liveness checks are disabled in the config
+    prompt: str
+    message: str = ""
+
+
+@dataclass(frozen=True)
 class UserView:
     id: int
     name: str
@@ -154,7 +163,15 @@ class KioskServices(Protocol):
 
     def enrollment_sample(self) -> EnrollSample: ...
 
-    def enroll(self, name: str, samples: Sequence[EnrollSample]) -> UserView: ...
+    def start_challenge(self) -> ChallengeView:
+        """Begin a random active liveness challenge (blink / head turn) on the live camera."""
+        ...
+
+    def challenge_status(self) -> ChallengeView: ...
+
+    def enroll(self, name: str, samples: Sequence[EnrollSample]) -> UserView:
+        """Store the template; refused unless the liveness challenge passed (when liveness checks are on)."""
+        ...
 
     def list_notes(self, verification: Verification) -> list[NoteView]: ...
 

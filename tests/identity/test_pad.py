@@ -82,3 +82,42 @@ def test_too_few_frames_leave_the_probe_undecided() -> None:
     probe = monitor.attach(probe_at(0.2))
     assert probe.liveness is not None and probe.liveness.decision == "undecided"
     assert not probe.liveness_blocks
+
+
+class ScriptedMesh:
+    """Stands in for the Face Mesh model: returns synthetic landmarks with the scripted eye openness."""
+
+    def __init__(self, openness: list[float]) -> None:
+        self.openness = openness
+
+    def run(self, bgr: np.ndarray, landmarks: np.ndarray):  # type: ignore[no-untyped-def]
+        from test_challenge import mesh
+
+        from kiosk.identity.facemesh import Mesh
+
+        return Mesh(mesh(self.openness.pop(0) if self.openness else 0.3, 0.0), 1.0)
+
+
+def test_the_enrollment_challenge_is_fed_by_the_analysed_frames() -> None:
+    rng = np.random.default_rng(2)
+    frames = [rng.integers(0, 255, (200, 200, 3), dtype=np.uint8) for _ in range(9)]
+    monitor = LivenessMonitor(PadConfig(), ScriptedMesh([0.3] * 5 + [0.1, 0.1] + [0.3] * 2))  # type: ignore[arg-type]
+    assert monitor.challenge_state(0.0) is None
+    monitor.start_challenge("blink", now=0.0)
+    feed(monitor, frames)
+    state = monitor.challenge_state(0.9)
+    assert state is not None and state.passed, state
+
+
+def test_the_challenge_times_out_without_faces_and_needs_the_mesh_model() -> None:
+    import pytest
+
+    from kiosk.errors import ModelError
+
+    with pytest.raises(ModelError):
+        LivenessMonitor(PadConfig()).start_challenge("blink", now=0.0)
+    monitor = LivenessMonitor(PadConfig(), ScriptedMesh([]))  # type: ignore[arg-type]
+    monitor.start_challenge("turn-left", now=0.0)
+    feed(monitor, [np.zeros((200, 200, 3), np.uint8)] * 3, with_face=False)
+    state = monitor.challenge_state(PadConfig().challenge_timeout_s + 1)
+    assert state is not None and state.status == "failed" and "no face" in state.message
