@@ -326,10 +326,13 @@ def markdown(figures: dict[str, Any], verdicts: dict[str, list[LivenessVerdict]]
             "gives 'live' by default, never a false attack.",
             "**Reading the screen-replay row.** A replayed video keeps the person's real non-rigid motion, so only "
             "the spectral cue can catch it, and with the softened moire of this model it mostly does not: the "
-            "passive cues are not a defence against video replay here. That is why enrollment and admin actions "
-            "use the active challenge with a random kind and direction: a replay passes only if the recording "
-            "happens to show the asked action inside the time limit (the challenge table shows how often this "
-            "video does).",
+            "passive cues are not a defence against video replay here. That is why enrollment uses the active "
+            "challenge with a random kind and direction: a replay passes only if the recording happens to show the "
+            "asked action inside the time limit (the challenge table shows how often this video does in 2 s "
+            "windows; the kiosk allows `pad.challenge_timeout_s`). The performer never blinks clearly enough in "
+            "this footage for the blink rule (no blink passes, bona fide included), so on this material only the "
+            "head turn is demonstrated. Missed print-video-still windows: on some stills the Face Mesh fit "
+            "wobbles while the picture tilts, which reads as shape change (residual up to 0.55).",
         ]
     )
 
