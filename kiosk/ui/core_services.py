@@ -165,6 +165,8 @@ class CoreServices:
         self._last_analysis = 0.0
         self.liveness = liveness
         self._challenge_passed_at: float | None = None
+        self._challenge_recorded = False
+        self._challenge_kind = ""
         self.verifier = ContinuousVerifier(
             source, self._paced_analyse, self.fuser, on_analysis=liveness.observe if liveness is not None else None
         )
@@ -372,6 +374,7 @@ class CoreServices:
             if probe.liveness_blocks:
                 assert probe.liveness is not None
                 log.warning("query refused personal memory: %s", probe.liveness.reason)
+                self.audit.record("presentation-attack-suspected", cues=",".join(probe.liveness.fired))
                 return Verification(Identity("unknown"), probe, probe.liveness.reason)
         return Verification(self._identity_of(probe, faces_seen), probe)
 
@@ -429,7 +432,9 @@ class CoreServices:
         if self.liveness is None or self.liveness.mesh is None:
             return ChallengeView("off", "", "liveness checks are off (pad.enabled / pad.mesh)")
         self._challenge_passed_at = None
-        state = self.liveness.start_challenge(choose_kind(self.config.pad.challenge), time.time())
+        self._challenge_recorded = False
+        self._challenge_kind = choose_kind(self.config.pad.challenge)
+        state = self.liveness.start_challenge(self._challenge_kind, time.time())
         return ChallengeView(state.status, state.prompt, state.message)
 
     def challenge_status(self) -> ChallengeView:
@@ -440,6 +445,9 @@ class CoreServices:
             return ChallengeView("failed", "", "no challenge was started")
         if state.passed and self._challenge_passed_at is None:
             self._challenge_passed_at = time.monotonic()
+        if state.status != "waiting" and not self._challenge_recorded:
+            self._challenge_recorded = True
+            self.audit.record("liveness-challenge", kind=self._challenge_kind, passed=state.passed)
         return ChallengeView(state.status, state.prompt, state.message)
 
     def enroll(self, name: str, samples: Sequence[EnrollSample]) -> UserView:
