@@ -105,8 +105,9 @@ class Assistant:
 
     `thresholds` maps a modality to tau; without it tau comes from the active calibration, which must
     have been made with the encoder that produced the probe. `llm` may be None for retrieval-only use.
-    Failed verifications (no match, ambiguous) back off exponentially (`backoff`, security settings): while
-    backing off, no probe is even compared, so guessing with photos gets slower and slower.
+    Failed verifications (no match, ambiguous, a suspected presentation attack) back off exponentially
+    (`backoff`, security settings): while backing off, no probe is even compared, so guessing with photos
+    gets slower and slower.
     """
 
     def __init__(
@@ -163,7 +164,7 @@ class Assistant:
 
     def identify(self, probe: Probe | None) -> Identity | None:
         """The single verified person (best-match with margin, whatever the read policy), or None."""
-        if probe is None or probe.faces_in_view > 1 or self.backoff.wait_s() > 0:
+        if probe is None or probe.faces_in_view > 1 or probe.liveness_blocks or self.backoff.wait_s() > 0:
             return None
         tau = self.threshold(probe.modality, probe.model_sha256)
         result = user_scores(probe, self.store.templates(probe.modality))

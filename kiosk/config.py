@@ -157,6 +157,67 @@ class FaceConfig(Section):
     )
 
 
+class PadConfig(Section):
+    """Presentation-attack detection for the face path (kiosk/identity/liveness.py, challenge.py)."""
+
+    enabled: bool = Field(
+        default=True, description="Run the passive liveness cues at query time; an attack verdict hides memory."
+    )
+    mesh: bool = Field(
+        default=True, description="Run the Face Mesh landmark model on analysed frames (needed by the rigid cue)."
+    )
+    window_s: float = Field(default=2.0, gt=0, description="Seconds of recent frames the passive cues look at.")
+    min_frames: int = Field(
+        default=6, ge=2, description="Frames with a face needed in the window before the passive cues decide."
+    )
+    frozen_max_diff: float = Field(
+        default=0.35,
+        ge=0,
+        description="Median gray-level difference between consecutive face regions below which the feed is frozen.",
+    )
+    rigid_min_motion: float = Field(
+        default=0.05,
+        ge=0,
+        description="Landmark motion (inter-ocular distances) above which the rigid-motion cue may judge.",
+    )
+    rigid_max_residual: float = Field(
+        default=0.06,
+        ge=0,
+        description="Landmark shape change beyond one planar homography (inter-ocular distances) below which a "
+        "moving face is called a flat picture.",
+    )
+    spectral_max_peak: float = Field(
+        default=1.25,
+        ge=0,
+        description="Median spectral peak excess (log10 amplitude over its frequency ring) above which a screen's "
+        "moire, refresh banding or print halftone is suspected.",
+    )
+    block_undecided: bool = Field(
+        default=False,
+        description="Hide personal memory while the passive cues have too few frames to decide (stricter).",
+    )
+    challenge: Literal["blink", "turn", "either"] = Field(
+        default="either",
+        description="Active challenge at enrollment and admin actions: blink, head turn, or both kinds.",
+    )
+    challenge_timeout_s: float = Field(default=6.0, gt=0, description="Time allowed to complete the challenge.")
+    blink_closed_ratio: float = Field(
+        default=0.65,
+        gt=0,
+        lt=1,
+        description="Eye openness below this fraction of the open-eye baseline is a closed eye.",
+    )
+    blink_open_ratio: float = Field(
+        default=0.85, gt=0, le=1, description="Eye openness back above this fraction of the baseline ends the blink."
+    )
+    turn_min_yaw: float = Field(
+        default=0.35, gt=0, le=1, description="Head yaw (nose between the cheeks, 0 frontal .. 1 profile) to reach."
+    )
+    turn_centre_yaw: float = Field(
+        default=0.15, gt=0, le=1, description="Yaw within which the head counts as facing the camera again."
+    )
+
+
 class PalmConfig(Section):
     encoder: Literal["compcode", "onnx"] = Field(
         default="compcode", description="Palm encoder: training-free competitive code, or a trained ONNX model."
@@ -358,6 +419,7 @@ class KioskConfig(Section):
     text: TextConfig = Field(default_factory=TextConfig, description="Sentence encoder for notes and queries.")
     capture: CaptureConfig = Field(default_factory=CaptureConfig, description="Cameras and scanners.")
     face: FaceConfig = Field(default_factory=FaceConfig, description="Face pipeline.")
+    pad: PadConfig = Field(default_factory=PadConfig, description="Face presentation-attack detection (liveness).")
     palm: PalmConfig = Field(default_factory=PalmConfig, description="Palm pipeline.")
     memory: MemoryConfig = Field(default_factory=MemoryConfig, description="Note construction.")
     llm: LLMConfig = Field(default_factory=LLMConfig, description="Language model.")

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from kiosk.identity.liveness import LivenessVerdict
 
 Modality = Literal["face", "palm"]
 
@@ -18,3 +21,9 @@ class Probe:
     captured_at: float  # time.time() of the newest fused frame
     frames: int = 1  # frames fused
     faces_in_view: int = 1  # >1 => "two people in view": the app hides personal memory
+    liveness: LivenessVerdict | None = None  # passive presentation-attack verdict over the probe's frames
+
+    @property
+    def liveness_blocks(self) -> bool:
+        """True when the liveness verdict says personal memory must stay hidden (an attack is suspected)."""
+        return self.liveness is not None and self.liveness.blocking

@@ -20,6 +20,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 
 from kiosk.errors import KioskError, ProbeError
+from kiosk.identity.liveness import LivenessVerdict
 from kiosk.identity.probe import Modality, Probe
 from kiosk.identity.sources import Frame, FrameSource, SourceState
 
@@ -187,7 +188,7 @@ class TemplateLike(Protocol):
     def model_sha256(self) -> str: ...
 
 
-Decision = Literal["match", "no-match", "ambiguous", "multiple-faces", "no-enrolled-users"]
+Decision = Literal["match", "no-match", "ambiguous", "multiple-faces", "no-enrolled-users", "presentation-attack"]
 
 
 @dataclass(frozen=True)
@@ -212,6 +213,7 @@ class Verification:
     message: str
     stale_templates: int = 0  # templates ignored: made by another model or another dimension
     accepted: list[int] = field(default_factory=list)  # every user at or above tau (threshold gate policy)
+    liveness: LivenessVerdict | None = None  # the probe's passive presentation-attack verdict, when checked
 
     @property
     def best(self) -> UserScore | None:
@@ -232,6 +234,7 @@ class Verification:
             "stale_templates": self.stale_templates,
             "accepted": list(self.accepted),
             "scores": [s.as_dict() for s in self.scores],
+            "liveness": self.liveness.as_dict() if self.liveness is not None else None,
         }
 
 
@@ -248,7 +251,8 @@ def verify(
     A user's score is the max cosine over their templates of the probe's modality made by the same model
     (the gate's rule). Decision: "match" when the best user reaches tau and beats the runner-up by `margin`
     (when the runner-up also reaches tau); "ambiguous" when two users are within the margin; "multiple-faces"
-    when the probe saw more than one face (scores still reported, no user verified).
+    when the probe saw more than one face, "presentation-attack" when the probe's liveness verdict blocks it
+    (scores still reported, no user verified).
     """
     names = names or {}
     query = l2_normalise(probe.vector)
@@ -274,7 +278,16 @@ def verify(
 
     def result(decision: Decision, user_id: int | None, message: str) -> Verification:
         return Verification(
-            decision, tau, scores, user_id, probe.modality, probe.faces_in_view, message, stale, accepted
+            decision,
+            tau,
+            scores,
+            user_id,
+            probe.modality,
+            probe.faces_in_view,
+            message,
+            stale,
+            accepted,
+            probe.liveness,
         )
 
     if not scores:
@@ -282,6 +295,9 @@ def verify(
         return result("no-enrolled-users", None, f"no {probe.modality} templates to compare with{why}")
     if probe.faces_in_view > 1:
         return result("multiple-faces", None, f"{probe.faces_in_view} people in view: personal memory hidden")
+    if probe.liveness_blocks:
+        assert probe.liveness is not None
+        return result("presentation-attack", None, f"{probe.liveness.reason}: personal memory hidden")
     best = scores[0]
     label = best.name or f"user {best.user_id}"
     if best.score < tau:

@@ -29,7 +29,8 @@ NO_PROBE = "no probe"
 NO_ENROLLED = "no enrolled users"
 MULTIPLE_FACES = "multiple faces in view"
 BACKING_OFF = "too many failed verifications: backing off"
-FAILED = (NO_MATCH, AMBIGUOUS)
+PRESENTATION_ATTACK = "presentation attack suspected"
+FAILED = (NO_MATCH, AMBIGUOUS, PRESENTATION_ATTACK)
 """Reasons that count as a failed verification for the back-off."""
 
 
@@ -195,13 +196,17 @@ def gate(
     policy: GatePolicy = "best-match",
     margin: float = 0.0,
 ) -> GateDecision:
-    """The whole gate for one query: no probe or several faces in view never open anyone's memory."""
+    """The whole gate for one query: no probe, several faces in view or a suspected presentation attack never
+    open anyone's memory."""
     if probe is None:
         return GateDecision((), {}, NO_PROBE, policy, threshold, None, margin)
     if probe.faces_in_view > 1:
         # Still validated: a broken probe is an error even when memory would be hidden anyway.
         validate_probe(probe)
         return GateDecision((), {}, MULTIPLE_FACES, policy, threshold, probe.modality, margin)
+    if probe.liveness_blocks:
+        validate_probe(probe)
+        return GateDecision((), {}, PRESENTATION_ATTACK, policy, threshold, probe.modality, margin)
     result = user_scores(probe, templates)
     return decide(
         result.scores,

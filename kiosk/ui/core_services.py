@@ -19,9 +19,11 @@ import numpy as np
 
 from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError, DataError, KioskError, LLMError, ProbeError, StoreError
+from kiosk.identity.challenge import choose_kind
 from kiosk.identity.face import FaceAnalysis, FaceEmbedder
 from kiosk.identity.gallery import Gallery, Sample, build_gallery
 from kiosk.identity.gallery import enroll as enroll_gallery
+from kiosk.identity.pad import LivenessMonitor
 from kiosk.identity.probe import Probe
 from kiosk.identity.sources import SourceState, ThreadedSource, as_bgr8
 from kiosk.identity.verify import ContinuousVerifier, ProbeFuser, verify
@@ -35,6 +37,7 @@ from kiosk.ui.services import (
     AnswerView,
     CalibrationView,
     CameraState,
+    ChallengeView,
     EnrollSample,
     FaceBox,
     FrameView,
@@ -51,6 +54,7 @@ log = logging.getLogger("kiosk.ui")
 
 DISPLAY_MAX_WIDTH = 960
 TEMPLATE_CACHE_S = 2.0
+CHALLENGE_VALID_S = 300.0  # a passed enrollment challenge is good for this long (time to type a name)
 CAMERA_STATES: dict[SourceState, CameraState] = {
     SourceState.STARTING: "starting",
     SourceState.RUNNING: "live",
@@ -142,6 +146,7 @@ class CoreServices:
         thresholds: dict[str, float],
         threshold_problem: str | None = None,
         owns_llm: bool = True,
+        liveness: LivenessMonitor | None = None,
     ) -> None:
         from kiosk.assistant import Assistant
 
@@ -158,7 +163,13 @@ class CoreServices:
         self.fuser = ProbeFuser.from_config(config, "face", face.model_sha256)
         self._analysis_period_s = 1.0 / config.ui.analysis_fps
         self._last_analysis = 0.0
-        self.verifier = ContinuousVerifier(source, self._paced_analyse, self.fuser)
+        self.liveness = liveness
+        self._challenge_passed_at: float | None = None
+        self._challenge_recorded = False
+        self._challenge_kind = ""
+        self.verifier = ContinuousVerifier(
+            source, self._paced_analyse, self.fuser, on_analysis=liveness.observe if liveness is not None else None
+        )
         self._templates: tuple[float, list[Template], dict[int, str]] = (0.0, [], {})
         self._templates_lock = threading.Lock()
         self._last_view_index = -1
@@ -198,6 +209,14 @@ class CoreServices:
             text_encoder = text_encoder or load_text_encoder(config)
             progress(0.35, "Loading the face models…")
             face = face or load_face_embedder(config, models)
+            liveness = None
+            if config.pad.enabled:
+                from kiosk.identity.facemesh import FaceMesh
+
+                mesh = (
+                    FaceMesh(models.ensure("face-landmark"), config.runtime.threads or 1) if config.pad.mesh else None
+                )
+                liveness = LivenessMonitor(config.pad, mesh)
             progress(0.6, "Checking the face calibration…")
             problem = None
             if thresholds is None:
@@ -221,7 +240,18 @@ class CoreServices:
                 close_llm(owned_llm)
             raise
         progress(1.0, "Ready")
-        return cls(config, store, text_encoder, llm, face, source, thresholds, problem, owns_llm=owned_llm is not None)
+        return cls(
+            config,
+            store,
+            text_encoder,
+            llm,
+            face,
+            source,
+            thresholds,
+            problem,
+            owns_llm=owned_llm is not None,
+            liveness=liveness,
+        )
 
     def _paced_analyse(self, image: np.ndarray) -> FaceAnalysis:
         """At most ui.analysis_fps analyses a second: the kiosk needs a steady badge, not every frame.
@@ -339,6 +369,13 @@ class CoreServices:
         wait = self.assistant.backoff.wait_s()
         if wait > 0:  # the failures are counted where the gate decides (Assistant.verify), once per question
             return Verification(Identity("unknown"), None, f"Too many failed attempts. Try again in {wait:.0f} s.")
+        if self.liveness is not None:
+            probe = self.liveness.attach(probe)
+            if probe.liveness_blocks:
+                assert probe.liveness is not None
+                log.warning("query refused personal memory: %s", probe.liveness.reason)
+                self.audit.record("presentation-attack-suspected", cues=",".join(probe.liveness.fired))
+                return Verification(Identity("unknown"), probe, probe.liveness.reason)
         return Verification(self._identity_of(probe, faces_seen), probe)
 
     # --- conversation -------------------------------------------------------------------------------
@@ -356,7 +393,11 @@ class CoreServices:
         identity = verification.identity
         if result.identity is not None and identity.state == "recognised":
             identity = Identity("recognised", result.identity.user_id, result.identity.name, result.identity.score)
-        return AnswerView(result.answer, result.decision, identity, notes, result.path, dict(result.timings_ms))
+        probe = verification.probe
+        refused = probe.liveness.reason if probe is not None and probe.liveness_blocks and probe.liveness else None
+        return AnswerView(
+            result.answer, result.decision, identity, notes, result.path, dict(result.timings_ms), refused
+        )
 
     def remember(self, text: str, verification: Verification) -> int | None:
         if verification.identity.state != "recognised" or verification.probe is None:
@@ -387,7 +428,37 @@ class CoreServices:
             return EnrollSample(False, quality_hint(analysis) or "Look at the camera")
         return EnrollSample(True, None, analysis.embedding.copy())
 
+    def start_challenge(self) -> ChallengeView:
+        if self.liveness is None or self.liveness.mesh is None:
+            return ChallengeView("off", "", "liveness checks are off (pad.enabled / pad.mesh)")
+        self._challenge_passed_at = None
+        self._challenge_recorded = False
+        self._challenge_kind = choose_kind(self.config.pad.challenge)
+        state = self.liveness.start_challenge(self._challenge_kind, time.time())
+        return ChallengeView(state.status, state.prompt, state.message)
+
+    def challenge_status(self) -> ChallengeView:
+        if self.liveness is None or self.liveness.mesh is None:
+            return ChallengeView("off", "", "liveness checks are off (pad.enabled / pad.mesh)")
+        state = self.liveness.challenge_state(time.time())
+        if state is None:
+            return ChallengeView("failed", "", "no challenge was started")
+        if state.passed and self._challenge_passed_at is None:
+            self._challenge_passed_at = time.monotonic()
+        if state.status != "waiting" and not self._challenge_recorded:
+            self._challenge_recorded = True
+            self.audit.record("liveness-challenge", kind=self._challenge_kind, passed=state.passed)
+        return ChallengeView(state.status, state.prompt, state.message)
+
     def enroll(self, name: str, samples: Sequence[EnrollSample]) -> UserView:
+        if self.liveness is not None and self.liveness.mesh is not None:
+            passed_at = self._challenge_passed_at
+            if passed_at is None or time.monotonic() - passed_at > CHALLENGE_VALID_S:
+                raise ProbeError(
+                    "the liveness challenge was not passed just before enrolling",
+                    "start the enrollment again and follow the blink / head-turn prompt",
+                )
+            self._challenge_passed_at = None
         vectors = [s.embedding for s in samples if s.ok and s.embedding is not None]
         gallery: Gallery = build_gallery(
             _PrecomputedEmbedder(self.face.model_sha256),

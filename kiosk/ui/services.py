@@ -91,6 +91,7 @@ class AnswerView:
     notes: tuple[NoteView, ...] = ()
     path: str | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
+    liveness_reason: str | None = None  # why personal memory was hidden by presentation-attack detection
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,15 @@ class EnrollSample:
     hint: str | None
     embedding: np.ndarray | None = None
     thumbnail: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class ChallengeView:
+    """The enrollment liveness challenge: what to ask, and whether it is done."""
+
+    status: Literal["waiting", "passed", "failed", "off"]  # off: liveness checks are disabled in the config
+    prompt: str
+    message: str = ""
 
 
 @dataclass(frozen=True)
@@ -153,7 +163,15 @@ class KioskServices(Protocol):
 
     def enrollment_sample(self) -> EnrollSample: ...
 
-    def enroll(self, name: str, samples: Sequence[EnrollSample]) -> UserView: ...
+    def start_challenge(self) -> ChallengeView:
+        """Begin a random active liveness challenge (blink / head turn) on the live camera."""
+        ...
+
+    def challenge_status(self) -> ChallengeView: ...
+
+    def enroll(self, name: str, samples: Sequence[EnrollSample]) -> UserView:
+        """Store the template; refused unless the liveness challenge passed (when liveness checks are on)."""
+        ...
 
     def list_notes(self, verification: Verification) -> list[NoteView]: ...
 

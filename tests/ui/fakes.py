@@ -16,6 +16,7 @@ from kiosk.ui.services import (
     AdminSettings,
     AnswerView,
     CalibrationView,
+    ChallengeView,
     EnrollSample,
     FaceBox,
     FrameView,
@@ -63,6 +64,8 @@ class FakeServices:
         self.remember_error: Exception | None = None
         self.disconnect_when_verifying = False
         self.sample_script: list[EnrollSample] = []
+        self.challenge_script: list[str] = []  # statuses challenge_status returns in turn, then "passed"
+        self.challenge_polls = 0
         self.calibration_error: str | None = None
         self.settings_state = AdminSettings(
             "qwen2.5-coder-0.5b-instruct", ("smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct"), "best-match"
@@ -137,6 +140,14 @@ class FakeServices:
         if self.sample_script:
             return self.sample_script.pop(0)
         return EnrollSample(True, None, np.ones(4, np.float32) / 2)
+
+    def start_challenge(self) -> ChallengeView:
+        return ChallengeView("waiting", "Please blink once")
+
+    def challenge_status(self) -> ChallengeView:
+        self.challenge_polls += 1
+        status = self.challenge_script.pop(0) if self.challenge_script else "passed"
+        return ChallengeView(status, "Please blink once", "blink seen" if status == "passed" else "")  # type: ignore[arg-type]
 
     def enroll(self, name: str, samples: Sequence[EnrollSample]) -> UserView:
         if len(samples) < 3:

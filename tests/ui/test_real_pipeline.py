@@ -239,6 +239,9 @@ def test_two_faces_hide_personal_memory(qtbot, scene: Scene, open_kiosk, tmp_pat
 
 
 def test_enrollment_from_the_live_camera_then_recognised(qtbot, scene: Scene, open_kiosk) -> None:  # type: ignore[no-untyped-def]
+    # The liveness challenge asks for a random blink or head turn that this looped recording shows only by
+    # chance (tests/identity/test_pad_real_data.py checks the challenge on its real head turn): off here.
+    scene.config.pad.mesh = False
     scene.enroll("Alex", "alex-lacamoire.png")
     window = open_kiosk(scene, scripted_llm())
     enroll = window.enroll

@@ -51,6 +51,31 @@ def test_enrollment_wizard_shows_live_hints_and_enrolls(qtbot, make_window, fake
     save_screenshot(window, "fake-enroll-done")
 
 
+def test_enrollment_asks_for_the_liveness_challenge_before_the_name(qtbot, make_window, fake) -> None:
+    fake.sample_script = [GOOD] * 5
+    fake.challenge_script = ["waiting"] * 4  # the person has not blinked yet for a few polls
+    window = make_window(fake)
+    window.show_screen(ENROLL)
+    enroll = window.enroll
+    click(qtbot, enroll.agree_button)
+    qtbot.waitUntil(lambda: enroll.hint.text() == "Please blink once", timeout=10_000)
+    assert enroll.step == "capture"
+    qtbot.waitUntil(lambda: enroll.step == "name", timeout=10_000)
+    assert fake.challenge_polls >= 5 and enroll.challenge_state == "passed"
+
+
+def test_a_failed_liveness_challenge_is_retried_then_enrollment_stops(qtbot, make_window, fake) -> None:
+    fake.sample_script = [GOOD] * 5
+    fake.challenge_script = ["failed"] * 3
+    window = make_window(fake)
+    window.show_screen(ENROLL)
+    enroll = window.enroll
+    click(qtbot, enroll.agree_button)
+    qtbot.waitUntil(lambda: "could not confirm a live person" in enroll.hint.text(), timeout=10_000)
+    assert enroll.step == "capture"  # never reaches the name page: nothing can be enrolled
+    assert fake.challenge_polls == 3
+
+
 def test_enrollment_needs_a_name_and_reports_store_errors(qtbot, make_window, fake) -> None:
     window = make_window(fake)
     window.show_screen(ENROLL)

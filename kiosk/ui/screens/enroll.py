@@ -16,13 +16,15 @@ from PySide6.QtWidgets import (
 
 from kiosk.ui.context import AppContext
 from kiosk.ui.screens.base import MAIN, Screen, label
-from kiosk.ui.services import EnrollSample, FrameView, UserView
+from kiosk.ui.services import ChallengeView, EnrollSample, FrameView, UserView
 from kiosk.ui.widgets.camera import CameraPreview
 from kiosk.ui.widgets.keyboard import OnScreenKeyboard
 from kiosk.ui.workers import submit
 
 SAMPLES_NEEDED = 5
 SAMPLE_INTERVAL_MS = 250
+CHALLENGE_POLL_MS = 150
+CHALLENGE_ATTEMPTS = 3
 
 CONSENT = (
     "To remember you, I keep a face template: a list of numbers computed from your face, not a photo. "
@@ -137,6 +139,12 @@ class EnrollScreen(Screen):
         self._timer = QTimer(self)
         self._timer.setInterval(SAMPLE_INTERVAL_MS)
         self._timer.timeout.connect(self._sample)
+        # After the good frames, a liveness challenge (blink / head turn) proves a person, not a photo, is there.
+        self._challenge_timer = QTimer(self)
+        self._challenge_timer.setInterval(CHALLENGE_POLL_MS)
+        self._challenge_timer.timeout.connect(self._poll_challenge)
+        self._polling = False
+        self.challenge_state = ""
 
     @property
     def step(self) -> str:
@@ -148,6 +156,8 @@ class EnrollScreen(Screen):
         self.step_changed.emit(self.step)
 
     def on_enter(self) -> None:
+        self._attempts = 0
+        self.challenge_state = ""
         self.samples = []
         self.name_input.clear()
         self.name_error.setText("")
@@ -157,6 +167,7 @@ class EnrollScreen(Screen):
 
     def on_leave(self) -> None:
         self._timer.stop()
+        self._challenge_timer.stop()
 
     def on_frame(self, view: FrameView) -> None:
         if self.step == "capture":
@@ -164,6 +175,7 @@ class EnrollScreen(Screen):
 
     def _cancel(self) -> None:
         self._timer.stop()
+        self._challenge_timer.stop()
         self.navigate.emit(MAIN)
 
     def _start_capture(self) -> None:
@@ -190,8 +202,56 @@ class EnrollScreen(Screen):
         self.capture_count.setText(f"{len(self.samples)} of {SAMPLES_NEEDED} good frames")
         if len(self.samples) >= SAMPLES_NEEDED:
             self._timer.stop()
+            self._attempts = 0
+            self._start_challenge()
+
+    # ---- liveness challenge ---------------------------------------------------------------------------------
+
+    def _start_challenge(self) -> None:
+        self._attempts += 1
+        services = self.ctx.require_services()
+        submit(lambda _p: services.start_challenge(), self._challenge_started, self._sample_failed, pool=self.ctx.pool)
+
+    def _challenge_started(self, view: ChallengeView) -> None:
+        self._show_challenge(view)
+        if view.status == "waiting":
+            self._challenge_timer.start()
+
+    def _poll_challenge(self) -> None:
+        if self._polling or self.ctx.services is None:
+            return
+        self._polling = True
+        services = self.ctx.services
+        submit(
+            lambda _p: services.challenge_status(), self._challenge_polled, self._challenge_error, pool=self.ctx.pool
+        )
+
+    def _challenge_error(self, message: str) -> None:
+        self._polling = False
+        self.hint.setText(message)
+
+    def _challenge_polled(self, view: ChallengeView) -> None:
+        self._polling = False
+        if self.step != "capture":
+            return
+        self._show_challenge(view)
+
+    def _show_challenge(self, view: ChallengeView) -> None:
+        self.challenge_state = view.status
+        if view.status == "waiting":
+            self.hint.setText(view.prompt)
+            self.capture_count.setText(view.message)
+            return
+        self._challenge_timer.stop()
+        if view.status in ("passed", "off"):
             self._go(2)
             self.name_input.setFocus()
+        elif self._attempts < CHALLENGE_ATTEMPTS:
+            self.capture_count.setText(f"Not seen ({view.message}). Let's try again.")
+            self._start_challenge()
+        else:
+            self.hint.setText("I could not confirm a live person in front of the camera")
+            self.capture_count.setText(view.message)
 
     def _sample_failed(self, message: str) -> None:
         self._sampling = False

@@ -133,7 +133,13 @@ class AnswerBubble(QFrame):
             state = "multiple" if result.decision == "hidden-multiple-faces" else result.identity.state
             self.header.setText("◌  Answered without personal memory")
             self.header.setStyleSheet(f"color: {theme.CALM}; font-weight: 600;")
-            self.fallback_reason.setText(FALLBACK_REASONS.get(state, FALLBACK_REASONS["unknown"]))
+            reason = FALLBACK_REASONS.get(state, FALLBACK_REASONS["unknown"])
+            if result.liveness_reason:
+                reason = (
+                    f"This may be a photo or a screen, not a person ({result.liveness_reason}), "
+                    "so personal memory stays hidden."
+                )
+            self.fallback_reason.setText(reason)
             self.fallback_reason.show()
 
     def fail(self, message: str) -> None:

@@ -1,0 +1,100 @@
+"""Presentation-attack detection wired to the live face path: evidence from each analysed frame, a verdict per probe.
+
+`LivenessMonitor.observe` is the ContinuousVerifier's `on_analysis` callback: for the requester's face of every
+analysed frame it keeps `FrameEvidence` (face region, Face Mesh landmarks when the model is loaded). `attach`
+returns the probe with the passive verdict over the window that ends at the probe's newest frame, so the decision
+and its reason travel with the probe to `verify`, the gate and the screen.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import threading
+from typing import Any
+
+import numpy as np
+
+from kiosk.config import PadConfig
+from kiosk.errors import ModelError
+from kiosk.identity.challenge import ActiveChallenge, ChallengeKind, ChallengeSample, ChallengeState
+from kiosk.identity.facemesh import FaceMesh, Mesh, eye_aspect_ratio, head_yaw
+from kiosk.identity.liveness import LivenessVerdict, PassiveLiveness, frame_evidence
+from kiosk.identity.probe import Probe
+
+log = logging.getLogger(__name__)
+MIN_MESH_PRESENCE = 0.5
+
+
+def usable_mesh(mesh: FaceMesh | None, bgr: np.ndarray, landmarks: np.ndarray) -> Mesh | None:
+    """The Face Mesh of one face, or None without a model or when the model says the crop is no face."""
+    if mesh is None:
+        return None
+    result = mesh.run(bgr, landmarks)
+    return result if result.presence >= MIN_MESH_PRESENCE else None
+
+
+def challenge_sample(mesh: Mesh | None, timestamp: float) -> ChallengeSample:
+    """One active-challenge sample from a frame's Face Mesh (None: no face seen in that frame)."""
+    if mesh is None:
+        return ChallengeSample(timestamp, None, None)
+    return ChallengeSample(timestamp, eye_aspect_ratio(mesh.points), head_yaw(mesh.points))
+
+
+class LivenessMonitor:
+    def __init__(self, config: PadConfig, mesh: FaceMesh | None = None) -> None:
+        self.config = config
+        self.mesh = mesh
+        self.passive = PassiveLiveness(config)
+        self._challenge: ActiveChallenge | None = None
+        self._lock = threading.Lock()
+
+    def observe_face(self, bgr: np.ndarray, landmarks: np.ndarray, timestamp: float) -> None:
+        found = usable_mesh(self.mesh, bgr, landmarks)
+        self.passive.add(frame_evidence(bgr, landmarks, timestamp, found.xy if found is not None else None))
+        self._feed_challenge(challenge_sample(found, timestamp))
+
+    def observe(self, analysed: Any) -> None:
+        """ContinuousVerifier callback (an AnalysedFrame): record the requester's face, if the frame had one."""
+        requester = getattr(analysed.analysis, "requester", None)
+        if requester is None:
+            self._feed_challenge(ChallengeSample(analysed.frame.timestamp, None, None))
+            return
+        from kiosk.identity.face import as_bgr8
+
+        try:
+            self.observe_face(as_bgr8(analysed.frame.image), requester.detection.landmarks, analysed.frame.timestamp)
+        except Exception:  # liveness evidence is best effort per frame; the verdict says when frames are missing
+            log.exception("liveness evidence failed on frame %d", analysed.frame.index)
+
+    def verdict(self, now: float) -> LivenessVerdict:
+        return self.passive.verdict(now)
+
+    def attach(self, probe: Probe) -> Probe:
+        """The probe carrying the passive verdict over the window ending at its newest frame."""
+        return dataclasses.replace(probe, liveness=self.verdict(probe.captured_at))
+
+    def clear(self) -> None:
+        self.passive.clear()
+
+    # ---- the active challenge (enrollment) -------------------------------------------------------------------
+
+    def start_challenge(self, kind: ChallengeKind, now: float) -> ChallengeState:
+        """Begin a challenge fed by the following analysed frames (needs the Face Mesh model)."""
+        if self.mesh is None:
+            raise ModelError("the liveness challenge needs the Face Mesh model", "set pad.mesh = true")
+        with self._lock:
+            self._challenge = ActiveChallenge(kind, self.config, started_at=now)
+            return self._challenge.state()
+
+    def challenge_state(self, now: float) -> ChallengeState | None:
+        """The running (or last) challenge's state; a challenge with no frames at all still times out."""
+        with self._lock:
+            if self._challenge is None:
+                return None
+            return self._challenge.feed(ChallengeSample(now, None, None))
+
+    def _feed_challenge(self, sample: ChallengeSample) -> None:
+        with self._lock:
+            if self._challenge is not None:
+                self._challenge.feed(sample)

@@ -1,0 +1,103 @@
+"""The active challenge (blink / head turn) on synthetic landmark sequences."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+from kiosk.config import PadConfig
+from kiosk.identity.challenge import ActiveChallenge, ChallengeSample, choose_kind
+from kiosk.identity.facemesh import (
+    CHEEK_IMAGE_LEFT,
+    CHEEK_IMAGE_RIGHT,
+    LEFT_EYE,
+    NOSE_TIP,
+    POINTS,
+    RIGHT_EYE,
+    eye_aspect_ratio,
+    head_yaw,
+)
+from kiosk.identity.pad import challenge_sample
+
+
+def mesh(openness: float, yaw: float) -> np.ndarray:
+    """468 synthetic landmarks with eyes of the given aspect ratio and the nose at the given yaw."""
+    points = np.zeros((POINTS, 3), np.float32)
+    for eye, centre_x in ((RIGHT_EYE, 170.0), (LEFT_EYE, 230.0)):
+        half_gap = openness * 20.0 / 2  # eye width 20 px: aspect ratio = gap / width
+        corner_a, top_1, top_2, corner_b, bottom_2, bottom_1 = eye
+        points[corner_a, :2] = (centre_x - 10, 200)
+        points[corner_b, :2] = (centre_x + 10, 200)
+        points[top_1, :2] = (centre_x - 4, 200 - half_gap)
+        points[top_2, :2] = (centre_x + 4, 200 - half_gap)
+        points[bottom_2, :2] = (centre_x + 4, 200 + half_gap)
+        points[bottom_1, :2] = (centre_x - 4, 200 + half_gap)
+    points[CHEEK_IMAGE_LEFT, :2] = (140, 230)
+    points[CHEEK_IMAGE_RIGHT, :2] = (260, 230)
+    points[NOSE_TIP, :2] = (200 + yaw * 60, 235)
+    return points
+
+
+def run(kind: str, sequence: list[tuple[float, float]], config: PadConfig | None = None, fps: float = 10.0) -> str:
+    challenge = ActiveChallenge(kind, config or PadConfig(), started_at=0.0)  # type: ignore[arg-type]
+    for index, (openness, yaw) in enumerate(sequence):
+        points = mesh(openness, yaw)
+        state = challenge.feed(ChallengeSample(index / fps, eye_aspect_ratio(points), head_yaw(points)))
+    return f"{state.status}: {state.message}"
+
+
+def test_landmark_measures() -> None:
+    assert eye_aspect_ratio(mesh(0.3, 0.0)) == pytest.approx(0.3, abs=1e-5)
+    assert head_yaw(mesh(0.3, 0.0)) == pytest.approx(0.0, abs=1e-6)
+    assert head_yaw(mesh(0.3, 0.5)) == pytest.approx(0.5, abs=1e-5)
+    assert head_yaw(mesh(0.3, -2.0)) == -1.0
+
+
+def test_a_blink_passes() -> None:
+    sequence = [(0.30, 0.0)] * 5 + [(0.12, 0.0)] * 2 + [(0.29, 0.0)] * 2
+    assert run("blink", sequence).startswith("passed")
+
+
+def test_open_eyes_only_time_out_and_say_so() -> None:
+    outcome = run("blink", [(0.30, 0.0)] * 70)
+    assert outcome.startswith("failed") and "not seen" in outcome
+
+
+def test_eyes_kept_shut_are_not_a_blink() -> None:
+    sequence = [(0.30, 0.0)] * 4 + [(0.10, 0.0)] * 15 + [(0.30, 0.0)] * 3
+    assert run("blink", sequence).startswith("waiting")
+
+
+def test_a_photo_with_shut_eyes_never_blinks() -> None:
+    assert run("blink", [(0.10, 0.0)] * 70).startswith("failed")
+
+
+def test_the_asked_head_turn_and_return_passes() -> None:
+    sequence = [(0.3, 0.0)] * 3 + [(0.3, 0.2), (0.3, 0.45), (0.3, 0.5), (0.3, 0.3), (0.3, 0.05)]
+    assert run("turn-left", sequence).startswith("passed")
+
+
+def test_the_wrong_direction_does_not_pass() -> None:
+    sequence = [(0.3, 0.0)] * 3 + [(0.3, -0.5)] * 3 + [(0.3, 0.0)] * 3
+    assert run("turn-left", sequence).startswith("waiting")
+
+
+def test_a_photo_of_a_turned_head_does_not_pass() -> None:
+    """Never frontal first: the photo's constant yaw cannot produce 'frontal, turn, back'."""
+    assert run("turn-right", [(0.3, -0.6)] * 70).startswith("failed")
+
+
+def test_no_face_at_all_times_out_with_that_reason() -> None:
+    challenge = ActiveChallenge("blink", PadConfig(), started_at=0.0)
+    for index in range(80):
+        state = challenge.feed(challenge_sample(None, index / 10))
+    assert state.status == "failed" and "no face" in state.message
+
+
+def test_choose_kind_respects_the_policy() -> None:
+    rng = random.Random(0)
+    assert {choose_kind("blink", rng) for _ in range(20)} == {"blink"}
+    assert {choose_kind("turn", rng) for _ in range(40)} == {"turn-left", "turn-right"}
+    assert {choose_kind("either", rng) for _ in range(60)} == {"blink", "turn-left", "turn-right"}

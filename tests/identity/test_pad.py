@@ -1,0 +1,123 @@
+"""LivenessMonitor wiring: evidence from the verifier's analysed frames, the verdict attached to the probe."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from kiosk.config import PadConfig
+from kiosk.identity.pad import LivenessMonitor
+from kiosk.identity.probe import Probe
+
+LANDMARKS = np.array([[80, 90], [120, 90], [100, 110], [85, 130], [115, 130]], np.float32)
+
+
+@dataclass
+class Detection:
+    landmarks: np.ndarray
+
+
+@dataclass
+class Face:
+    detection: Detection
+
+
+@dataclass
+class Analysis:
+    requester: Face | None
+
+
+@dataclass
+class Frame:
+    image: np.ndarray
+    timestamp: float
+    index: int
+
+
+@dataclass
+class Analysed:
+    frame: Frame
+    analysis: Analysis | None
+
+
+def feed(monitor: LivenessMonitor, images: list[np.ndarray], with_face: bool = True) -> None:
+    for index, image in enumerate(images):
+        analysis = Analysis(Face(Detection(LANDMARKS)) if with_face else None)
+        monitor.observe(Analysed(Frame(image, index / 10, index), analysis))
+
+
+def probe_at(timestamp: float) -> Probe:
+    return Probe("face", np.ones(4, np.float32) / 2, "c" * 64, timestamp)
+
+
+def test_a_frozen_feed_makes_the_probe_blocking_with_the_reason() -> None:
+    still = np.random.default_rng(0).integers(0, 255, (200, 200, 3), dtype=np.uint8)
+    monitor = LivenessMonitor(PadConfig())
+    feed(monitor, [still] * 8)
+    probe = monitor.attach(probe_at(0.7))
+    assert probe.liveness is not None and probe.liveness.decision == "attack"
+    assert probe.liveness_blocks
+    assert "does not change" in probe.liveness.reason
+
+
+def test_a_noisy_changing_feed_is_live_and_frames_without_a_face_are_ignored() -> None:
+    rng = np.random.default_rng(1)
+    base = rng.integers(40, 200, (200, 200, 3)).astype(np.float32)
+    frames = [np.clip(base + rng.normal(0, 4, base.shape), 0, 255).astype(np.uint8) for _ in range(8)]
+    monitor = LivenessMonitor(PadConfig())
+    feed(monitor, frames)
+    feed(monitor, frames, with_face=False)  # nothing recorded
+    probe = monitor.attach(probe_at(0.7))
+    assert probe.liveness is not None
+    assert probe.liveness.decision == "live", probe.liveness.reason
+    assert probe.liveness.frames == 8
+    assert not probe.liveness_blocks
+    assert "nonrigid_residual" not in probe.liveness.cues  # no Face Mesh loaded: the rigid cue does not run
+
+
+def test_too_few_frames_leave_the_probe_undecided() -> None:
+    monitor = LivenessMonitor(PadConfig())
+    feed(monitor, [np.zeros((200, 200, 3), np.uint8)] * 2)
+    probe = monitor.attach(probe_at(0.2))
+    assert probe.liveness is not None and probe.liveness.decision == "undecided"
+    assert not probe.liveness_blocks
+
+
+class ScriptedMesh:
+    """Stands in for the Face Mesh model: returns synthetic landmarks with the scripted eye openness."""
+
+    def __init__(self, openness: list[float]) -> None:
+        self.openness = openness
+
+    def run(self, bgr: np.ndarray, landmarks: np.ndarray):  # type: ignore[no-untyped-def]
+        from test_challenge import mesh
+
+        from kiosk.identity.facemesh import Mesh
+
+        return Mesh(mesh(self.openness.pop(0) if self.openness else 0.3, 0.0), 1.0)
+
+
+def test_the_enrollment_challenge_is_fed_by_the_analysed_frames() -> None:
+    rng = np.random.default_rng(2)
+    frames = [rng.integers(0, 255, (200, 200, 3), dtype=np.uint8) for _ in range(9)]
+    monitor = LivenessMonitor(PadConfig(), ScriptedMesh([0.3] * 5 + [0.1, 0.1] + [0.3] * 2))  # type: ignore[arg-type]
+    assert monitor.challenge_state(0.0) is None
+    monitor.start_challenge("blink", now=0.0)
+    feed(monitor, frames)
+    state = monitor.challenge_state(0.9)
+    assert state is not None and state.passed, state
+
+
+def test_the_challenge_times_out_without_faces_and_needs_the_mesh_model() -> None:
+    import pytest
+
+    from kiosk.errors import ModelError
+
+    with pytest.raises(ModelError):
+        LivenessMonitor(PadConfig()).start_challenge("blink", now=0.0)
+    monitor = LivenessMonitor(PadConfig(), ScriptedMesh([]))  # type: ignore[arg-type]
+    monitor.start_challenge("turn-left", now=0.0)
+    feed(monitor, [np.zeros((200, 200, 3), np.uint8)] * 3, with_face=False)
+    state = monitor.challenge_state(PadConfig().challenge_timeout_s + 1)
+    assert state is not None and state.status == "failed" and "no face" in state.message
