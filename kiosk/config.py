@@ -412,6 +412,18 @@ class SecurityConfig(Section):
     def key_path(self, data_dir: Path) -> Path:
         return self.key_file or data_dir / "keys" / "master.key"
 
+class StoreConfig(Section):
+    url: str = Field(
+        default="",
+        description="Memory store: empty = the SQLite file paths.db; 'sqlite:PATH' = another SQLite file; "
+        "'postgresql://USER:PASSWORD@HOST:PORT/DB' = the fleet store shared by many terminals (PostgreSQL + pgvector).",
+    )
+    offline_queue: Path | None = Field(
+        default=None,
+        description="Fleet store: SQLite file queuing notes written while the database is unreachable (synced "
+        "when it returns) and caching users/templates for the gate; default <data_dir>/fleet-queue.db.",
+    )
+
 
 class KioskConfig(Section):
     paths: PathsConfig = Field(default_factory=PathsConfig, description="Where things live.")
@@ -429,6 +441,7 @@ class KioskConfig(Section):
     security: SecurityConfig = Field(
         default_factory=SecurityConfig, description="Encryption at rest, audit log and back-off."
     )
+    store: StoreConfig = Field(default_factory=StoreConfig, description="Memory store backend (SQLite or fleet).")
 
 
 def default_config_path() -> Path:

@@ -289,13 +289,7 @@ class PostgresStore:
     # ---- notes ---------------------------------------------------------------------------------
     def add_note(self, note: Note, *, idempotency_key: str | None = None) -> Note:
         """Store a new note with its links in one transaction; with a key already stored, return that note."""
-        if note.id is not None:
-            raise StoreError(f"note already has id {note.id}", "use update_note for stored notes")
-        if not note.content.strip():
-            raise StoreError("a note needs non-empty content", "give some text")
-        if note.embedding is None:
-            raise StoreError("a note needs its embedding before it is stored", "build notes with kiosk.memory.build")
-        embedding = _as_vector(note.embedding, "note embedding")
+        embedding = validate_new_note(note)
         timestamp = to_epoch(note.timestamp)
         now = time.time()
 
@@ -469,33 +463,49 @@ class PostgresStore:
             return []
 
         def search(cur: Cursor) -> list[tuple[int, float]]:
-            cur.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM notes WHERE owner_id = ANY(%s) LIMIT %s) AS pool",
-                (owners, self.exact_pool_max + 1),
-            )
-            pool = int(cur.fetchone()[0])  # type: ignore[index]
-            if pool <= self.exact_pool_max:
-                cur.execute(
-                    "WITH pool AS MATERIALIZED (SELECT id, embedding FROM notes WHERE owner_id = ANY(%s)) "
-                    "SELECT id, embedding <=> %s AS distance FROM pool ORDER BY distance, id LIMIT %s",
-                    (owners, vector, k),
-                )
-            else:
-                cur.execute(
-                    "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', "
-                    "'strict_order', true), set_config('enable_seqscan', 'off', true)",
-                    (str(max(HNSW_EF_SEARCH, k)),),
-                )
-                cur.execute(
-                    "SELECT id, embedding <=> %s AS distance FROM notes WHERE owner_id = ANY(%s) "
-                    "ORDER BY embedding <=> %s LIMIT %s",
-                    (vector, owners, vector, k),
-                )
+            cur.execute(*self._knn_statement(cur, owners, vector, k))
             return [(int(note_id), 1.0 - float(distance)) for note_id, distance in cur.fetchall()]
 
         found = self._run(owners, search)
         found.sort(key=lambda pair: (-pair[1], pair[0]))
         return found
+
+    def explain_knn(self, owner_ids: Sequence[int], query: np.ndarray, k: int) -> str:
+        """PostgreSQL's plan for the statement knn() runs (operations, benchmark, tests)."""
+        owners, vector = _owner_list(owner_ids), _as_vector(query, "query embedding")
+
+        def explain(cur: Cursor) -> str:
+            statement, params = self._knn_statement(cur, owners, vector, k)
+            return "\n".join(str(row[0]) for row in cur.execute("EXPLAIN " + statement, params).fetchall())
+
+        return self._run(owners, explain)
+
+    def _knn_statement(
+        self, cur: Cursor, owners: list[int], vector: np.ndarray, k: int
+    ) -> tuple[str, tuple[Any, ...]]:
+        """Exact scan of a small pool; the HNSW index (iterative scan, so the filter cannot starve it) otherwise."""
+        cur.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM notes WHERE owner_id = ANY(%s) LIMIT %s) AS pool",
+            (owners, self.exact_pool_max + 1),
+        )
+        if int(cur.fetchone()[0]) <= self.exact_pool_max:  # type: ignore[index]
+            return (
+                "WITH pool AS MATERIALIZED (SELECT id, embedding FROM notes WHERE owner_id = ANY(%s)) "
+                "SELECT id, embedding <=> %s AS distance FROM pool ORDER BY distance, id LIMIT %s",
+                (owners, vector, k),
+            )
+        # The planner would sort the owner's rows rather than walk the graph; the graph is what scales.
+        cur.execute(
+            "SELECT set_config('hnsw.ef_search', %s, true), set_config('hnsw.iterative_scan', 'strict_order', true), "
+            "set_config('enable_seqscan', 'off', true), set_config('enable_bitmapscan', 'off', true), "
+            "set_config('enable_sort', 'off', true)",
+            (str(max(HNSW_EF_SEARCH, k)),),
+        )
+        return (
+            "SELECT id, embedding <=> %s AS distance FROM notes WHERE owner_id = ANY(%s) "
+            "ORDER BY embedding <=> %s LIMIT %s",
+            (vector, owners, vector, k),
+        )
 
     def owner_matrix(self, owner_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(note ids int64, timestamps float64 epoch s, embeddings (n, 384) float32), chronological."""
@@ -564,6 +574,18 @@ class PostgresStore:
                 (source, target, owners[a], kind, now),
             )
         return owners[a]
+
+
+def validate_new_note(note: Note) -> np.ndarray:
+    """The checks add_note makes before touching the database (also before a note is queued offline)."""
+    if note.id is not None:
+        raise StoreError(f"note already has id {note.id}", "use update_note for stored notes")
+    if not note.content.strip():
+        raise StoreError("a note needs non-empty content", "give some text")
+    if note.embedding is None:
+        raise StoreError("a note needs its embedding before it is stored", "build notes with kiosk.memory.build")
+    to_epoch(note.timestamp)
+    return _as_vector(note.embedding, "note embedding")
 
 
 def _schema_version(cur: Any) -> int:

@@ -1,0 +1,138 @@
+"""A terminal's local SQLite file for the fleet store: notes written while the database is unreachable, and the
+last users and templates seen (so the gate can still verify people offline).
+
+Each queued note carries its idempotency key; a note leaves the queue only after the fleet database stored
+it, and the database stores a key once, so a sync cut short at any point re-sends without duplicating.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+import apsw
+import numpy as np
+
+from kiosk.errors import StoreError
+from kiosk.memory.note import Link, Note, Template, User, from_epoch, to_epoch
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS pending (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+    key TEXT NOT NULL UNIQUE,
+    queued_at REAL NOT NULL,
+    note TEXT NOT NULL,
+    embedding BLOB NOT NULL
+);
+CREATE TABLE IF NOT EXISTS cached_users (id INTEGER PRIMARY KEY, name TEXT NOT NULL, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS cached_templates (
+    id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL, modality TEXT NOT NULL, vector BLOB NOT NULL,
+    model_sha256 TEXT NOT NULL, created_at REAL NOT NULL
+);
+"""
+
+
+class OfflineQueue:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = threading.Lock()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._conn = apsw.Connection(str(path))
+            self._conn.set_busy_timeout(10_000)
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute("PRAGMA synchronous = FULL")
+            self._conn.execute(_SCHEMA)
+        except apsw.Error as exc:
+            raise StoreError(f"offline queue {path} cannot be opened ({exc})", "check the file and its directory") from exc
+
+    def close(self) -> None:
+        self._conn.close()
+
+    # ---- pending notes -------------------------------------------------------------------------
+    def put(self, key: str, note: Note) -> None:
+        assert note.embedding is not None
+        payload = {**note.as_dict(), "links": [[link.target_id, link.kind] for link in note.links]}
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR IGNORE INTO pending (key, queued_at, note, embedding) VALUES (?, ?, ?, ?)",
+                (key, time.time(), json.dumps(payload), np.asarray(note.embedding, np.float32).tobytes()),
+            )
+
+    def pending(self) -> list[tuple[str, Note]]:
+        """Queued notes, oldest first, with their idempotency keys."""
+        with self._lock:
+            rows = list(self._conn.execute("SELECT key, note, embedding FROM pending ORDER BY seq"))
+        return [(str(key), _note(json.loads(text), bytes(blob))) for key, text, blob in rows]
+
+    def remove(self, key: str) -> None:
+        with self._lock:
+            self._conn.execute("DELETE FROM pending WHERE key = ?", (key,))
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._conn.execute("SELECT count(*) FROM pending").fetchone()[0])  # type: ignore[index]
+
+    # ---- what the gate needs offline -----------------------------------------------------------
+    def cache_users(self, users: list[User]) -> None:
+        with self._lock, self._conn:
+            self._conn.execute("DELETE FROM cached_users")
+            for user in users:
+                self._conn.execute(
+                    "INSERT INTO cached_users VALUES (?, ?, ?)", (user.id, user.name, to_epoch(user.created_at))
+                )
+
+    def cached_users(self) -> list[User]:
+        with self._lock:
+            rows = list(self._conn.execute("SELECT id, name, created_at FROM cached_users ORDER BY id"))
+        return [User(int(r[0]), str(r[1]), from_epoch(float(r[2]))) for r in rows]
+
+    def cache_templates(self, templates: list[Template], modality: str | None) -> None:
+        with self._lock, self._conn:
+            if modality is None:
+                self._conn.execute("DELETE FROM cached_templates")
+            else:
+                self._conn.execute("DELETE FROM cached_templates WHERE modality = ?", (modality,))
+            for t in templates:
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO cached_templates VALUES (?, ?, ?, ?, ?, ?)",
+                    (t.id, t.user_id, t.modality, t.vector.astype(np.float32).tobytes(), t.model_sha256,
+                     to_epoch(t.created_at)),
+                )
+
+    def cached_templates(self, modality: str | None) -> list[Template]:
+        query = "SELECT id, user_id, modality, vector, model_sha256, created_at FROM cached_templates"
+        params: tuple[str, ...] = ()
+        if modality is not None:
+            query, params = query + " WHERE modality = ?", (modality,)
+        with self._lock:
+            rows = list(self._conn.execute(query + " ORDER BY user_id, id", params))
+        return [
+            Template(int(r[0]), int(r[1]), str(r[2]), np.frombuffer(bytes(r[3]), np.float32).copy(), str(r[4]),
+                     from_epoch(float(r[5])))
+            for r in rows
+        ]
+
+
+def _note(payload: dict[str, object], embedding: bytes) -> Note:
+    def text(name: str) -> str:
+        return str(payload[name])
+
+    source_ref = payload.get("source_ref")
+    return Note(
+        id=None,
+        owner_id=int(payload["owner_id"]),  # type: ignore[call-overload]
+        modality=text("modality"),
+        content=text("content"),
+        timestamp=datetime.fromisoformat(text("timestamp")),
+        keywords=list(payload["keywords"]),  # type: ignore[call-overload]
+        tags=list(payload["tags"]),  # type: ignore[call-overload]
+        context=text("context"),
+        embedding=np.frombuffer(embedding, np.float32).copy(),
+        links=[Link(int(target), str(kind)) for target, kind in payload["links"]],  # type: ignore[attr-defined]
+        source=text("source"),
+        source_ref=None if source_ref is None else str(source_ref),
+    )

@@ -1,0 +1,130 @@
+"""PostgresStore specifics on a real PostgreSQL + pgvector: row-level security, the HNSW path, idempotent adds."""
+
+from __future__ import annotations
+
+import numpy as np
+import psycopg
+import pytest
+
+from kiosk.errors import StoreError
+from kiosk.memory.postgres_store import PostgresStore
+
+from .builders import make_note, unit
+
+pytestmark = pytest.mark.usefixtures("pg_database")
+
+
+@pytest.fixture()
+def urls(pg_database: tuple[str, str]) -> tuple[str, str]:
+    return pg_database
+
+
+def _two_owners(store: PostgresStore) -> tuple[int, int, list[int], list[int]]:
+    ann, bob = store.add_user("Ann").id, store.add_user("Bob").id
+    ann_notes = [store.add_note(make_note(ann, f"ann {i}", seed=i)).id or 0 for i in range(3)]
+    bob_notes = [store.add_note(make_note(bob, f"bob {i}", seed=10 + i)).id or 0 for i in range(3)]
+    store.add_link(ann_notes[0], ann_notes[1], "related")
+    store.add_link(bob_notes[0], bob_notes[1], "related")
+    for note_id in (ann_notes[2], bob_notes[2]):
+        note = store.get_note(note_id)
+        assert note is not None
+        note.tags = ["touched"]
+        store.update_note(note, reason="touch")
+    return ann, bob, ann_notes, bob_notes
+
+
+def test_raw_sql_as_one_owner_returns_no_row_of_another(urls: tuple[str, str]) -> None:
+    _, terminal_url = urls
+    with PostgresStore(terminal_url) as store:
+        ann, bob, ann_notes, bob_notes = _two_owners(store)
+    with psycopg.connect(terminal_url, autocommit=True) as raw:
+        role = raw.execute("SELECT rolbypassrls, rolsuper FROM pg_roles WHERE rolname = current_user").fetchone()
+        assert role == (False, False)
+        with raw.transaction():
+            raw.execute("SELECT set_config('kiosk.owner_ids', %s, true)", (f"{{{ann}}}",))
+            # No WHERE clause at all: a query bug that forgets the owner filter still sees only Ann's rows.
+            assert {r[0] for r in raw.execute("SELECT owner_id FROM notes").fetchall()} == {ann}
+            assert {r[0] for r in raw.execute("SELECT owner_id FROM links").fetchall()} == {ann}
+            assert {r[0] for r in raw.execute("SELECT owner_id FROM history").fetchall()} == {ann}
+            assert raw.execute("SELECT count(*) FROM notes WHERE id = ANY(%s)", (bob_notes,)).fetchone() == (0,)
+            assert raw.execute("SELECT count(*) FROM notes").fetchone() == (len(ann_notes),)
+            # Nor can it write into or change another owner's memory.
+            changed = raw.execute("UPDATE notes SET content = 'x' WHERE owner_id = %s", (bob,)).rowcount
+            assert changed == 0
+            assert raw.execute("DELETE FROM links WHERE owner_id = %s", (bob,)).rowcount == 0
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"), raw.transaction():
+            raw.execute("SELECT set_config('kiosk.owner_ids', %s, true)", (f"{{{ann}}}",))
+            raw.execute(
+                "INSERT INTO history (note_id, owner_id, at, reason, before, after) VALUES (%s, %s, 0, 'x', '{}', '{}')",
+                (bob_notes[0], bob),
+            )
+        # Without the setting nothing at all is visible (default deny).
+        assert raw.execute("SELECT count(*) FROM notes").fetchone() == (0,)
+        # The terminal cannot switch row-level security off or take the table over.
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            raw.execute("ALTER TABLE notes DISABLE ROW LEVEL SECURITY")
+
+
+def test_owner_scope_hides_other_owners_from_id_based_calls(urls: tuple[str, str]) -> None:
+    _, terminal_url = urls
+    with PostgresStore(terminal_url) as store:
+        ann, bob, ann_notes, bob_notes = _two_owners(store)
+        with store.owner_scope([ann]):
+            assert store.get_note(bob_notes[0]) is None
+            assert [n.id for n in store.get_notes(bob_notes + ann_notes)] == ann_notes
+            assert store.links(bob_notes[0]) == [] and store.history(bob_notes[2]) == []
+            assert store.knn([ann, bob], unit(10), 6) and all(i in ann_notes for i, _ in store.knn([bob], unit(10), 6))
+            assert store.owner_matrix([bob])[0].size == 0
+            with pytest.raises(StoreError, match="no note"):
+                store.delete_note(bob_notes[0])
+            assert store.count_notes() == 3
+        assert store.get_note(bob_notes[0]) is not None  # administrative calls outside a scope see everyone
+
+
+def test_large_pools_use_the_hnsw_index_and_stay_owner_restricted(urls: tuple[str, str]) -> None:
+    _, terminal_url = urls
+    with PostgresStore(terminal_url, exact_pool_max=150) as store:
+        owners = [store.add_user(f"user{i}").id for i in range(3)]
+        vectors: dict[int, tuple[int, np.ndarray]] = {}
+        for i in range(300):
+            note = store.add_note(make_note(owners[i % 3], f"n{i}", seed=500 + i))
+            assert note.id is not None and note.embedding is not None
+            vectors[note.id] = (note.owner_id, note.embedding)
+        allowed = owners[:2]
+        query = unit(7)
+        got = store.knn(allowed, query, 10)
+        exact = sorted(
+            ((nid, float(v @ query)) for nid, (o, v) in vectors.items() if o in allowed), key=lambda p: -p[1]
+        )[:10]
+        assert len(got) == 10 and all(vectors[nid][0] in allowed for nid, _ in got)
+        recall = len({nid for nid, _ in got} & {nid for nid, _ in exact}) / 10
+        assert recall >= 0.8
+        assert "notes_embedding_hnsw" in store.explain_knn(allowed, query, 10)
+        assert "notes_embedding_hnsw" not in store.explain_knn(owners[:1], query, 10)  # 100 notes: exact scan
+
+
+def test_an_idempotency_key_stores_a_note_once(urls: tuple[str, str]) -> None:
+    _, terminal_url = urls
+    with PostgresStore(terminal_url) as store:
+        ann = store.add_user("Ann").id
+        first = store.add_note(make_note(ann, "once", seed=1), idempotency_key="k-1")
+        again = store.add_note(make_note(ann, "once", seed=1), idempotency_key="k-1")
+        assert again.id == first.id and store.count_notes(ann) == 1
+        store.add_note(make_note(ann, "twice", seed=2))
+        store.add_note(make_note(ann, "twice", seed=2))
+        assert store.count_notes(ann) == 3  # without a key every call is a new note, as on SQLite
+
+
+def test_schema_is_created_once_and_terminals_cannot_alter_it(urls: tuple[str, str]) -> None:
+    admin_url, terminal_url = urls
+    with PostgresStore(admin_url) as admin, PostgresStore(terminal_url) as terminal:
+        assert admin.schema_version() == terminal.schema_version() == 1
+    with psycopg.connect(terminal_url, autocommit=True) as raw, pytest.raises(psycopg.errors.InsufficientPrivilege):
+        raw.execute("UPDATE kiosk_schema SET version = 99")
+
+
+def test_unreachable_database_is_a_clear_error() -> None:
+    from kiosk.memory.postgres_store import StoreUnavailable
+
+    with pytest.raises(StoreUnavailable, match="unreachable"):
+        PostgresStore("postgresql://nobody@127.0.0.1:1/none")
