@@ -1,0 +1,77 @@
+"""A terminal on the fleet store that loses the database: it queues notes locally and syncs them, once each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from kiosk.memory.fleet_store import FleetStore
+from kiosk.memory.pg_local import LocalCluster
+from kiosk.memory.postgres_store import StoreUnavailable
+
+from .builders import make_note, unit
+
+
+def test_offline_terminal_queues_notes_and_syncs_each_once(
+    pg_cluster: LocalCluster, pg_database: tuple[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _, terminal_url = pg_database
+    store = FleetStore(terminal_url, tmp_path / "queue.db", retry_after_s=0)
+    ann = store.add_user("Ann").id
+    store.set_templates(ann, "face", unit(1, 512), "sha")
+    online = [store.add_note(make_note(ann, f"online {i}", seed=i)).id for i in range(3)]
+    assert None not in online
+    assert len(store.templates("face")) == 1 and [u.name for u in store.list_users()] == ["Ann"]
+
+    pg_cluster.stop()
+    try:
+        queued = [store.add_note(make_note(ann, f"offline {i}", seed=10 + i)) for i in range(5)]
+        assert all(note.id is None for note in queued) and store.pending == 5
+        # The gate still verifies people from the last templates seen; reading memory says it is offline.
+        assert [t.user_id for t in store.templates("face")] == [ann]
+        assert store.get_user(ann) is not None and store.user_by_name("Ann") is not None
+        with pytest.raises(StoreUnavailable):
+            store.knn([ann], unit(1), 3)
+        with pytest.raises(StoreUnavailable):
+            store.sync()
+        # A second terminal process reopening the same queue file after a restart sees the same backlog.
+        assert FleetStore(terminal_url, tmp_path / "queue.db").pending == 5
+    finally:
+        pg_cluster.start()
+
+    # The connection returns; the first sync dies after the database stored a note but before the queue
+    # forgot it (a crash between the two): the re-sent key must not store it twice.
+    real_remove = store.queue.remove
+    calls = {"n": 0}
+
+    def crash_after_first_commit(key: str) -> None:
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise StoreUnavailable("simulated crash between commit and dequeue")
+        real_remove(key)
+
+    monkeypatch.setattr(store.queue, "remove", crash_after_first_commit)
+    with pytest.raises(StoreUnavailable, match="simulated"):
+        store.sync()
+    monkeypatch.setattr(store.queue, "remove", real_remove)
+    assert store.pending == 4
+    assert store.sync() == 4 and store.pending == 0
+
+    contents = sorted(n.content for n in store.list_notes(ann))
+    assert contents == sorted([f"online {i}" for i in range(3)] + [f"offline {i}" for i in range(5)])
+    offline = [n for n in store.list_notes(ann) if n.content.startswith("offline")]
+    assert all(np.allclose(n.embedding, unit(10 + i)) for i, n in enumerate(sorted(offline, key=lambda n: n.content)))
+    # Later writes go straight to the database again.
+    assert store.add_note(make_note(ann, "back online", seed=99)).id is not None and store.pending == 0
+    store.close()
+
+
+def test_a_terminal_that_starts_offline_works_from_its_queue(tmp_path: Path) -> None:
+    store = FleetStore("postgresql://kiosk@127.0.0.1:1/none", tmp_path / "queue.db", retry_after_s=60)
+    assert store.list_users() == [] and store.templates() == []
+    assert store.add_note(make_note(1, "remembered offline")).id is None and store.pending == 1
+    with pytest.raises(StoreUnavailable, match="unreachable"):
+        store.add_user("Ann")
+    store.close()
