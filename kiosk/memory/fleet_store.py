@@ -20,9 +20,9 @@ from typing import TypeVar
 
 import numpy as np
 
+from kiosk.errors import StoreError
 from kiosk.memory.note import HistoryEntry, Link, Note, Template, User
 from kiosk.memory.offline_queue import OfflineQueue
-from kiosk.errors import StoreError
 from kiosk.memory.postgres_store import PostgresStore, StoreUnavailable, validate_new_note
 
 log = logging.getLogger(__name__)

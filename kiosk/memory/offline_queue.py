@@ -47,7 +47,9 @@ class OfflineQueue:
             self._conn.execute("PRAGMA synchronous = FULL")
             self._conn.execute(_SCHEMA)
         except apsw.Error as exc:
-            raise StoreError(f"offline queue {path} cannot be opened ({exc})", "check the file and its directory") from exc
+            raise StoreError(
+                f"offline queue {path} cannot be opened ({exc})", "check the file and its directory"
+            ) from exc
 
     def close(self) -> None:
         self._conn.close()
@@ -99,8 +101,14 @@ class OfflineQueue:
             for t in templates:
                 self._conn.execute(
                     "INSERT OR REPLACE INTO cached_templates VALUES (?, ?, ?, ?, ?, ?)",
-                    (t.id, t.user_id, t.modality, t.vector.astype(np.float32).tobytes(), t.model_sha256,
-                     to_epoch(t.created_at)),
+                    (
+                        t.id,
+                        t.user_id,
+                        t.modality,
+                        t.vector.astype(np.float32).tobytes(),
+                        t.model_sha256,
+                        to_epoch(t.created_at),
+                    ),
                 )
 
     def cached_templates(self, modality: str | None) -> list[Template]:
@@ -111,8 +119,14 @@ class OfflineQueue:
         with self._lock:
             rows = list(self._conn.execute(query + " ORDER BY user_id, id", params))
         return [
-            Template(int(r[0]), int(r[1]), str(r[2]), np.frombuffer(bytes(r[3]), np.float32).copy(), str(r[4]),
-                     from_epoch(float(r[5])))
+            Template(
+                int(r[0]),
+                int(r[1]),
+                str(r[2]),
+                np.frombuffer(bytes(r[3]), np.float32).copy(),
+                str(r[4]),
+                from_epoch(float(r[5])),
+            )
             for r in rows
         ]
 

@@ -8,6 +8,7 @@ OS user (or `nobody`) through runuser; otherwise as the current user.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import pwd
@@ -80,9 +81,7 @@ class LocalCluster:
         self.settings = {"listen_addresses": "127.0.0.1", "fsync": "off", **(settings or {})}
         if self.user is not None:
             shutil.chown(self.root, user=self.user)
-        self._pg(
-            "initdb", "-D", str(self.data), "-U", ADMIN_USER, "--auth=trust", "-E", "UTF8", "--no-instructions"
-        )
+        self._pg("initdb", "-D", str(self.data), "-U", ADMIN_USER, "--auth=trust", "-E", "UTF8", "--no-instructions")
         self.start()
 
     @property
@@ -110,8 +109,6 @@ class LocalCluster:
         self._pg("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop")
 
     def destroy(self) -> None:
-        try:
+        with contextlib.suppress(StoreError):  # already stopped
             self.stop("immediate")
-        except StoreError:
-            pass  # already stopped
         shutil.rmtree(self.root, ignore_errors=True)

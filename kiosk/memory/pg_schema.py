@@ -102,7 +102,9 @@ def _v1_fleet(conn: psycopg.Connection) -> None:
         conn.execute(sql.SQL("ALTER TABLE {} ENABLE ROW LEVEL SECURITY").format(name))
         conn.execute(sql.SQL("ALTER TABLE {} FORCE ROW LEVEL SECURITY").format(name))
         visible = _VISIBLE.replace("{", "{{").replace("}", "}}")  # literal braces in a sql.SQL template
-        conn.execute(sql.SQL("CREATE POLICY owner_isolation ON {} USING " + visible + " WITH CHECK " + visible).format(name))
+        conn.execute(
+            sql.SQL("CREATE POLICY owner_isolation ON {} USING " + visible + " WITH CHECK " + visible).format(name)
+        )
     _grant_terminal_role(conn)
 
 

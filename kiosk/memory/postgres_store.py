@@ -128,8 +128,7 @@ class PostgresStore:
                 current = _schema_version(conn.cursor())
                 if current > FLEET_LATEST_VERSION:
                     raise StoreError(
-                        f"fleet database has schema version {current}, newer than this build "
-                        f"({FLEET_LATEST_VERSION})",
+                        f"fleet database has schema version {current}, newer than this build ({FLEET_LATEST_VERSION})",
                         "run a newer kiosk build",
                     )
                 if current == FLEET_LATEST_VERSION:
@@ -221,7 +220,9 @@ class PostgresStore:
         return User(self._run(_ALL, insert), name, from_epoch(now))
 
     def _user_rows(self, where: str, params: Sequence[Any]) -> list[User]:
-        rows = self._run(_ALL, lambda cur: cur.execute(f"SELECT id, name, created_at FROM users {where}", params).fetchall())
+        rows = self._run(
+            _ALL, lambda cur: cur.execute(f"SELECT id, name, created_at FROM users {where}", params).fetchall()
+        )
         return [User(int(r[0]), r[1], from_epoch(r[2])) for r in rows]
 
     def get_user(self, user_id: int) -> User | None:
@@ -336,6 +337,66 @@ class PostgresStore:
             stored = self.get_note(note_id)
         assert stored is not None
         return stored
+
+    def import_note(self, note: Note, key: str, history: Sequence[HistoryEntry] = ()) -> tuple[int, bool]:
+        """Copy a note from another store keeping its times and history (migration); (id, newly stored).
+
+        Links are left to add_link once both ends exist. A key stored before returns that note untouched.
+        """
+        embedding = _as_vector(note.embedding, "note embedding") if note.embedding is not None else None
+        if embedding is None or note.created_at is None or note.updated_at is None:
+            raise StoreError(f"note {note.id} has no embedding or times to import", "import stored notes")
+        created, updated = to_epoch(note.created_at), to_epoch(note.updated_at)
+
+        def insert(cur: Cursor) -> tuple[int, bool]:
+            cur.execute(
+                "INSERT INTO notes (owner_id, modality, content, timestamp, keywords, tags, context, embedding, "
+                "source, source_ref, created_at, updated_at, client_key) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+                "ON CONFLICT (client_key) DO NOTHING RETURNING id",
+                (
+                    note.owner_id,
+                    note.modality,
+                    note.content,
+                    to_epoch(note.timestamp),
+                    Jsonb(note.keywords),
+                    Jsonb(note.tags),
+                    note.context,
+                    embedding,
+                    note.source,
+                    note.source_ref,
+                    created,
+                    updated,
+                    key,
+                ),
+            )
+            row = cur.fetchone()
+            if row is None:
+                existing = cur.execute("SELECT id FROM notes WHERE client_key = %s", (key,)).fetchone()
+                if existing is None:
+                    raise StoreError(f"import key {key!r} belongs to another owner's note", "check the migration")
+                return int(existing[0]), False
+            note_id = int(row[0])
+            for entry in history:
+                cur.execute(
+                    "INSERT INTO history (note_id, owner_id, at, reason, before, after) "
+                    "VALUES (%s, %s, %s, %s, %s, %s)",
+                    (note_id, note.owner_id, to_epoch(entry.at), entry.reason, Jsonb(entry.before), Jsonb(entry.after)),
+                )
+            self._bump(cur, note.owner_id)
+            return note_id, True
+
+        return self._run([note.owner_id], insert)
+
+    def keyed_notes(self, keys: Sequence[str]) -> dict[str, int]:
+        """Note ids by idempotency key, for the keys that are stored (migration verification, resumption)."""
+        rows = self._run(
+            _ALL,
+            lambda cur: cur.execute(
+                "SELECT client_key, id FROM notes WHERE client_key = ANY(%s)", (list(keys),)
+            ).fetchall(),
+        )
+        return {str(key): int(note_id) for key, note_id in rows}
 
     def get_note(self, note_id: int) -> Note | None:
         notes = self.get_notes([note_id])
@@ -480,9 +541,7 @@ class PostgresStore:
 
         return self._run(owners, explain)
 
-    def _knn_statement(
-        self, cur: Cursor, owners: list[int], vector: np.ndarray, k: int
-    ) -> tuple[str, tuple[Any, ...]]:
+    def _knn_statement(self, cur: Cursor, owners: list[int], vector: np.ndarray, k: int) -> tuple[str, tuple[Any, ...]]:
         """Exact scan of a small pool; the HNSW index (iterative scan, so the filter cannot starve it) otherwise."""
         cur.execute(
             "SELECT count(*) FROM (SELECT 1 FROM notes WHERE owner_id = ANY(%s) LIMIT %s) AS pool",

@@ -55,7 +55,8 @@ def test_raw_sql_as_one_owner_returns_no_row_of_another(urls: tuple[str, str]) -
         with pytest.raises(psycopg.errors.InsufficientPrivilege, match="row-level security"), raw.transaction():
             raw.execute("SELECT set_config('kiosk.owner_ids', %s, true)", (f"{{{ann}}}",))
             raw.execute(
-                "INSERT INTO history (note_id, owner_id, at, reason, before, after) VALUES (%s, %s, 0, 'x', '{}', '{}')",
+                "INSERT INTO history (note_id, owner_id, at, reason, before, after) "
+                "VALUES (%s, %s, 0, 'x', '{}', '{}')",
                 (bob_notes[0], bob),
             )
         # Without the setting nothing at all is visible (default deny).

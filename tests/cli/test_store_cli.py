@@ -1,0 +1,91 @@
+"""`kiosk store migrate` as an operator runs it: SQLite terminal memory into the fleet store, verified, re-runnable."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+
+from kiosk.memory import Link, Note, SqliteStore
+from kiosk.memory.postgres_store import PostgresStore
+
+
+def unit(seed: int, dim: int = 384) -> np.ndarray:
+    vector = np.random.default_rng(seed).standard_normal(dim).astype(np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+def make_note(owner_id: int, content: str, seed: int, minutes: int = 0, **extra: object) -> Note:
+    moment = datetime(2023, 5, 8, 13, 56, tzinfo=UTC) + timedelta(minutes=minutes)
+    return Note(None, owner_id, "face", content, moment, embedding=unit(seed), **extra)  # type: ignore[arg-type]
+
+
+def _kiosk(*args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "KIOSK_CONFIG"}
+    env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    return subprocess.run(
+        [sys.executable, "-m", "kiosk", "store", "migrate", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+
+
+def _terminal_memory(path: Path) -> dict[str, list[str]]:
+    with SqliteStore(path) as store:
+        ann, bob = store.add_user("Ann").id, store.add_user("Bob").id
+        store.set_templates(ann, "face", np.stack([unit(1, 512), unit(2, 512)]), "sha-face")
+        a = store.add_note(make_note(ann, "Ann's first", seed=1, source_ref="D1:1"))
+        b = store.add_note(make_note(ann, "Ann's second", seed=2, minutes=1, links=[Link(a.id or 0, "related")]))
+        store.add_note(make_note(bob, "Bob's only", seed=3))
+        b.tags = ["evolved"]
+        store.update_note(b, reason="evolution")
+        return {u.name: [n.content for n in store.list_notes(u.id)] for u in store.list_users()}
+
+
+def test_migrate_moves_everything_verifies_and_is_idempotent(tmp_path: Path, pg_database: tuple[str, str]) -> None:
+    _, url = pg_database
+    db = tmp_path / "memory.db"
+    expected = _terminal_memory(db)
+    with PostgresStore(url) as fleet:
+        fleet.add_user("Bob")  # enrolled at another terminal already: merged by name
+
+    done = _kiosk("--from", f"sqlite:{db}", "--to", url)
+    assert done.returncode == 0, done.stderr
+    assert "verified: 3/3 notes and 1/1 links" in done.stdout
+
+    with PostgresStore(url) as fleet:
+        users = {u.name: u.id for u in fleet.list_users()}
+        assert {name: [n.content for n in fleet.list_notes(uid)] for name, uid in users.items()} == expected
+        first, second = fleet.list_notes(users["Ann"])
+        assert second.links == [Link(first.id or 0, "related")] and first.links == [Link(second.id or 0, "related")]
+        assert second.tags == ["evolved"] and [h.reason for h in fleet.history(second.id or 0)] == ["evolution"]
+        assert first.source_ref == "D1:1" and np.allclose(first.embedding, unit(1))
+        faces = fleet.templates("face")
+        assert [t.user_id for t in faces] == [users["Ann"]] * 2 and faces[0].model_sha256 == "sha-face"
+        assert fleet.knn([users["Ann"]], unit(2), 1)[0][0] == second.id
+
+    again = _kiosk("--from", f"sqlite:{db}", "--to", url, "--json")
+    assert again.returncode == 0, again.stderr
+    report = json.loads(again.stdout)
+    assert (report["notes_copied"], report["notes_already_there"], report["verified"]) == (0, 3, True)
+    assert "secret" not in again.stdout  # the password never appears in the report
+    with PostgresStore(url) as fleet:
+        assert fleet.count_notes() == 3
+
+
+def test_migrate_bad_arguments_are_one_clear_line(tmp_path: Path) -> None:
+    missing = _kiosk("--from", f"sqlite:{tmp_path / 'none.db'}", "--to", "postgresql://kiosk@127.0.0.1:1/x")
+    assert missing.returncode == 2 and "no memory database" in missing.stderr and "Traceback" not in missing.stderr
+    wrong = _kiosk("--from", "memory.db", "--to", "postgresql://kiosk@127.0.0.1:1/x")
+    assert wrong.returncode == 2 and "--from must be sqlite:PATH" in wrong.stderr
+    (tmp_path / "memory.db").touch()
+    unreachable = _kiosk("--from", f"sqlite:{tmp_path / 'memory.db'}", "--to", "postgresql://kiosk:pw@127.0.0.1:1/x")
+    assert unreachable.returncode == 2 and "unreachable" in unreachable.stderr and "pw" not in unreachable.stderr
