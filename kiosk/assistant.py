@@ -19,7 +19,7 @@ from kiosk.errors import CalibrationError
 from kiosk.identity.probe import Probe
 from kiosk.llm.backend import LLM
 from kiosk.llm.prompts import answer_messages
-from kiosk.memory.store import Store
+from kiosk.memory.store import Store, owner_scope
 from kiosk.retrieval.gate import (
     BACKING_OFF,
     FAILED,
@@ -192,7 +192,8 @@ class Assistant:
         started = time.perf_counter()
         query = self.text_encoder.encode_one(text)
         timings["encode"] = _ms_since(started)
-        retrieval = self.retriever.retrieve(decision.matched_owner_ids, query, text, k=k, mode=mode)
+        with owner_scope(self.store, decision.matched_owner_ids):
+            retrieval = self.retriever.retrieve(decision.matched_owner_ids, query, text, k=k, mode=mode)
         timings["retrieve"] = retrieval.timings_ms.get("retrieve", 0.0)
         return decision, retrieval, timings
 
@@ -257,14 +258,15 @@ class Assistant:
         if self.llm is None:
             construction = "fast"
         builder = NoteBuilder(self.store, self.text_encoder, self.config.memory, self.llm)
-        report = ingest_one(
-            builder,
-            user,
-            text,
-            modality=probe.modality,
-            mode=construction,  # type: ignore[arg-type]
-            when=when or datetime.now(UTC),
-        )
+        with owner_scope(self.store, [user.id]):
+            report = ingest_one(
+                builder,
+                user,
+                text,
+                modality=probe.modality,
+                mode=construction,  # type: ignore[arg-type]
+                when=when or datetime.now(UTC),
+            )
         return report.note.id
 
 

