@@ -148,3 +148,12 @@ def test_the_gate_scope_helper_scopes_postgres_and_leaves_sqlite_alone(urls: tup
         note = lite.add_note(make_note(bob, "bob"))
         with owner_scope(lite, [bob + 1]):
             assert lite.get_note(note.id or 0) is not None  # SQLite relies on the owner-restricted queries alone
+
+
+def test_writing_for_an_owner_outside_the_gate_scope_is_a_clear_error(urls: tuple[str, str]) -> None:
+    _, terminal_url = urls
+    with PostgresStore(terminal_url) as store:
+        ann, bob = store.add_user("Ann").id, store.add_user("Bob").id
+        with store.owner_scope([ann]), pytest.raises(StoreError, match="refused"):
+            store.add_note(make_note(bob, "not Ann's to write"))
+        assert store.count_notes(bob) == 0
