@@ -3,6 +3,7 @@ SQLite store at 100k, and ingest throughput with 1 and 4 concurrent terminals, i
 
 .venv/bin/python -m bench.bench_fleet [--sizes 100000,1000000] [--users 1000] [--queries 200]
                                       [--ingest-notes 300] [--hnsw-max 1000000] [--cluster]
+                                      [--name fleet]
 
 Synthetic unit vectors (topic centroids plus noise, as bench_retrieval), generated in chunks from fixed
 seeds, so both backends hold the same notes; owners uniform over the users. A throwaway cluster
@@ -216,6 +217,7 @@ def main() -> None:
     parser.add_argument("--ingest-notes", type=int, default=300, help="add_note calls per terminal")
     parser.add_argument("--hnsw-max", type=int, default=1_000_000, help="largest size to build the HNSW index at")
     parser.add_argument("--sqlite-size", type=int, default=100_000)
+    parser.add_argument("--name", default="fleet", help="results file name (bench/results/NAME.{json,md})")
     parser.add_argument("--cluster", action="store_true", help="CLUSTER by owner at the largest size, measure again")
     args = parser.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
@@ -360,14 +362,15 @@ def main() -> None:
             f"{binaries.origin} (fsync on, shared_buffers 1GB), terminals connect as an RLS-bound role.",
             "## Gated retrieval (`knn([owner], q, 10)`)",
             table(["store", "path", "p50 ms", "p95 ms", "recall@10 vs exact"], rows),
-            "Load: " + ", ".join(f"{k} {v:.0f} s" for k, v in figures.items() if k.endswith(("_s",))),
+            "Load: "
+            + ", ".join(f"{k} {v:.0f} s" for k, v in figures.items() if k.endswith("_s") and not k.endswith("per_s")),
             "## Ingest (`add_note`, one transaction each, notes/s over all terminals)",
             table(["store", "terminals", "notes", "wall s", "notes/s"], ingest_rows),
             "2 cores shared with other jobs: read ratios within this run. SQLite with 4 processes shares one "
             "file (one writer at a time); PostgreSQL serves each terminal on its own backend.",
         ]
     )
-    write_results("fleet", figures, md)
+    write_results(args.name, figures, md)
 
 
 if __name__ == "__main__":
