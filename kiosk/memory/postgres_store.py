@@ -117,7 +117,8 @@ class PostgresStore:
             register_vector(self._conn)
         except psycopg.ProgrammingError as exc:
             raise StoreError(
-                "the fleet database has no pgvector extension", "run `kiosk store init` as the database admin"
+                "the fleet database has no pgvector extension",
+                "install pgvector on the server and open the store once with the database owner's URL",
             ) from exc
         self._vector_ready = True
 
@@ -156,7 +157,7 @@ class PostgresStore:
         except pg_errors.InsufficientPrivilege as exc:
             raise StoreError(
                 "this role may not create or upgrade the fleet schema",
-                "run `kiosk store init` (or open the store once) with the database admin's URL",
+                "open the store once with the database owner's URL (docs/fleet.md, Setting up)",
             ) from exc
         log.info("fleet database at schema version %d", FLEET_LATEST_VERSION)
 

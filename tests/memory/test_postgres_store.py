@@ -157,3 +157,22 @@ def test_writing_for_an_owner_outside_the_gate_scope_is_a_clear_error(urls: tupl
         with store.owner_scope([ann]), pytest.raises(StoreError, match="refused"):
             store.add_note(make_note(bob, "not Ann's to write"))
         assert store.count_notes(bob) == 0
+
+
+def test_a_terminal_role_cannot_create_the_schema(pg_cluster: object) -> None:
+    import secrets
+
+    from kiosk.memory.pg_local import LocalCluster
+
+    assert isinstance(pg_cluster, LocalCluster)
+    name = f"fresh_{secrets.token_hex(4)}"
+    with psycopg.connect(pg_cluster.admin_url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+        admin.execute(f"CREATE ROLE {name}_t LOGIN PASSWORD 'pw'")
+    try:
+        with pytest.raises(StoreError, match="may not create or upgrade the fleet schema"):
+            PostgresStore(pg_cluster.url(f"{name}_t", "pw", database=name))
+    finally:
+        with psycopg.connect(pg_cluster.admin_url, autocommit=True) as admin:
+            admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+            admin.execute(f"DROP ROLE {name}_t")
