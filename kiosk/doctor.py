@@ -94,7 +94,12 @@ def check_calibrations(config: KioskConfig) -> list[Check]:
 
 
 def check_database(config: KioskConfig) -> list[Check]:
-    path = config.paths.db
+    from kiosk.memory.open_store import POSTGRES_SCHEMES, sqlite_path
+
+    url = config.store.url.strip()
+    if url.startswith(POSTGRES_SCHEMES):
+        return check_fleet_database(config, url)
+    path = sqlite_path(url) if url.startswith("sqlite:") else config.paths.db
     if not path.exists():
         return [
             Check(
@@ -116,6 +121,25 @@ def check_database(config: KioskConfig) -> list[Check]:
     if verdict != "ok":
         return [Check("memory database", "fail", f"{path} is damaged: {verdict}", "restore the latest backup")]
     return [Check("memory database", "ok", f"{path}: integrity ok, {users} users, {notes} notes")]
+
+
+def check_fleet_database(config: KioskConfig, url: str) -> list[Check]:
+    from kiosk.memory.offline_queue import OfflineQueue
+    from kiosk.memory.open_store import describe_url
+    from kiosk.memory.postgres_store import PostgresStore
+
+    queue_path = config.store.offline_queue or config.paths.data_dir / "fleet-queue.db"
+    pending = len(OfflineQueue(queue_path)) if queue_path.exists() else 0
+    queued = f"; {pending} notes queued offline" if pending else ""
+    try:
+        with PostgresStore(url) as store:
+            notes, users, version = store.count_notes(), len(store.list_users()), store.schema_version()
+    except KioskError as exc:
+        return [Check("memory database", "fail", f"{describe_url(url)}: {exc.message}{queued}", exc.hint)]
+    text = f"{describe_url(url)}: fleet schema v{version}, {users} users, {notes} notes{queued}"
+    return [
+        Check("memory database", "warn" if pending else "ok", text, "they sync on the next call" if pending else "")
+    ]
 
 
 def check_disk(config: KioskConfig) -> list[Check]:

@@ -58,3 +58,17 @@ def test_a_camera_that_does_not_exist_is_red(config: KioskConfig) -> None:
     config.capture.face_source = "/dev/video-none"
     checks = run_checks(config, skip=("models", "calibration", "database", "disk"))
     assert checks[0].status == "fail" and "no frame" in checks[0].message
+
+
+def test_fleet_database_is_checked_over_the_network(config: KioskConfig, pg_database: tuple[str, str]) -> None:
+    from kiosk.memory.fleet_store import FleetStore
+
+    config.store.url = pg_database[1]
+    with FleetStore(config.store.url, config.paths.data_dir / "fleet-queue.db") as store:
+        store.add_user("someone")
+    [check] = check_database(config)
+    assert check.status == "ok" and "fleet schema v1, 1 users, 0 notes" in check.message
+    assert "secret" not in check.message  # the URL is shown without its password
+    config.store.url = "postgresql://kiosk:pw@127.0.0.1:1/none"
+    [check] = check_database(config)
+    assert check.status == "fail" and "unreachable" in check.message and "pw" not in check.message
