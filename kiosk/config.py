@@ -412,6 +412,7 @@ class SecurityConfig(Section):
     def key_path(self, data_dir: Path) -> Path:
         return self.key_file or data_dir / "keys" / "master.key"
 
+
 class StoreConfig(Section):
     url: str = Field(
         default="",

@@ -94,7 +94,7 @@ def check_calibrations(config: KioskConfig) -> list[Check]:
 
 
 def check_database(config: KioskConfig) -> list[Check]:
-    from kiosk.memory.open_store import POSTGRES_SCHEMES, sqlite_path
+    from kiosk.memory.open import POSTGRES_SCHEMES, sqlite_path
 
     url = config.store.url.strip()
     if url.startswith(POSTGRES_SCHEMES):
@@ -110,10 +110,10 @@ def check_database(config: KioskConfig) -> list[Check]:
                 f"backup from {path.parent} or set paths.db_path",
             )
         ]
-    from kiosk.memory.open import open_store
+    from kiosk.memory.open import open_sqlite
 
     try:
-        with open_store(config) as store:
+        with open_sqlite(config, path) as store:
             verdict = store.integrity_check()
             notes, users = store.count_notes(), len(store.list_users())
     except KioskError as exc:
@@ -125,7 +125,7 @@ def check_database(config: KioskConfig) -> list[Check]:
 
 def check_fleet_database(config: KioskConfig, url: str) -> list[Check]:
     from kiosk.memory.offline_queue import OfflineQueue
-    from kiosk.memory.open_store import describe_url
+    from kiosk.memory.open import describe_url
     from kiosk.memory.postgres_store import PostgresStore
 
     queue_path = config.store.offline_queue or config.paths.data_dir / "fleet-queue.db"

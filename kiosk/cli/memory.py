@@ -14,7 +14,7 @@ from kiosk.config import KioskConfig
 from kiosk.errors import ConfigError, DataError, StoreError
 from kiosk.memory.build import Mode, NoteBuilder
 from kiosk.memory.open import open_store
-from kiosk.memory.sqlite_store import SqliteStore
+from kiosk.memory.store import Store
 from kiosk.security.audit import audit_log_for
 
 memory_app = typer.Typer(help="Long-term memory notes: import conversations, list and delete notes.")
@@ -32,7 +32,7 @@ def _mode(cfg: KioskConfig, construct: str | None) -> Mode:
     return "llm" if mode == "llm" else "fast"
 
 
-def _builder(cfg: KioskConfig, store: SqliteStore, mode: Mode) -> NoteBuilder:
+def _builder(cfg: KioskConfig, store: Store, mode: Mode) -> NoteBuilder:
     from kiosk.text import load_text_encoder
 
     llm = None
@@ -43,7 +43,7 @@ def _builder(cfg: KioskConfig, store: SqliteStore, mode: Mode) -> NoteBuilder:
     return NoteBuilder(store, load_text_encoder(cfg), cfg.memory, llm)
 
 
-def _store(cfg: KioskConfig) -> SqliteStore:
+def _store(cfg: KioskConfig) -> Store:
     _log_to_file(cfg)
     return open_store(cfg)
 
@@ -62,7 +62,7 @@ def _log_to_file(cfg: KioskConfig) -> None:
         logger.setLevel(logging.INFO)
 
 
-def _user(store: SqliteStore, name: str) -> Any:
+def _user(store: Store, name: str) -> Any:
     user = store.user_by_name(name)
     if user is None:
         raise StoreError(f"no user named '{name}'", "enroll them with `kiosk users enroll` (see `kiosk memory users`)")

@@ -20,7 +20,7 @@ def migrate_cmd(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from kiosk.memory.migrate import migrate
-    from kiosk.memory.open_store import POSTGRES_SCHEMES, describe_url, sqlite_path
+    from kiosk.memory.open import POSTGRES_SCHEMES, describe_url, sqlite_path
     from kiosk.memory.postgres_store import PostgresStore
     from kiosk.memory.sqlite_store import SqliteStore
 

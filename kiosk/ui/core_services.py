@@ -31,6 +31,7 @@ from kiosk.llm.backend import LLM, Message
 from kiosk.memory.note import Template
 from kiosk.memory.open import open_store
 from kiosk.memory.sqlite_store import SqliteStore
+from kiosk.memory.store import Store
 from kiosk.security.audit import audit_log_for
 from kiosk.ui.services import (
     AdminSettings,
@@ -138,7 +139,7 @@ class CoreServices:
     def __init__(
         self,
         config: KioskConfig,
-        store: SqliteStore,
+        store: Store,
         text_encoder: Any,
         llm: LLM,
         face: FaceEmbedder,
@@ -470,7 +471,7 @@ class CoreServices:
             user_id=enrolled.user_id,
             modality="face",
             templates=enrolled.templates,
-            key_generation=self.store.key_generation(enrolled.user_id),
+            key_generation=self.store.key_generation(enrolled.user_id) if isinstance(self.store, SqliteStore) else 0,
         )
         self._forget_templates()
         return UserView(enrolled.user_id, enrolled.name, self.store.count_notes(enrolled.user_id), ("face",))

@@ -10,7 +10,7 @@ from kiosk.config import KioskConfig, load_config
 from kiosk.errors import ConfigError
 from kiosk.memory import SqliteStore
 from kiosk.memory.fleet_store import FleetStore
-from kiosk.memory.open_store import describe_url, open_store
+from kiosk.memory.open import describe_url, open_store
 
 
 def test_default_is_the_sqlite_file_and_sqlite_urls_name_another(config: KioskConfig, tmp_path: Path) -> None:
