@@ -39,5 +39,9 @@ class StoreError(KioskError):
     """The memory store cannot be opened or written."""
 
 
+class StoreUnavailable(StoreError):
+    """The fleet memory database cannot be reached (a terminal's offline queue takes over for new notes)."""
+
+
 class LLMError(KioskError):
     """The language model backend failed."""

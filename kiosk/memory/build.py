@@ -22,7 +22,7 @@ import numpy as np
 from pydantic import BaseModel, Field, field_validator
 
 from kiosk.config import MemoryConfig
-from kiosk.errors import KioskError, LLMError
+from kiosk.errors import KioskError, LLMError, StoreUnavailable
 from kiosk.llm import prompts
 from kiosk.llm.backend import LLM
 from kiosk.llm.structured import ask_structured
@@ -260,8 +260,8 @@ class NoteBuilder:
             if decision.value is not None:
                 updates = self._apply_decision(note, neighbours, decision.value)
         stored = self.store.add_note(note)
-        assert stored.id is not None
-        evolved = [self._evolve_neighbour(neighbour, update, stored.id) for neighbour, update in updates]
+        stored_id = stored.id  # None: queued by an offline fleet terminal, and offline there are no neighbours
+        evolved = [self._evolve_neighbour(neighbour, update, stored_id) for neighbour, update in updates if stored_id]
         return BuildReport(
             stored,
             "llm",
@@ -333,4 +333,8 @@ class NoteBuilder:
     def _neighbours(self, note: Note, count: int) -> list[tuple[int, float]]:
         if count <= 0 or note.embedding is None:
             return []
-        return self.store.knn([note.owner_id], note.embedding, count)
+        try:
+            return self.store.knn([note.owner_id], note.embedding, count)
+        except StoreUnavailable as exc:  # an offline fleet terminal: the note is queued without links
+            log.warning("no link candidates for the new note: %s", exc.message)
+            return []

@@ -33,7 +33,7 @@ import psycopg
 from psycopg import errors as pg_errors
 from psycopg.types.json import Jsonb
 
-from kiosk.errors import StoreError
+from kiosk.errors import StoreError, StoreUnavailable
 from kiosk.memory.note import EMBEDDING_DIM, HistoryEntry, Link, Note, Template, User, from_epoch, to_epoch
 from kiosk.memory.pg_schema import FLEET_LATEST_VERSION, FLEET_MIGRATIONS
 from kiosk.memory.sqlite_store import MAX_K, _as_vector, _blob_to_vector, _changes
@@ -59,12 +59,10 @@ _NOTE_COLUMNS = (
 
 T = TypeVar("T")
 Cursor = psycopg.Cursor[tuple[Any, ...]]
+__all__ = ["PostgresStore", "StoreUnavailable", "validate_new_note"]
+
 _ALL = None
 """Scope marker: an administrative call that may see every owner's rows."""
-
-
-class StoreUnavailable(StoreError):
-    """The fleet database cannot be reached (the offline queue takes over for writes)."""
 
 
 def _owner_list(owner_ids: Sequence[int]) -> list[int]:

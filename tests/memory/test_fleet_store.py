@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from kiosk.config import KioskConfig
 from kiosk.memory.fleet_store import FleetStore
 from kiosk.memory.pg_local import LocalCluster
 from kiosk.memory.postgres_store import StoreUnavailable
@@ -74,4 +75,24 @@ def test_a_terminal_that_starts_offline_works_from_its_queue(tmp_path: Path) -> 
     assert store.add_note(make_note(1, "remembered offline")).id is None and store.pending == 1
     with pytest.raises(StoreUnavailable, match="unreachable"):
         store.add_user("Ann")
+    store.close()
+
+
+@pytest.mark.real_models
+def test_remembering_on_an_offline_terminal_queues_the_built_note(
+    tmp_path: Path, text_encoder: object, config: KioskConfig
+) -> None:
+    from datetime import UTC, datetime
+
+    from kiosk.memory import User
+    from kiosk.memory.build import NoteBuilder
+    from kiosk.memory.ingest import remember
+
+    store = FleetStore("postgresql://kiosk@127.0.0.1:1/none", tmp_path / "queue.db", retry_after_s=60)
+    builder = NoteBuilder(store, text_encoder, config.memory, None)
+    ann = User(1, "Ann", datetime(2024, 1, 1, tzinfo=UTC))
+    report = remember(builder, ann, "My locker code is 4512.", mode="fast")
+    assert report.note.id is None and store.pending == 1
+    ((_, queued),) = store.queue.pending()
+    assert queued.content == "My locker code is 4512." and queued.keywords and queued.embedding is not None
     store.close()
