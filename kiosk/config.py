@@ -332,6 +332,25 @@ class RetrievalConfig(Section):
         description="How recollection orders what it collected: fuse (the question's top half, then the expanded "
         "queries round-robin), rocchio (cosine to the mean of the issued queries), weighted-max.",
     )
+    fusion: Literal["rrf", "weighted", "off"] = Field(
+        default="rrf",
+        description="How the lexical (FTS5 BM25) ranking joins the dense one inside the matched pool: rrf "
+        "(reciprocal rank fusion), weighted (min-max normalised scores), off (dense only).",
+    )
+    dense_weight: float = Field(
+        default=1.0, ge=0, description="Weight of the dense (cosine) ranking in the fusion; 0 = lexical only."
+    )
+    lexical_weight: float = Field(
+        default=1.0, ge=0, description="Weight of the lexical (BM25) ranking in the fusion; 0 = dense only."
+    )
+    rrf_k: float = Field(
+        default=60.0, gt=0, description="RRF constant k in weight / (k + rank): larger flattens the rank curve."
+    )
+    fusion_depth: int = Field(
+        default=50,
+        ge=1,
+        description="Candidates each ranking hands to the fusion (dense familiarity and lexical top-N).",
+    )
     pool_cache_owners: int = Field(
         default=16,
         ge=1,
