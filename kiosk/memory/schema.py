@@ -13,7 +13,7 @@ from typing import Any
 
 import apsw
 
-from kiosk.memory.lexical import FTS_TOKENIZER, indexed_text, owner_token
+from kiosk.memory.lexical import INDEX_TOKENIZER, index_terms, indexed_text, stemmer
 from kiosk.memory.note import EMBEDDING_DIM, from_epoch
 
 Migration = Callable[[apsw.Connection], None]
@@ -94,17 +94,15 @@ def _v1_initial(conn: apsw.Connection) -> None:
 def _v2_fts(conn: apsw.Connection) -> None:
     """Lexical index: a contentless FTS5 table (rowid = note id) searched with BM25 inside the gate's owners.
 
-    Contentless, so it holds tokens only and encrypting `notes.content` never breaks it; the owner column
-    holds one token per note ("o<owner id>") that every lexical query must match, the equivalent of the
-    vec0 partition key. Existing notes are back-filled in the same transaction.
+    Contentless, so it holds tokens only and encrypting `notes.content` never breaks it. Its terms are
+    owner-prefixed stems (kiosk.memory.lexical), so a query only ever reads the gate's owners' postings,
+    the equivalent of the vec0 partition key. Existing notes are back-filled in the same transaction.
     """
     conn.execute(
-        f"""
-        CREATE VIRTUAL TABLE note_fts USING fts5(
-            owner, body, content='', contentless_delete=1, tokenize='{FTS_TOKENIZER}'
-        );
-        """
+        f"CREATE VIRTUAL TABLE note_fts USING fts5(terms, content='', contentless_delete=1, "
+        f"tokenize='{INDEX_TOKENIZER}')"
     )
+    tokenize = stemmer(conn)
     rows: list[tuple[Any, ...]] = [
         tuple(row)
         for row in conn.execute("SELECT id, owner_id, content, timestamp, keywords, tags, context FROM notes")
@@ -114,7 +112,7 @@ def _v2_fts(conn: apsw.Connection) -> None:
             str(content), json.loads(str(keywords)), json.loads(str(tags)), str(context), from_epoch(float(timestamp))
         )
         conn.execute(
-            "INSERT INTO note_fts (rowid, owner, body) VALUES (?, ?, ?)", (note_id, owner_token(int(owner_id)), body)
+            "INSERT INTO note_fts (rowid, terms) VALUES (?, ?)", (note_id, index_terms(tokenize, int(owner_id), body))
         )
 
 

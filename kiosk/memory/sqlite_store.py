@@ -13,8 +13,8 @@ At rest (with a master key): note texts, history and templates are sealed per us
 vectors stay in clear for search. Erasure zeroes what it deletes (secure_delete, vec0 slots), merges any
 FTS5 index, gives pages back and empties the WAL, so deleted text is gone from every file of the database.
 
-Lexical search (BM25) runs in a contentless FTS5 table kept in the same transaction as each note row; every
-query is ANDed with the owner's token, one query per allowed owner, the same restriction as the vectors.
+Lexical search (BM25) runs in a contentless FTS5 table kept in the same transaction as each note row; its
+terms are owner-prefixed stems, so a query (one per allowed owner) names and reads that owner's terms only.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ import numpy as np
 import sqlite_vec
 
 from kiosk.errors import StoreError
-from kiosk.memory.lexical import indexed_text, match_expression, owner_token, query_terms
+from kiosk.memory.lexical import index_terms, indexed_text, match_expression, query_terms, stemmer
 from kiosk.memory.note import (
     EMBEDDING_DIM,
     HistoryEntry,
@@ -107,6 +107,7 @@ class SqliteStore:
             self._conn.load_extension(sqlite_vec.loadable_path())
             self._conn.enable_load_extension(False)
             self._conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+            self._stem = stemmer(self._conn)
             self._conn.execute("PRAGMA foreign_keys = ON")
             # Deleted cells and freed pages are overwritten with zeros, so erased text leaves no trace.
             self._conn.execute("PRAGMA secure_delete = ON")
@@ -797,15 +798,13 @@ class SqliteStore:
         """
         if k < 1:
             raise StoreError(f"k={k} is out of range", "use k >= 1")
-        terms = query_terms(query_text)
+        terms = query_terms(self._stem, query_text)
         if not terms:
             return []
         found: list[tuple[int, float]] = []
         for owner in sorted(set(int(o) for o in owner_ids)):
-            # Column weight 0 for the owner column: its token is on every note of the owner and ranks nothing.
             rows = self._query(
-                "SELECT rowid, bm25(note_fts, 0.0, 1.0) AS score FROM note_fts WHERE note_fts MATCH ? "
-                "ORDER BY score LIMIT ?",
+                "SELECT rowid, bm25(note_fts) AS score FROM note_fts WHERE note_fts MATCH ? ORDER BY score LIMIT ?",
                 (match_expression(owner, terms), k),
             )
             found.extend((int(note_id), -float(score)) for note_id, score in rows)
@@ -861,13 +860,9 @@ class SqliteStore:
             return entries
 
     def _index(self, note_id: int, note: Note) -> None:
+        text = indexed_text(note.content, note.keywords, note.tags, note.context, note.timestamp)
         self._conn.execute(
-            "INSERT INTO note_fts (rowid, owner, body) VALUES (?, ?, ?)",
-            (
-                note_id,
-                owner_token(note.owner_id),
-                indexed_text(note.content, note.keywords, note.tags, note.context, note.timestamp),
-            ),
+            "INSERT INTO note_fts (rowid, terms) VALUES (?, ?)", (note_id, index_terms(self._stem, note.owner_id, text))
         )
 
     def _insert_link(self, a: int, b: int, kind: str, now: float) -> int:

@@ -57,11 +57,21 @@ def test_scores_are_bm25_higher_is_better_and_k_limits(store: SqliteStore) -> No
         store.lexical([ann], "violin", 0)
 
 
+def test_owners_terms_are_separate_postings(store: SqliteStore) -> None:
+    ann, bob = store.add_user("Ann").id, store.add_user("Bob").id
+    store.add_note(make_note(ann, "lighthouse", seed=1))
+    store.add_note(make_note(bob, "lighthouse", seed=2))
+    store._conn.execute("CREATE VIRTUAL TABLE temp.note_fts_vocab USING fts5vocab(main, note_fts, 'row')")
+    vocabulary = {row[0] for row in store._query("SELECT term FROM temp.note_fts_vocab")}
+    assert {f"o{ann}xlighthous", f"o{bob}xlighthous"} <= vocabulary
+    assert not any(term.startswith("lighthous") for term in vocabulary)
+
+
 def test_fts_syntax_in_a_question_is_only_words(store: SqliteStore) -> None:
     ann, bob = store.add_user("Ann").id, store.add_user("Bob").id
     store.add_note(make_note(bob, "secret of bob", seed=1))
     mine = store.add_note(make_note(ann, "mine: a quoted word", seed=2))
-    hostile = f'quoted" OR owner : "o{bob}" OR body : secret* NEAR( ) ^ -'
+    hostile = f'quoted" OR "o{bob}xsecret" OR terms : secret* NEAR( ) ^ -'
     assert ids(store.lexical([ann], hostile, 10)) == [mine.id]
 
 
@@ -90,8 +100,8 @@ def test_a_failed_write_leaves_no_index_entry(store: SqliteStore) -> None:
 def test_index_is_contentless(store: SqliteStore) -> None:
     ann = store.add_user("Ann").id
     note = store.add_note(make_note(ann, "a private sentence", seed=1))
-    (row,) = store._query("SELECT owner, body FROM note_fts WHERE rowid = ?", (note.id,))
-    assert row == (None, None)  # tokens only: the text itself is not stored a second time
+    (row,) = store._query("SELECT terms FROM note_fts WHERE rowid = ?", (note.id,))
+    assert row == (None,)  # tokens only: the text itself is not stored a second time
 
 
 def test_migration_v2_back_fills_existing_notes(tmp_path: Path) -> None:
