@@ -344,9 +344,10 @@ class RetrievalConfig(Section):
         "queries round-robin), rocchio (cosine to the mean of the issued queries), weighted-max.",
     )
     fusion: Literal["rrf", "weighted", "off"] = Field(
-        default="rrf",
-        description="How the lexical (FTS5 BM25) ranking joins the dense one inside the matched pool: rrf "
-        "(reciprocal rank fusion), weighted (min-max normalised scores), off (dense only).",
+        default="weighted",
+        description="How the lexical (FTS5 BM25) ranking joins the dense one inside the matched pool: weighted "
+        "(min-max normalised scores; best on LoCoMo, bench/results/hybrid.md), rrf (reciprocal rank fusion), "
+        "off (dense only).",
     )
     dense_weight: float = Field(
         default=1.0, ge=0, description="Weight of the dense (cosine) ranking in the fusion; 0 = lexical only."
