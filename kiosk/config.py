@@ -306,9 +306,20 @@ class RetrievalConfig(Section):
         default="adaptive", description="RF-Mem path: adaptive chooses per query."
     )
     k_probe: int = Field(default=15, ge=1, description="Similarities used for the familiarity signal.")
-    theta_high: float = Field(default=0.75, description="Mean top-k similarity at or above which familiarity runs.")
-    theta_low: float = Field(default=0.35, description="Mean top-k similarity at or below which recollection runs.")
-    tau_entropy: float = Field(default=1.35, gt=0, description="Entropy threshold between the two paths.")
+    theta_high: float = Field(
+        default=0.342,
+        description="Mean top-k similarity at or above which familiarity runs; calibrated on the text encoder "
+        "(calibration/adaptive-<encoder sha>.json, made by bench.bench_hybrid --write-calibration).",
+    )
+    theta_low: float = Field(
+        default=0.2656,
+        description="Mean top-k similarity at or below which recollection runs; calibrated like theta_high.",
+    )
+    tau_entropy: float = Field(
+        default=2.1514,
+        gt=0,
+        description="Entropy above which recollection runs between the two means; calibrated like theta_high.",
+    )
     softmax_lambda: float = Field(
         default=50.0,
         gt=0,
@@ -331,6 +342,29 @@ class RetrievalConfig(Section):
         default="fuse",
         description="How recollection orders what it collected: fuse (the question's top half, then the expanded "
         "queries round-robin), rocchio (cosine to the mean of the issued queries), weighted-max.",
+    )
+    fusion: Literal["rrf", "weighted", "off"] = Field(
+        default="weighted",
+        description="How the lexical (FTS5 BM25) ranking joins the dense one inside the matched pool: weighted "
+        "(min-max normalised scores; best on LoCoMo, bench/results/hybrid.md), rrf (reciprocal rank fusion), "
+        "off (dense only).",
+    )
+    dense_weight: float = Field(
+        default=1.0, ge=0, description="Weight of the dense (cosine) ranking in the fusion; 0 = lexical only."
+    )
+    lexical_weight: float = Field(
+        default=3.0,
+        ge=0,
+        description="Weight of the lexical (BM25) ranking in the fusion; 0 = dense only. 3: on LoCoMo BM25 alone "
+        "finds more evidence than MiniLM alone (bench/results/hybrid.md).",
+    )
+    rrf_k: float = Field(
+        default=10.0, gt=0, description="RRF constant k in weight / (k + rank): larger flattens the rank curve."
+    )
+    fusion_depth: int = Field(
+        default=50,
+        ge=1,
+        description="Candidates each ranking hands to the fusion (dense familiarity and lexical top-N).",
     )
     pool_cache_owners: int = Field(
         default=16,

@@ -7,11 +7,14 @@ built from it, so a later migration can rebuild the index (new dimension, new me
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from typing import Any
 
 import apsw
 
-from kiosk.memory.note import EMBEDDING_DIM
+from kiosk.memory.lexical import INDEX_TOKENIZER, index_terms, indexed_text, stemmer
+from kiosk.memory.note import EMBEDDING_DIM, from_epoch
 
 Migration = Callable[[apsw.Connection], None]
 
@@ -88,6 +91,31 @@ def _v1_initial(conn: apsw.Connection) -> None:
     )
 
 
+def _v2_fts(conn: apsw.Connection) -> None:
+    """Lexical index: a contentless FTS5 table (rowid = note id) searched with BM25 inside the gate's owners.
+
+    Contentless, so it holds tokens only and encrypting `notes.content` never breaks it. Its terms are
+    owner-prefixed stems (kiosk.memory.lexical), so a query only ever reads the gate's owners' postings,
+    the equivalent of the vec0 partition key. Existing notes are back-filled in the same transaction.
+    """
+    conn.execute(
+        f"CREATE VIRTUAL TABLE note_fts USING fts5(terms, content='', contentless_delete=1, "
+        f"tokenize='{INDEX_TOKENIZER}')"
+    )
+    tokenize = stemmer(conn)
+    rows: list[tuple[Any, ...]] = [
+        tuple(row)
+        for row in conn.execute("SELECT id, owner_id, content, timestamp, keywords, tags, context FROM notes")
+    ]
+    for note_id, owner_id, content, timestamp, keywords, tags, context in rows:
+        body = indexed_text(
+            str(content), json.loads(str(keywords)), json.loads(str(tags)), str(context), from_epoch(float(timestamp))
+        )
+        conn.execute(
+            "INSERT INTO note_fts (rowid, terms) VALUES (?, ?)", (note_id, index_terms(tokenize, int(owner_id), body))
+        )
+
+
 def _v4_security(conn: apsw.Connection) -> None:
     """Tables for encryption at rest. The rows themselves are sealed by SqliteStore when it opens the file
     with a master key (it needs the key, which a migration does not have): see `seal_plaintext_rows`."""
@@ -110,5 +138,5 @@ def _v4_security(conn: apsw.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [_v1_initial, _v4_security]
+MIGRATIONS: list[Migration] = [_v1_initial, _v2_fts, _v4_security]
 LATEST_VERSION = len(MIGRATIONS)

@@ -12,6 +12,9 @@ top-k lists merged. Notes of owners that were not asked for are never scanned.
 At rest (with a master key): note texts, history and templates are sealed per user (row_sealing.py);
 vectors stay in clear for search. Erasure zeroes what it deletes (secure_delete, vec0 slots), merges any
 FTS5 index, gives pages back and empties the WAL, so deleted text is gone from every file of the database.
+
+Lexical search (BM25) runs in a contentless FTS5 table kept in the same transaction as each note row; its
+terms are owner-prefixed stems, so a query (one per allowed owner) names and reads that owner's terms only.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import numpy as np
 import sqlite_vec
 
 from kiosk.errors import StoreError
+from kiosk.memory.lexical import index_terms, indexed_text, match_expression, query_terms, stemmer
 from kiosk.memory.note import (
     EMBEDDING_DIM,
     HistoryEntry,
@@ -103,6 +107,7 @@ class SqliteStore:
             self._conn.load_extension(sqlite_vec.loadable_path())
             self._conn.enable_load_extension(False)
             self._conn.set_busy_timeout(BUSY_TIMEOUT_MS)
+            self._stem = stemmer(self._conn)
             self._conn.execute("PRAGMA foreign_keys = ON")
             # Deleted cells and freed pages are overwritten with zeros, so erased text leaves no trace.
             self._conn.execute("PRAGMA secure_delete = ON")
@@ -641,6 +646,7 @@ class SqliteStore:
                 "INSERT INTO note_vectors (note_id, owner_id, embedding) VALUES (?, ?, ?)",
                 (note_id, note.owner_id, embedding.tobytes()),
             )
+            self._index(note_id, note)
             for link in note.links:
                 self._insert_link(note_id, link.target_id, link.kind, now)
             self._bump(note.owner_id)
@@ -734,6 +740,8 @@ class SqliteStore:
                     (note.id, note.owner_id, embedding.tobytes()),
                 )
                 before["embedding"], after["embedding"] = "previous", "re-encoded"
+            self._forget_lexical([note.id])
+            self._index(note.id, note)
             entry_id = self._next_id("history")
             cipher = self._cipher(note.owner_id, create=True)
             self._conn.execute(
@@ -780,6 +788,26 @@ class SqliteStore:
                 (blob, k, owner),
             )
             found.extend((int(note_id), 1.0 - float(distance)) for note_id, distance in rows)
+        found.sort(key=lambda pair: (-pair[1], pair[0]))
+        return found[:k]
+
+    def lexical(self, owner_ids: Sequence[int], query_text: str, k: int) -> list[tuple[int, float]]:
+        """Top-k (note id, BM25 score; higher is better) among the given owners' notes only, best first.
+
+        The question's content words are ORed; a question with none (only stopwords) finds nothing.
+        """
+        if k < 1:
+            raise StoreError(f"k={k} is out of range", "use k >= 1")
+        terms = query_terms(self._stem, query_text)
+        if not terms:
+            return []
+        found: list[tuple[int, float]] = []
+        for owner in sorted(set(int(o) for o in owner_ids)):
+            rows = self._query(
+                "SELECT rowid, bm25(note_fts) AS score FROM note_fts WHERE note_fts MATCH ? ORDER BY score LIMIT ?",
+                (match_expression(owner, terms), k),
+            )
+            found.extend((int(note_id), -float(score)) for note_id, score in rows)
         found.sort(key=lambda pair: (-pair[1], pair[0]))
         return found[:k]
 
@@ -830,6 +858,12 @@ class SqliteStore:
                     )
                 )
             return entries
+
+    def _index(self, note_id: int, note: Note) -> None:
+        text = indexed_text(note.content, note.keywords, note.tags, note.context, note.timestamp)
+        self._conn.execute(
+            "INSERT INTO note_fts (rowid, terms) VALUES (?, ?)", (note_id, index_terms(self._stem, note.owner_id, text))
+        )
 
     def _insert_link(self, a: int, b: int, kind: str, now: float) -> int:
         if a == b:

@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from kiosk.memory.note import Note
 
-Path = Literal["familiarity", "recollection"]
+Path = Literal["familiarity", "recollection", "lexical"]
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Retrieval inside the matched pool: familiarity, recollection or the adaptive choice; chronological out."""
+"""Retrieval inside the matched pool: familiarity, recollection or the adaptive choice, fused with BM25
+lexical matches of the same pool (unless `fusion` is off); chronological out."""
 
 from __future__ import annotations
 
@@ -9,10 +10,12 @@ from dataclasses import replace
 import numpy as np
 
 from kiosk.config import RetrievalConfig
+from kiosk.memory.sqlite_store import MAX_K
 from kiosk.memory.store import Store
 from kiosk.retrieval.adaptive import choose_path, familiarity_signal, mixing_alpha
 from kiosk.retrieval.cache import VersionedCache, owner_versions
 from kiosk.retrieval.familiarity import exact_similarities, top_similar
+from kiosk.retrieval.hybrid import Ranking, fuse, lexical_hits, scored_notes
 from kiosk.retrieval.recollection import PoolMatrix, RecollectionSettings, recollect
 from kiosk.retrieval.results import FamiliaritySignal, Path, Retrieval, ScoredNote
 
@@ -59,35 +62,61 @@ class Retriever:
         if cached is not None:
             elapsed = (time.perf_counter() - started) * 1000.0
             return replace(cached, cache_hit=True, timings_ms={"retrieve": elapsed})
-        if mode == "recollection":
-            result = self._recollection(owners, versions, query, k, signal=None)
+        if self.fusing and self.config.dense_weight == 0:
+            hits = lexical_hits(self.store, owners, query, query_text, k)
+            result = Retrieval("lexical", chronological(hits))
+        elif mode == "recollection":
+            result = self._recollection(owners, versions, query, query_text, k, signal=None)
+        elif mode == "familiarity" and self.fusing:
+            dense = self.store.knn(owners, query, min(MAX_K, max(k, self.config.fusion_depth)))
+            result = Retrieval("familiarity", chronological(self._fused(owners, dense, query, query_text, k)))
         elif mode == "familiarity":
-            hits = top_similar(self.store, owners, query, k)
-            result = Retrieval("familiarity", chronological(hits))
+            result = Retrieval("familiarity", chronological(top_similar(self.store, owners, query, k)))
         else:
-            result = self._adaptive(owners, versions, query, k)
+            result = self._adaptive(owners, versions, query, query_text, k)
         result = replace(result, timings_ms={"retrieve": (time.perf_counter() - started) * 1000.0})
         if result.path == "familiarity":
             self._familiarity_cache.put(key, versions, result)
         return result
 
+    @property
+    def fusing(self) -> bool:
+        return self.config.fusion != "off" and self.config.lexical_weight > 0
+
+    def _fused(
+        self, owners: tuple[int, ...], dense: Ranking, query: np.ndarray, query_text: str, k: int
+    ) -> list[ScoredNote]:
+        """The dense ranking (best first) fused with the pool's lexical top `fusion_depth`; top k notes."""
+        lexical = self.store.lexical(owners, query_text, self.config.fusion_depth)
+        return scored_notes(self.store, fuse(dense, lexical, self.config, k), query)
+
     def _adaptive(
-        self, owners: tuple[int, ...], versions: tuple[tuple[int, int], ...], query: np.ndarray, k: int
+        self,
+        owners: tuple[int, ...],
+        versions: tuple[tuple[int, int], ...],
+        query: np.ndarray,
+        query_text: str,
+        k: int,
     ) -> Retrieval:
-        probed = top_similar(self.store, owners, query, max(k, self.config.k_probe))
-        signal = familiarity_signal(
-            [item.similarity for item in probed], self.config.k_probe, self.config.softmax_lambda
-        )
+        if self.fusing:
+            dense = self.store.knn(owners, query, min(MAX_K, max(k, self.config.k_probe, self.config.fusion_depth)))
+            similarities = [similarity for _, similarity in dense]
+        else:
+            probed = top_similar(self.store, owners, query, max(k, self.config.k_probe))
+            similarities = [item.similarity for item in probed]
+        signal = familiarity_signal(similarities, self.config.k_probe, self.config.softmax_lambda)
         path: Path = choose_path(signal, self.config)
         if path == "familiarity":
-            return Retrieval("familiarity", chronological(probed[:k]), signal=signal)
-        return self._recollection(owners, versions, query, k, signal=signal)
+            chosen = self._fused(owners, dense, query, query_text, k) if self.fusing else probed[:k]
+            return Retrieval("familiarity", chronological(chosen), signal=signal)
+        return self._recollection(owners, versions, query, query_text, k, signal=signal)
 
     def _recollection(
         self,
         owners: tuple[int, ...],
         versions: tuple[tuple[int, int], ...],
         query: np.ndarray,
+        query_text: str,
         k: int,
         signal: FamiliaritySignal | None,
     ) -> Retrieval:
@@ -109,6 +138,9 @@ class Retriever:
         scored = [
             ScoredNote(note, float(sim), rank_score[int(note.id or 0)]) for note, sim in zip(notes, sims, strict=True)
         ]
+        if self.fusing:  # `scored` is in recollection's ranking order
+            ranking = [(int(item.note.id or 0), item.score) for item in scored]
+            scored = self._fused(owners, ranking, query, query_text, k)
         return Retrieval("recollection", chronological(scored), signal=signal, rounds=found.rounds)
 
     def forget_owner(self, owner_id: int) -> int:

@@ -15,12 +15,13 @@ import numpy as np
 import pytest
 
 from kiosk.memory import SqliteStore
+from kiosk.memory.lexical import query_terms
 from kiosk.security.sealing import MasterKey, new_key
 
 from .builders import make_note, unit
 
 SECRET = "the spare key hides under the BLUE-HERON flowerpot"
-TOKEN = b"heron"  # what the lexical index stores (lower-cased token)
+TOKEN = b"heron"  # in what the lexical index stores (the owner-prefixed stem "o<id>xheron")
 
 
 def raw_files(path: Path) -> dict[str, bytes]:
@@ -33,22 +34,8 @@ def found(path: Path, needle: bytes) -> list[str]:
     return [name for name, data in raw_files(path).items() if needle in data]
 
 
-def add_lexical_index(store: SqliteStore) -> None:
-    """The contentless FTS5 table the hybrid search adds (rowid = note id), maintained here by hand."""
-    with store._write():
-        store._conn.execute(
-            "CREATE VIRTUAL TABLE note_fts USING fts5(text, owner_id UNINDEXED, content='', contentless_delete=1)"
-        )
-
-
-def index_note(store: SqliteStore, note_id: int, owner_id: int, text: str) -> None:
-    with store._write():
-        store._conn.execute("INSERT INTO note_fts (rowid, text, owner_id) VALUES (?, ?, ?)", (note_id, text, owner_id))
-
-
 def populated(path: Path, sealed: bool) -> tuple[SqliteStore, int, int, np.ndarray]:
     store = SqliteStore(path, master_key=MasterKey(new_key(), "test") if sealed else None)
-    add_lexical_index(store)
     ann, bob = store.add_user("Ann").id, store.add_user("Bob").id
     template = unit(11, dim=128)
     store.set_templates(ann, "face", template[None, :], "sha")
@@ -58,8 +45,6 @@ def populated(path: Path, sealed: bool) -> tuple[SqliteStore, int, int, np.ndarr
     store.add_link(int(note.id or 0), int(other.id or 0), "related")
     note.context = "about the BLUE-HERON flowerpot"
     store.update_note(note, "evolve")  # history before/after carries the text too
-    index_note(store, int(note.id or 0), ann, SECRET)
-    index_note(store, int(other.id or 0), ann, other.content)
     store.add_note(make_note(bob, "Bob keeps his own notes", seed=2))
     return store, ann, int(note.id or 0), template
 
@@ -83,7 +68,7 @@ def test_forget_me_leaves_no_text_template_or_token_in_db_wal_or_shm(tmp_path: P
     assert store._query("SELECT count(*) FROM links")[0][0] == 0
     assert store._query("SELECT count(*) FROM history")[0][0] == 0
     assert store._query("SELECT count(*) FROM user_keys")[0][0] == (1 if sealed else 0)
-    assert store._query("SELECT count(*) FROM note_fts WHERE note_fts MATCH 'heron'")[0][0] == 0
+    assert store.lexical([ann], "heron", 10) == []
     assert store._query("PRAGMA freelist_count")[0][0] == 0  # free pages given back, not just zeroed
     assert store.integrity_check() == "ok"
     store.close()
@@ -98,7 +83,7 @@ def test_deleting_one_note_erases_it_and_keeps_the_others(tmp_path: Path) -> Non
     assert found(path, b"Ann also likes tea")  # the neighbour is intact
     assert [n.content for n in store.list_notes(ann)] == ["Ann also likes tea"]
     assert store.links(note_id) == [] and store.history(note_id) == []
-    assert store._query("SELECT count(*) FROM note_fts WHERE note_fts MATCH 'tea'")[0][0] == 1
+    assert len(store.lexical([ann], "tea", 10)) == 1
     store.close()
 
 
@@ -114,18 +99,16 @@ def test_forget_me_on_real_locomo_turns_in_a_sealed_store(tmp_path: Path, data_d
     }
     path = tmp_path / "memory.db"
     store = SqliteStore(path, master_key=MasterKey(new_key(), "test"))
-    add_lexical_index(store)
     owners = {}
     for name, texts in groups.items():
         owners[name] = store.add_user(name).id
         for text, vector in zip(texts, text_encoder.encode(texts), strict=True):
-            note = store.add_note(replace(make_note(owners[name], text), embedding=vector.astype(np.float32)))
-            index_note(store, int(note.id or 0), owners[name], text)
+            store.add_note(replace(make_note(owners[name], text), embedding=vector.astype(np.float32)))
     template = unit(5, dim=512)
     store.set_templates(owners["first"], "face", template[None, :], "sha")
 
-    def words(texts: list[str]) -> set[str]:
-        return {w for t in texts for w in re.findall(r"[a-z]+", t.lower()) if len(w) >= 9}
+    def words(texts: list[str]) -> set[str]:  # the index holds porter stems: compare those
+        return {w for t in texts for w in query_terms(store._stem, t) if len(w) >= 8 and re.fullmatch("[a-z]+", w)}
 
     only_first = sorted(words(groups["first"]) - words(groups["second"]))
     store.checkpoint()

@@ -88,8 +88,9 @@ def test_v4_upgrade_encrypts_an_existing_plaintext_database_in_place(
     tmp_path: Path, master: MasterKey, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "memory.db"
-    monkeypatch.setattr(sqlite_store, "MIGRATIONS", schema.MIGRATIONS[:1])
-    monkeypatch.setattr(sqlite_store, "LATEST_VERSION", 1)
+    before_security = schema.MIGRATIONS.index(schema._v4_security)  # the schema just before encryption at rest
+    monkeypatch.setattr(sqlite_store, "MIGRATIONS", schema.MIGRATIONS[:before_security])
+    monkeypatch.setattr(sqlite_store, "LATEST_VERSION", before_security)
     old = SqliteStore(path)
     ann = old.add_user("Ann").id
     template = unit(3, dim=128)

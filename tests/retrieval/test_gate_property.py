@@ -20,6 +20,8 @@ from kiosk.retrieval import Retriever, gate
 from .reference import cosine, reference_context
 
 SHA = "a" * 64
+VOCABULARY = ("violin", "garden", "kayak", "pottery", "lighthouse", "marathon", "puppy", "volcano")
+"""Distinct porter stems, none of them in a note's date forms: a note matches a word iff its content has it."""
 OTHER_SHA = "b" * 64
 TEMPLATE_DIM = 16
 
@@ -76,6 +78,7 @@ class Built:
     notes: list[Note]
     probe: Probe
     query: np.ndarray
+    query_text: str
     tau: float
 
 
@@ -113,7 +116,7 @@ def build(world: World) -> Built:
                         id=None,
                         owner_id=user_id,
                         modality="face",
-                        content=f"note {n} of {user_id}",
+                        content=f"note {n} of {user_id}: " + " ".join(rng.choice(VOCABULARY, rng.integers(0, 3))),
                         timestamp=start + timedelta(minutes=minutes),
                         embedding=embedding,
                     )
@@ -137,7 +140,8 @@ def build(world: World) -> Built:
     else:
         tau = world.tau_free
     query = shared if world.duplicate_embeddings and rng.random() < 0.5 else _unit(rng, EMBEDDING_DIM)
-    return Built(store, notes, probe, query, tau)
+    query_text = "What about the " + " and the ".join(rng.choice(VOCABULARY, rng.integers(1, 4))) + "?"
+    return Built(store, notes, probe, query, query_text, tau)
 
 
 @pytest.fixture()
@@ -155,8 +159,9 @@ def test_gated_familiarity_equals_per_note_formula(world: World, cleanup: list[S
     cleanup.append(built.store)
     templates = built.store.templates()
     decision = gate(built.probe, templates, built.tau, world.policy, world.margin)  # type: ignore[arg-type]
-    retriever = Retriever(built.store, RetrievalConfig(mode="familiarity", cache_ttl_ms=0))
-    got = retriever.retrieve(decision.matched_owner_ids, built.query, "q", k=world.k).note_ids
+    # The dense path alone: fusion would (rightly) let lexical matches into the top K.
+    retriever = Retriever(built.store, RetrievalConfig(mode="familiarity", cache_ttl_ms=0, fusion="off"))
+    got = retriever.retrieve(decision.matched_owner_ids, built.query, built.query_text, k=world.k).note_ids
 
     expected = reference_context(
         built.notes,
@@ -173,20 +178,12 @@ def test_gated_familiarity_equals_per_note_formula(world: World, cleanup: list[S
     assert got == expected
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(world=worlds(), mode=st.sampled_from(["recollection", "adaptive"]))
-def test_every_path_stays_inside_the_gated_pool(world: World, mode: str, cleanup: list[SqliteStore]) -> None:
-    built = build(world)
-    cleanup.append(built.store)
-    templates = built.store.templates()
-    decision = gate(built.probe, templates, built.tau, world.policy, world.margin)  # type: ignore[arg-type]
-    retriever = Retriever(built.store, RetrievalConfig(mode=mode, cache_ttl_ms=0))  # type: ignore[arg-type]
-    got = retriever.retrieve(decision.matched_owner_ids, built.query, "q", k=world.k)
-
-    allowed = set(
+def gated_pool(built: Built, world: World) -> set[int]:
+    """Every note the per-note formula lets this probe reach."""
+    return set(
         reference_context(
             built.notes,
-            templates,
+            built.store.templates(),
             built.probe.vector,
             "face",
             SHA,
@@ -197,8 +194,52 @@ def test_every_path_stays_inside_the_gated_pool(world: World, mode: str, cleanup
             world.margin,
         )
     )
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(world=worlds())
+def test_lexical_candidates_are_exactly_the_matching_notes_of_the_gated_pool(
+    world: World, cleanup: list[SqliteStore]
+) -> None:
+    built = build(world)
+    cleanup.append(built.store)
+    decision = gate(built.probe, built.store.templates(), built.tau, world.policy, world.margin)  # type: ignore[arg-type]
+    found = built.store.lexical(decision.matched_owner_ids, built.query_text, 10_000)
+
+    words = {w for w in VOCABULARY if w in built.query_text}
+    allowed = gated_pool(built, world)
+    expected = {int(n.id or 0) for n in built.notes if n.id in allowed and words & set(n.content.split())}
+    assert {note_id for note_id, _ in found} == expected
+    assert len(found) == len(expected)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    world=worlds(),
+    mode=st.sampled_from(["familiarity", "recollection", "adaptive"]),
+    fusion=st.sampled_from(["rrf", "weighted", "off", "lexical-only"]),
+)
+def test_every_path_stays_inside_the_gated_pool(
+    world: World, mode: str, fusion: str, cleanup: list[SqliteStore]
+) -> None:
+    built = build(world)
+    cleanup.append(built.store)
+    decision = gate(built.probe, built.store.templates(), built.tau, world.policy, world.margin)  # type: ignore[arg-type]
+    config = RetrievalConfig(
+        mode=mode,  # type: ignore[arg-type]
+        cache_ttl_ms=0,
+        fusion="rrf" if fusion == "lexical-only" else fusion,  # type: ignore[arg-type]
+        dense_weight=0.0 if fusion == "lexical-only" else 1.0,
+        fusion_depth=5,
+    )
+    got = Retriever(built.store, config).retrieve(decision.matched_owner_ids, built.query, built.query_text, k=world.k)
+
+    allowed = gated_pool(built, world)
     assert set(got.note_ids) <= allowed
-    assert len(got.note_ids) == min(world.k, len(allowed))
+    if fusion == "lexical-only":
+        assert len(got.note_ids) <= world.k
+    else:
+        assert len(got.note_ids) == min(world.k, len(allowed))
     assert len(set(got.note_ids)) == len(got.note_ids)
     stamps = [(item.note.timestamp, item.note.id) for item in got.notes]
     assert stamps == sorted(stamps)

@@ -1,0 +1,62 @@
+"""Lexical retrieval (FTS5 BM25) inside the matched pool and its fusion with the dense ranking.
+
+Fusion works on (note id, score) rankings, so only the K notes finally chosen are read from the store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from kiosk.config import RetrievalConfig
+from kiosk.memory.store import Store
+from kiosk.retrieval.familiarity import exact_similarities
+from kiosk.retrieval.results import ScoredNote
+
+Ranking = Sequence[tuple[int, float]]
+"""(note id, score) best first; the score's scale is the ranker's own (cosine, BM25, recollection)."""
+
+
+def _min_max(values: list[float]) -> list[float]:
+    low, high = min(values), max(values)
+    if high <= low:
+        return [1.0 for _ in values]
+    return [(v - low) / (high - low) for v in values]
+
+
+def fuse(dense: Ranking, lexical: Ranking, config: RetrievalConfig, k: int) -> list[tuple[int, float]]:
+    """Both rankings merged into the top k (note id, fused score), best first; ties fall back to the note id.
+
+    rrf: sum over rankings of weight / (rrf_k + rank), rank from 1 (reciprocal rank fusion, scale-free).
+    weighted: weight * min-max normalised score, summed (cosine and BM25 each scaled to [0, 1] per query).
+    """
+    fused: dict[int, float] = {}
+    for ranking, weight in ((dense, config.dense_weight), (lexical, config.lexical_weight)):
+        if not ranking or weight == 0:
+            continue
+        if config.fusion == "weighted":
+            contributions = _min_max([score for _, score in ranking])
+        else:
+            contributions = [1.0 / (config.rrf_k + rank) for rank in range(1, len(ranking) + 1)]
+        for (note_id, _), contribution in zip(ranking, contributions, strict=True):
+            fused[int(note_id)] = fused.get(int(note_id), 0.0) + weight * contribution
+    order = sorted(fused, key=lambda note_id: (-fused[note_id], note_id))[:k]
+    return [(note_id, fused[note_id]) for note_id in order]
+
+
+def scored_notes(store: Store, ranking: Ranking, query: np.ndarray) -> list[ScoredNote]:
+    """The ranked notes read from the store (ranking order kept): similarity = exact cosine, score = rank score."""
+    notes = store.get_notes([note_id for note_id, _ in ranking])
+    score = {int(note_id): float(value) for note_id, value in ranking}
+    sims = exact_similarities(notes, query)
+    return [ScoredNote(note, float(sim), score[int(note.id or 0)]) for note, sim in zip(notes, sims, strict=True)]
+
+
+def lexical_hits(
+    store: Store, owner_ids: Sequence[int], query: np.ndarray, query_text: str, k: int
+) -> list[ScoredNote]:
+    """The k best BM25 matches among these owners' notes, best first (score = BM25, similarity = cosine)."""
+    if not owner_ids or k < 1:
+        return []
+    return scored_notes(store, store.lexical(owner_ids, query_text, k), query)

@@ -1,0 +1,86 @@
+"""Fusion of the dense and lexical rankings: the arithmetic, and the retriever on the real store."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from kiosk.config import RetrievalConfig
+from kiosk.memory import Note, SqliteStore
+from kiosk.memory.note import EMBEDDING_DIM
+from kiosk.retrieval import Retriever
+from kiosk.retrieval.hybrid import fuse
+
+
+def test_rrf_sums_weighted_reciprocal_ranks() -> None:
+    config = RetrievalConfig(fusion="rrf", rrf_k=10, dense_weight=1.0, lexical_weight=2.0)
+    fused = dict(fuse([(1, 0.9), (2, 0.8)], [(2, 7.0), (3, 5.0)], config, 10))
+    assert fused[1] == pytest.approx(1 / 11)
+    assert fused[2] == pytest.approx(1 / 12 + 2 / 11)
+    assert fused[3] == pytest.approx(2 / 12)
+    assert [note_id for note_id, _ in fuse([(1, 0.9), (2, 0.8)], [(2, 7.0), (3, 5.0)], config, 2)] == [2, 3]
+
+
+def test_weighted_fusion_normalises_each_ranking_to_unit_range() -> None:
+    config = RetrievalConfig(fusion="weighted", dense_weight=1.0, lexical_weight=0.5)
+    fused = dict(fuse([(1, 0.9), (2, 0.5), (3, 0.7)], [(3, 12.0), (4, 2.0)], config, 10))
+    assert fused == pytest.approx({1: 1.0, 2: 0.0, 3: 0.5 + 0.5, 4: 0.0})
+
+
+def test_zero_weight_drops_a_ranking_and_ties_break_by_id() -> None:
+    config = RetrievalConfig(fusion="rrf", lexical_weight=0.0)
+    assert [i for i, _ in fuse([(5, 0.9), (4, 0.9)], [(9, 3.0)], config, 10)] == [5, 4]
+    tied = RetrievalConfig(fusion="rrf")
+    assert [i for i, _ in fuse([(7, 0.9)], [(3, 1.0)], tied, 10)] == [3, 7]
+
+
+@pytest.fixture()
+def store() -> Iterator[SqliteStore]:
+    with SqliteStore(":memory:") as opened:
+        yield opened
+
+
+def _unit(vector: np.ndarray) -> np.ndarray:
+    return (vector / np.linalg.norm(vector)).astype(np.float32)
+
+
+def _world(store: SqliteStore) -> tuple[int, int, np.ndarray, int]:
+    """One owner whose only note naming the lighthouse is far from the question in embedding space."""
+    rng = np.random.default_rng(3)
+    owner, other = store.add_user("ann").id, store.add_user("bob").id
+    query = _unit(rng.standard_normal(EMBEDDING_DIM))
+    start = datetime(2023, 5, 1, tzinfo=UTC)
+    for day in range(20):
+        near = _unit(query + 0.5 * _unit(rng.standard_normal(EMBEDDING_DIM)))
+        store.add_note(Note(None, owner, "face", f"chat on day {day}", start + timedelta(days=day), embedding=near))
+        store.add_note(Note(None, other, "face", "the lighthouse", start + timedelta(days=day), embedding=near))
+    far = store.add_note(
+        Note(None, owner, "face", "we climbed the lighthouse", start, embedding=_unit(-query)),
+    )
+    assert far.id is not None
+    return owner, other, query, far.id
+
+
+def test_fusion_brings_a_lexical_match_the_dense_path_misses(store: SqliteStore) -> None:
+    owner, _, query, far = _world(store)
+    question = "When did they climb the lighthouse?"
+    dense = Retriever(store, RetrievalConfig(mode="familiarity", fusion="off")).retrieve([owner], query, question, k=5)
+    assert far not in dense.note_ids
+    for fusion in ("rrf", "weighted"):
+        config = RetrievalConfig(mode="familiarity", fusion=fusion)  # type: ignore[arg-type]
+        fused = Retriever(store, config).retrieve([owner], query, question, k=5)
+        assert far in fused.note_ids and len(fused.note_ids) == 5
+        stamps = [(item.note.timestamp, item.note.id) for item in fused.notes]
+        assert stamps == sorted(stamps)
+
+
+def test_lexical_only_returns_the_owners_matches_only(store: SqliteStore) -> None:
+    owner, other, query, far = _world(store)
+    config = RetrievalConfig(mode="adaptive", dense_weight=0.0)
+    result = Retriever(store, config).retrieve([owner], query, "the lighthouse?", k=5)
+    assert result.path == "lexical" and result.note_ids == [far]
+    assert len(Retriever(store, config).retrieve([other], query, "the lighthouse?", k=5).note_ids) == 5
+    assert Retriever(store, config).retrieve([owner], query, "what was it?", k=5).note_ids == []
