@@ -35,6 +35,7 @@ from kiosk.identity.probe import Probe
 from kiosk.memory import Note, SqliteStore
 from kiosk.memory.note import EMBEDDING_DIM
 from kiosk.retrieval import Retriever, gate
+from kiosk.security.backoff import no_backoff
 
 CACHE = Path(__file__).resolve().parent / "cache"
 SHA = "bench-synthetic-face-encoder"
@@ -295,7 +296,7 @@ def locomo_recall(config: KioskConfig, data_dir: Path) -> tuple[dict[str, Any], 
         ]
         texts = [qa["question"] for _, qa in questions]
         vectors = encoder.encode(texts)
-        assistant = Assistant(store, encoder, None, config, thresholds={"face": TAU})
+        assistant = Assistant(store, encoder, None, config, thresholds={"face": TAU}, backoff=no_backoff())
         ablations = {
             ranking: Retriever(
                 store, config.retrieval.model_copy(update={"mode": "recollection", "recollection_ranking": ranking})

@@ -57,6 +57,7 @@ from kiosk.eval.metrics import (
 from kiosk.eval.report import write_results
 from kiosk.identity.probe import Probe
 from kiosk.memory.note import Note
+from kiosk.security.backoff import no_backoff
 
 Condition = Literal["owner", "non_owner", "no_memory", "ungated", "gold_evidence"]
 # No memory before Non-owner: a rejected probe gets the no-memory prompt, answered once from the cache.
@@ -517,7 +518,10 @@ def _evaluate(
             users[conversation.sample_id] = UserSetup(conversation, user.id, binding, probe)
             progress("enroll", done, len(conversations))
     order = [c.sample_id for c in conversations]
-    assistant = Assistant(store, text_encoder, loaded.llm, config, thresholds={modality: threshold})
+    # Non-owner probes fail verification by design: the terminal's back-off must not lock the next owner out.
+    assistant = Assistant(
+        store, text_encoder, loaded.llm, config, thresholds={modality: threshold}, backoff=no_backoff()
+    )
     all_user_ids = [users[name].user_id for name in order]
     names = {users[name].user_id: name for name in order}
 

@@ -88,3 +88,8 @@ def verification_backoff(security: SecurityConfig, clock: Callable[[], float] = 
         reset_s=security.backoff_reset_s,
         clock=clock,
     )
+
+
+def no_backoff() -> Backoff:
+    """For offline evaluation and benchmarks: every probe is compared, however many failed before it."""
+    return Backoff(free_failures=1, base_s=0.0, max_s=0.0)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kiosk.security.backoff import Backoff, BackoffState
+from kiosk.security.backoff import Backoff, BackoffState, no_backoff
 
 
 class Clock:
@@ -46,3 +46,10 @@ def test_invalid_settings_are_refused() -> None:
         Backoff(0, 1.0, 2.0)
     with pytest.raises(ValueError):
         Backoff(1, 5.0, 2.0)
+
+
+def test_no_backoff_never_locks_however_many_failures() -> None:
+    backoff = no_backoff()
+    for _ in range(50):
+        assert backoff.failure() == 0.0
+        assert backoff.wait_s() == 0.0
