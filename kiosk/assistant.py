@@ -18,7 +18,14 @@ from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError
 from kiosk.identity.probe import Probe
 from kiosk.llm.backend import LLM
-from kiosk.llm.prompts import answer_messages
+from kiosk.llm.prompts import (
+    ANSWER_NO_MEMORY_SYSTEM,
+    ANSWER_SYSTEM,
+    COMPACT_NO_MEMORY_SYSTEM,
+    COMPACT_SYSTEM,
+    answer_messages,
+    compact_answer_messages,
+)
 from kiosk.memory.store import Store, owner_scope
 from kiosk.retrieval.gate import (
     BACKING_OFF,
@@ -213,17 +220,55 @@ class Assistant:
         reply = ""
         if self.llm is not None:
             started = time.perf_counter()
-            messages = answer_messages(
-                text,
-                [(item.note.timestamp, item.note.content, item.note.context) for item in retrieval.notes],
-                identity.name if identity else None,
-            )
-            reply = self._generate(messages, stream)
+            messages = self.prompt(text, retrieval, identity)
+            timings["prompt"] = _ms_since(started)
+            started = time.perf_counter()
+            reply = self._generate(messages, stream, timings, started_total)
             timings["llm"] = _ms_since(started)
         timings["total"] = _ms_since(started_total)
         return AnswerResult(text, identity, decision, retrieval, reply, timings)
 
-    def _generate(self, messages: list[dict[str, str]], stream: StreamCallback | None) -> str:
+    def prompt(self, question: str, retrieval: Retrieval, identity: Identity | None) -> list[dict[str, str]]:
+        """The answering prompt (llm.answer_prompt) for these retrieved notes, oldest first."""
+        build = compact_answer_messages if self.config.llm.answer_prompt == "compact" else answer_messages
+        ordered = sorted(retrieval.notes, key=lambda item: (item.note.timestamp, item.note.id or 0))
+        return build(
+            question,
+            [(item.note.timestamp, item.note.content, item.note.context) for item in ordered],
+            identity.name if identity else None,
+        )
+
+    def system_prompts(self) -> list[str]:
+        """The fixed system prompts of the configured answering prompt (warmed up at start-up)."""
+        if self.config.llm.answer_prompt == "compact":
+            return [COMPACT_NO_MEMORY_SYSTEM, COMPACT_SYSTEM]
+        return [ANSWER_NO_MEMORY_SYSTEM, ANSWER_SYSTEM]
+
+    def warm_up(self) -> None:
+        """Load-time work no question should pay for: the encoder's first run, the system prompts' KV state."""
+        self.text_encoder.encode_one("warm up")
+        warm = getattr(self.llm, "warm_up", None)
+        if warm is not None:
+            warm(self.system_prompts())
+
+    def prepare(self, partial_question: str, probe: Probe | None) -> int:
+        """While the person is still typing: retrieve for the words so far and let the LLM process that
+        prompt now; the final prompt reuses every leading token it shares (same notes, same person).
+
+        Returns the prompt tokens processed ahead (0 when there is nothing to do, the LLM is busy or
+        cannot prefill). Nothing is remembered about the person: the gate runs again on the real question,
+        and a reused prefix is bit-for-bit what the final prompt would have computed.
+        """
+        prefill = getattr(self.llm, "prefill", None)
+        if prefill is None or not self.config.llm.prefill_while_typing or not partial_question.strip():
+            return 0
+        decision, retrieval, _ = self.retrieve(partial_question, probe)
+        identity = self._identity(decision.verified_user_id, decision.scores)
+        return int(prefill(self.prompt(partial_question.strip(), retrieval, identity)))
+
+    def _generate(
+        self, messages: list[dict[str, str]], stream: StreamCallback | None, timings: dict[str, float], asked: float
+    ) -> str:
         assert self.llm is not None
         settings = self.config.llm
         if stream is None:
@@ -231,6 +276,8 @@ class Assistant:
             return reply.strip()
         pieces: list[str] = []
         for piece in self.llm.stream(messages, max_tokens=settings.max_answer_tokens, temperature=settings.temperature):
+            if not pieces:
+                timings["first_token"] = _ms_since(asked)  # from the question, as the person waits for it
             pieces.append(piece)
             stream(piece)
         return "".join(pieces).strip()

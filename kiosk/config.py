@@ -298,6 +298,23 @@ class LLMConfig(Section):
     threads: int = Field(default=0, ge=0, description="CPU threads for llama.cpp; 0 = all cores.")
     max_answer_tokens: int = Field(default=96, ge=1, description="Longest answer in tokens.")
     temperature: float = Field(default=0.0, ge=0, le=2, description="Sampling temperature (0 = greedy).")
+    answer_prompt: Literal["compact", "detailed"] = Field(
+        default="compact",
+        description="compact: notes under their date with the speaker, short exact answers, 'I don't know' when "
+        "the notes lack it (fewer prompt tokens: faster first token); detailed: the earlier prompt with each "
+        "note's context sentence (bench/results/latency.md).",
+    )
+    reuse_system_prompt: bool = Field(
+        default=True,
+        description="llama.cpp: keep the KV state of each fixed system prompt and restore it before an answer "
+        "instead of processing it again (same answer, less prompt processing).",
+    )
+    prefill_while_typing: bool = Field(
+        default=True,
+        description="While the person types, retrieve for the words so far and process that prompt on the idle "
+        "LLM; the final prompt reuses whatever it shares. Stops at once when a real request comes.",
+    )
+    flash_attn: bool = Field(default=False, description="llama.cpp flash attention (not measured to help on CPU).")
 
 
 class RetrievalConfig(Section):

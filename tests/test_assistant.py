@@ -273,3 +273,50 @@ def test_real_llm_answers_the_owner_from_memory_and_not_a_stranger(
     stranger = assistant.answer("What is the name of my puppy?", face(STRANGER_FACE))
     assert stranger.decision == "fallback"
     assert "biscuit" not in stranger.answer.lower()
+
+
+class PrefillingLLM(ScriptedLLM):
+    """A ScriptedLLM that also records what the assistant asked it to process ahead of a question."""
+
+    def __init__(self) -> None:
+        super().__init__(default="Biscuit")
+        self.prefilled: list[list[dict[str, str]]] = []
+
+    def prefill(self, messages: list[dict[str, str]]) -> int:
+        self.prefilled.append(messages)
+        return 7
+
+
+def test_answer_reports_prompt_and_first_token_times(assistant: Assistant) -> None:
+    result = assistant.answer("What is my dog called?", face(ALICE_FACE), stream=lambda _piece: None)
+    timings = result.timings_ms
+    assert {"gate", "encode", "retrieve", "prompt", "first_token", "llm", "total"} <= timings.keys()
+    assert 0 < timings["first_token"] <= timings["total"]
+    assert "first_token" not in assistant.answer("What is my dog called?", face(ALICE_FACE)).timings_ms
+
+
+def test_compact_prompt_writes_each_date_once_and_asks_for_i_dont_know(assistant: Assistant) -> None:
+    assistant.answer("What is my dog called?", face(ALICE_FACE))
+    system, user = llm_of(assistant).calls[-1].messages
+    assert "I don't know" in system["content"] and "Notes of Alice" in user["content"]
+    assert user["content"].count("[1 March 2024]") == 1
+    assistant.config.llm.answer_prompt = "detailed"
+    assistant.answer("What is my dog called?", face(ALICE_FACE))
+    assert "Memory notes of Alice" in llm_of(assistant).calls[-1].text
+
+
+def test_prepare_prefills_the_owners_prompt_for_the_words_typed_so_far(store: SqliteStore, config: KioskConfig) -> None:
+    encoder = BagOfWordsEncoder()
+    populate(store, encoder)
+    llm = PrefillingLLM()
+    assistant = Assistant(store, encoder, llm, config, thresholds={"face": TAU})
+    assert assistant.prepare("Where does my sister", face(ALICE_FACE)) == 7
+    prompt = "\n".join(m["content"] for m in llm.prefilled[-1])
+    assert "Clara lives in Lisbon" in prompt and "Question: Where does my sister" in prompt
+    assert assistant.prepare("Where does my sister", face(STRANGER_FACE)) == 7
+    stranger = "\n".join(m["content"] for m in llm.prefilled[-1])
+    assert not any(text in stranger for text in ALICE_NOTES + BOB_NOTES)  # the gate decides, as for answers
+    assert assistant.prepare("   ", face(ALICE_FACE)) == 0
+    config.llm.prefill_while_typing = False
+    assert assistant.prepare("Where does my sister", face(ALICE_FACE)) == 0
+    assert not llm.calls  # preparing never generates an answer

@@ -110,7 +110,9 @@ def register(app: typer.Typer) -> None:
         conversations: int | None = typer.Option(None, "--conversations", help="Use the first N conversations."),
         sessions: int | None = typer.Option(None, "--sessions", help="Keep the first S sessions of each."),
         max_questions: int | None = typer.Option(None, "--max-questions", help="Cap the question subset."),
-        prompt: str = typer.Option("short", "--prompt", help="Answer prompt: short (eval) or assistant."),
+        prompt: str = typer.Option(
+            "short", "--prompt", help="Answer prompt: compact (the kiosk's), short (eval) or assistant (the old one)."
+        ),
         answer_tokens: int = typer.Option(32, "--answer-tokens", help="Longest answer in tokens."),
         retrieval_only: bool = typer.Option(
             False, "--retrieval-only", help="Gate, leaks and evidence recall@10 only: no LLM answers."
@@ -143,8 +145,8 @@ def register(app: typer.Typer) -> None:
             raise DataError(f"unknown construction {construct!r}", "use --construct fast or llm")
         if gate not in ("threshold", "best-match"):
             raise DataError(f"unknown gate policy {gate!r}", "use --gate threshold or best-match")
-        if prompt not in ("short", "assistant"):
-            raise DataError(f"unknown prompt {prompt!r}", "use --prompt short or assistant")
+        if prompt not in ("compact", "short", "assistant"):
+            raise DataError(f"unknown prompt {prompt!r}", "use --prompt compact, short or assistant")
         cfg = config()
         _apply_llm(cfg, llm, llm_endpoint, endpoint_model)
         cfg.llm.threads = llm_threads

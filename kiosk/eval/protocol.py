@@ -62,7 +62,7 @@ from kiosk.security.backoff import no_backoff
 Condition = Literal["owner", "non_owner", "no_memory", "ungated", "gold_evidence"]
 # No memory before Non-owner: a rejected probe gets the no-memory prompt, answered once from the cache.
 CONDITIONS: tuple[Condition, ...] = ("owner", "no_memory", "non_owner", "ungated", "gold_evidence")
-PromptStyle = Literal["short", "assistant"]
+PromptStyle = Literal["compact", "short", "assistant"]
 STORE_FORMAT = "locomo-store-v1"
 
 # A stage name and how far it got: (stage, done, total).
@@ -348,15 +348,16 @@ def _probe(vector: np.ndarray, modality: str, sha: str) -> Probe:
 def answer_request(
     question: str, notes: Sequence[Note], person: str | None, style: PromptStyle
 ) -> list[dict[str, str]]:
+    ordered = sorted(notes, key=lambda n: (n.timestamp, n.id or 0))
+    if style == "compact":
+        from kiosk.llm.prompts import compact_answer_messages
+
+        return compact_answer_messages(question, [(n.timestamp, n.content, n.context) for n in ordered], person)
     if style == "assistant":
         from kiosk.llm.prompts import answer_messages
 
-        pairs = [(n.timestamp, n.content) for n in sorted(notes, key=lambda n: (n.timestamp, n.id or 0))]
-        return answer_messages(question, pairs, person)
-    memories = [
-        prompting.Memory(n.timestamp, prompting.note_line(n.content, n.context))
-        for n in sorted(notes, key=lambda n: (n.timestamp, n.id or 0))
-    ]
+        return answer_messages(question, [(n.timestamp, n.content) for n in ordered], person)
+    memories = [prompting.Memory(n.timestamp, prompting.note_line(n.content, n.context)) for n in ordered]
     return prompting.answer_messages(question, memories)
 
 

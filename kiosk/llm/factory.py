@@ -21,4 +21,10 @@ def create_llm(config: KioskConfig, models: ModelStore | None = None) -> LLM:
     from kiosk.llm.llamacpp import LlamaCppLLM
 
     path = settings.gguf_path or (models or ModelStore(config.paths.models)).ensure(settings.model)
-    return LlamaCppLLM(path, n_ctx=settings.n_ctx, threads=settings.threads)
+    return LlamaCppLLM(
+        path,
+        n_ctx=settings.n_ctx,
+        threads=settings.threads,
+        flash_attn=settings.flash_attn,
+        reuse_system_prompt=settings.reuse_system_prompt,
+    )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import os
 import threading
 import time
@@ -12,11 +13,30 @@ from typing import Any, cast
 from kiosk.errors import LLMError, ModelError
 from kiosk.llm.backend import Message, Usage
 
+PREFILL_CHUNK = 32  # tokens evaluated between checks for a waiting answer
+
 
 class LlamaCppLLM:
-    """A GGUF chat model in-process. Calls are serialised: one llama context serves one request at a time."""
+    """A GGUF chat model in-process. Calls are serialised: one llama context serves one request at a time.
 
-    def __init__(self, gguf_path: Path, *, n_ctx: int = 4096, threads: int = 0, seed: int = 0) -> None:
+    Prompt processing is most of an answer's latency on a CPU, so the context is reused wherever the new
+    prompt starts like what is already evaluated (llama-cpp-python's prefix match). Two things keep such a
+    prefix ready: the KV state of each system prompt is saved once and restored when other work (a note
+    construction) replaced it, and `prefill` evaluates a prompt ahead of time (while the person types),
+    giving way to any real request at once. Reuse only ever skips recomputing identical tokens, so the
+    answer is the same as from a fresh context.
+    """
+
+    def __init__(
+        self,
+        gguf_path: Path,
+        *,
+        n_ctx: int = 4096,
+        threads: int = 0,
+        seed: int = 0,
+        flash_attn: bool = False,
+        reuse_system_prompt: bool = True,
+    ) -> None:
         try:
             from llama_cpp import Llama
         except ImportError as exc:  # pragma: no cover - depends on the install
@@ -31,6 +51,7 @@ class LlamaCppLLM:
                 n_threads=n_threads,
                 n_threads_batch=n_threads,
                 seed=seed,
+                flash_attn=flash_attn,
                 verbose=False,
             )
         except (ValueError, RuntimeError) as exc:
@@ -39,12 +60,135 @@ class LlamaCppLLM:
         self.path = gguf_path
         self.n_ctx = n_ctx
         self.last_usage = Usage()
+        self.last_first_piece_s = 0.0
+        self.reuse_system_prompt = reuse_system_prompt
         self._lock = threading.Lock()
+        self._waiting = 0  # requests queued for the lock: a running prefill stops for them
+        self._system_tokens: dict[str, list[int]] = {}
+        self._system_states: dict[str, bytes] = {}
+        self._formatter = self._chat_formatter()
 
     def close(self) -> None:
         """Free the model now: left to interpreter shutdown, llama-cpp-python's __del__ prints a traceback."""
-        with self._lock:
+        self._acquire()
+        try:
             self._llama.close()
+        finally:
+            self._lock.release()
+
+    # ---- prompt tokens and context reuse --------------------------------------------------------------
+    def _chat_formatter(self) -> Any:
+        """The GGUF's own chat template, which llama-cpp-python also uses when it picked no built-in format."""
+        if self._llama.chat_format != "chat_template.default":
+            return None
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        model = self._llama._model
+        bos = model.token_get_text(self._llama.token_bos()) if self._llama.token_bos() >= 0 else ""
+        eos = model.token_get_text(self._llama.token_eos()) if self._llama.token_eos() >= 0 else ""
+        return Jinja2ChatFormatter(
+            template=self._llama.metadata["tokenizer.chat_template"], eos_token=eos, bos_token=bos
+        )
+
+    def prompt_tokens(self, messages: list[Message]) -> list[int] | None:
+        """The tokens create_chat_completion evaluates for `messages` (None without a GGUF chat template)."""
+        if self._formatter is None:
+            return None
+        prompt = str(self._formatter(messages=messages).prompt)
+        bos = [self._llama.token_bos()] if self._llama._model.add_bos_token() else []
+        return bos + list(self._llama.tokenize(prompt.encode("utf-8"), add_bos=False, special=True))
+
+    def _system_prefix(self, system: str) -> list[int]:
+        one = self.prompt_tokens([{"role": "system", "content": system}, {"role": "user", "content": "a"}]) or []
+        two = self.prompt_tokens([{"role": "system", "content": system}, {"role": "user", "content": "b"}]) or []
+        common = 0
+        for a, b in zip(one, two, strict=False):
+            if a != b:
+                break
+            common += 1
+        return one[:common]
+
+    def _evaluated(self) -> list[int]:
+        return [int(t) for t in self._llama.input_ids[: self._llama.n_tokens]]
+
+    def _ready_system_prompt(self, messages: list[Message]) -> None:
+        """Make the context start with the system prompt's KV state (lock held)."""
+        if not self.reuse_system_prompt or self._formatter is None or not messages:
+            return
+        if messages[0].get("role") != "system":
+            return
+        import llama_cpp
+
+        system = messages[0]["content"]
+        if system not in self._system_tokens:
+            self._system_tokens[system] = self._system_prefix(system)
+        tokens = self._system_tokens[system]
+        if not tokens or self._evaluated()[: len(tokens)] == tokens:
+            return
+        ctx = self._llama._ctx.ctx
+        data = self._system_states.get(system)
+        if data is None:  # first time: evaluate it and keep its KV state
+            self._llama.reset()
+            self._llama.eval(tokens)
+            size = llama_cpp.llama_state_seq_get_size(ctx, 0)
+            buffer = (ctypes.c_uint8 * size)()
+            written = llama_cpp.llama_state_seq_get_data(ctx, buffer, size, 0)
+            self._system_states[system] = bytes(buffer[:written])
+            return
+        self._llama.reset()
+        llama_cpp.llama_memory_clear(llama_cpp.llama_get_memory(ctx), True)
+        source = (ctypes.c_uint8 * len(data)).from_buffer_copy(data)
+        if llama_cpp.llama_state_seq_set_data(ctx, source, len(data), 0) != len(data):
+            return  # the context simply evaluates the whole prompt
+        self._llama.input_ids[: len(tokens)] = tokens
+        self._llama.n_tokens = len(tokens)
+        self._llama._requires_eval = True
+
+    def warm_up(self, system_prompts: list[str]) -> None:
+        """At start-up: evaluate and keep each fixed system prompt, so no answer pays for it."""
+        for system in system_prompts:
+            with self._lock:
+                self._ready_system_prompt([{"role": "system", "content": system}])
+
+    def prefill(self, messages: list[Message]) -> int:
+        """Evaluate the prompt `messages` ahead of its question; returns the tokens evaluated now.
+
+        Never makes anyone wait: skipped while the model is busy, and stopped between chunks of
+        PREFILL_CHUNK tokens as soon as a real request queues for the model."""
+        if self._formatter is None or not self._lock.acquire(blocking=False):
+            return 0
+        try:
+            tokens = self.prompt_tokens(messages) or []
+            self._ready_system_prompt(messages)
+            evaluated = self._evaluated()
+            common = 0
+            for a, b in zip(evaluated, tokens, strict=False):
+                if a != b:
+                    break
+                common += 1
+            common = min(common, len(tokens) - 1)
+            self._llama.n_tokens = common
+            self._llama._requires_eval = True
+            done = 0
+            for start in range(common, len(tokens) - 1, PREFILL_CHUNK):
+                if self._waiting:
+                    break
+                chunk = tokens[start : min(start + PREFILL_CHUNK, len(tokens) - 1)]
+                self._llama.eval(chunk)
+                done += len(chunk)
+            return done
+        except (ValueError, RuntimeError):
+            self._llama.reset()  # a failed prefill only costs the reuse
+            return 0
+        finally:
+            self._lock.release()
+
+    def _acquire(self) -> None:
+        self._waiting += 1
+        try:
+            self._lock.acquire()
+        finally:
+            self._waiting -= 1
 
     def count_tokens(self, text: str) -> int:
         return len(self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False))
@@ -60,8 +204,11 @@ class LlamaCppLLM:
     ) -> str:
         response_format = {"type": "json_object", "schema": json_schema} if json_schema is not None else None
         started = time.perf_counter()
-        with self._lock:
+        self._acquire()
+        try:
             try:
+                if json_schema is None:
+                    self._ready_system_prompt(messages)
                 result = self._llama.create_chat_completion(
                     messages=cast(Any, messages),
                     max_tokens=max_tokens,
@@ -71,6 +218,8 @@ class LlamaCppLLM:
                 )
             except (ValueError, RuntimeError) as exc:
                 raise LLMError(f"llama.cpp failed to answer ({exc})", "shorten the prompt or check the model") from exc
+        finally:
+            self._lock.release()
         reply = cast(dict[str, Any], result)
         usage = reply.get("usage") or {}
         self.last_usage = Usage(
@@ -81,16 +230,21 @@ class LlamaCppLLM:
     def stream(self, messages: list[Message], *, max_tokens: int, temperature: float = 0.0) -> Iterator[str]:
         started = time.perf_counter()
         pieces = 0
-        with self._lock:
-            try:
-                chunks = self._llama.create_chat_completion(
-                    messages=cast(Any, messages), max_tokens=max_tokens, temperature=temperature, stream=True
-                )
-                for chunk in cast(Iterator[dict[str, Any]], chunks):
-                    text = chunk["choices"][0]["delta"].get("content")
-                    if text:
-                        pieces += 1
-                        yield str(text)
-            except (ValueError, RuntimeError) as exc:
-                raise LLMError(f"llama.cpp failed to answer ({exc})", "shorten the prompt or check the model") from exc
+        self._acquire()
+        try:
+            self._ready_system_prompt(messages)
+            chunks = self._llama.create_chat_completion(
+                messages=cast(Any, messages), max_tokens=max_tokens, temperature=temperature, stream=True
+            )
+            for chunk in cast(Iterator[dict[str, Any]], chunks):
+                text = chunk["choices"][0]["delta"].get("content")
+                if text:
+                    if not pieces:
+                        self.last_first_piece_s = time.perf_counter() - started
+                    pieces += 1
+                    yield str(text)
+        except (ValueError, RuntimeError) as exc:
+            raise LLMError(f"llama.cpp failed to answer ({exc})", "shorten the prompt or check the model") from exc
+        finally:
+            self._lock.release()
         self.last_usage = Usage(0, pieces, time.perf_counter() - started)

@@ -176,3 +176,69 @@ def answer_messages(question: str, notes: Sequence[MemoryLine], person: str | No
     lines = "\n".join(format_memory_note(*note) for note in notes)
     text = ANSWER_TEMPLATE.format(person=person or "this person", notes=lines, question=question)
     return [{"role": "system", "content": ANSWER_SYSTEM}, {"role": "user", "content": text}]
+
+
+# ---- retrieval: the compact answering prompt (the default; see bench/results/latency.md) ---------------
+
+UNKNOWN_ANSWER = "I don't know"
+
+COMPACT_SYSTEM = (
+    "You answer the person at a kiosk from their memory notes only. Reply with the shortest exact answer: "
+    "a few words, a name, a number or a date, never a full sentence or an explanation. List several things "
+    "with commas. For when something happened, use the note dates, like '7 May 2023'. "
+    f"If the notes do not contain the answer, reply exactly: {UNKNOWN_ANSWER}."
+)
+
+COMPACT_NO_MEMORY_SYSTEM = (
+    "You are an assistant at a shared kiosk with no personal memories of the person in front of you. Answer "
+    "general questions in a few words. If the question is about this person's own life, people or past "
+    f"conversations, reply exactly: {UNKNOWN_ANSWER}."
+)
+
+MAX_NOTE_WORDS = 60
+_SPOKEN_CONTEXT = re.compile(r"^(?P<speaker>.+?) said this on .+$")
+
+
+def speaker_of(context: str) -> str | None:
+    """The speaker of an imported turn, whose context reads "<speaker> said this on <date>."."""
+    match = _SPOKEN_CONTEXT.match(" ".join(context.split()))
+    return match.group("speaker") if match else None
+
+
+def trim_words(text: str, limit: int = MAX_NOTE_WORDS) -> str:
+    words = text.split()
+    return " ".join(words) if len(words) <= limit else " ".join(words[:limit]) + " …"
+
+
+def compact_notes(notes: Sequence[MemoryLine]) -> str:
+    """Notes grouped under their date, written once; a turn keeps its speaker ("Caroline: ..."), and the
+    LLM-written context sentence is left out: it costs prompt tokens (the first-token latency) and adds
+    nothing the note's words do not already say."""
+    lines: list[str] = []
+    current = ""
+    for note in notes:
+        when, content = note[0], note[1]
+        context = note[2] if len(note) > 2 else ""
+        day = f"{when.day} {when:%B %Y}"
+        if day != current:
+            lines.append(f"[{day}]")
+            current = day
+        speaker = speaker_of(context)
+        text = trim_words(content)
+        lines.append(f"{speaker}: {text}" if speaker else f"- {text}")
+    return "\n".join(lines)
+
+
+def compact_answer_messages(question: str, notes: Sequence[MemoryLine], person: str | None = None) -> list[Message]:
+    """The default answering prompt: short exact answers, "I don't know" when the notes lack it.
+
+    The system message does not depend on the person or the question, so its KV cache is computed once
+    and restored for every answer (kiosk.llm.llamacpp).
+    """
+    if not notes:
+        return [
+            {"role": "system", "content": COMPACT_NO_MEMORY_SYSTEM},
+            {"role": "user", "content": f"Question: {question}\nAnswer:"},
+        ]
+    text = f"Notes of {person or 'this person'}, oldest first:\n{compact_notes(notes)}\n\nQuestion: {question}\nAnswer:"
+    return [{"role": "system", "content": COMPACT_SYSTEM}, {"role": "user", "content": text}]

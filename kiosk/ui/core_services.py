@@ -97,6 +97,17 @@ class LockedLLM:
         with self.lock:
             yield from self.inner.stream(messages, max_tokens=max_tokens, temperature=temperature)
 
+    def warm_up(self, system_prompts: list[str]) -> None:
+        warm = getattr(self.inner, "warm_up", None)
+        if warm is not None:
+            with self.lock:
+                warm(system_prompts)
+
+    def prefill(self, messages: list[Message]) -> int:
+        """Not under the lock: the backend's prefill never waits and gives way to any queued request."""
+        prefill = getattr(self.inner, "prefill", None)
+        return int(prefill(messages)) if prefill is not None else 0
+
 
 class _PrecomputedEmbedder:
     """Enrollment samples are embeddings the verifier already computed; build_gallery still rejects outliers."""
@@ -240,8 +251,7 @@ class CoreServices:
             if owned_llm is not None:
                 close_llm(owned_llm)
             raise
-        progress(1.0, "Ready")
-        return cls(
+        services = cls(
             config,
             store,
             text_encoder,
@@ -253,6 +263,14 @@ class CoreServices:
             owns_llm=owned_llm is not None,
             liveness=liveness,
         )
+        progress(0.97, "Warming up the language model…")
+        try:
+            services.assistant.warm_up()
+        except BaseException:
+            services.close()
+            raise
+        progress(1.0, "Ready")
+        return services
 
     def _paced_analyse(self, image: np.ndarray) -> FaceAnalysis:
         """At most ui.analysis_fps analyses a second: the kiosk needs a steady badge, not every frame.
@@ -399,6 +417,18 @@ class CoreServices:
         return AnswerView(
             result.answer, result.decision, identity, notes, result.path, dict(result.timings_ms), refused
         )
+
+    def prepare(self, partial_question: str) -> None:
+        """Prefill the answer prompt for the words typed so far, for whoever is verified right now."""
+        if not self.config.llm.prefill_while_typing:
+            return
+        probe = self.verifier.probe().probe
+        if probe is None or time.time() - probe.captured_at > self.config.face.fuse_max_age_s:
+            return
+        try:
+            self.assistant.prepare(partial_question, probe)
+        except KioskError as exc:  # a half-typed question may be invalid: nothing to prepare
+            log.debug("no prefill: %s", exc.one_line())
 
     def remember(self, text: str, verification: Verification) -> int | None:
         if verification.identity.state != "recognised" or verification.probe is None:

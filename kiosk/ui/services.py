@@ -157,6 +157,10 @@ class KioskServices(Protocol):
 
     def answer(self, question: str, verification: Verification, on_token: TokenSink) -> AnswerView: ...
 
+    def prepare(self, partial_question: str) -> None:
+        """While the person types: get the answer prompt for the words so far processed (best effort)."""
+        ...
+
     def remember(self, text: str, verification: Verification) -> int | None:
         """Store what the verified user said as their memory; None when nobody was verified."""
         ...

@@ -60,6 +60,7 @@ class FakeServices:
         }
         self.tokens = ["Your ", "sister ", "Clara ", "lives ", "in ", "Lisbon."]
         self.token_delay_s = 0.0
+        self.prepared: list[str] = []  # partial questions the UI asked to prepare while typing
         self.llm_error: str | None = None
         self.remember_error: Exception | None = None
         self.disconnect_when_verifying = False
@@ -123,6 +124,9 @@ class FakeServices:
                 time.sleep(self.token_delay_s)
             on_token(token)
         return AnswerView("".join(tokens), decision, identity, notes, "familiarity" if notes else None)  # type: ignore[arg-type]
+
+    def prepare(self, partial_question: str) -> None:
+        self.prepared.append(partial_question)
 
     def remember(self, text: str, verification: Verification) -> int | None:
         if self.remember_error is not None:

@@ -225,3 +225,31 @@ def test_streaming_keeps_the_event_loop_responsive(qtbot, make_window, fake) -> 
     assert probe.max_app_gap_ms < 100, probe.summary()
     assert probe.max_gap_ms < 2000, probe.summary()  # no freeze at all, even on a loaded machine
     assert window.main.conversation.answers()[-1].body.text().count("word") == 150
+
+
+def test_first_words_appear_while_the_answer_is_still_being_generated(qtbot, make_window, fake) -> None:
+    fake.tokens = [f"word{i} " for i in range(12)]
+    fake.token_delay_s = 0.15
+    window = make_window(fake)
+    finished: list[object] = []
+    window.main.answer_done.connect(finished.append)
+    window.main.type_with_keyboard("tell me a story")
+    window.main.send()
+    bubble = window.main.conversation.answers()[-1]
+    qtbot.waitUntil(lambda: "word0" in bubble.body.text(), timeout=5_000)
+    assert not finished  # painted as soon as it existed, long before the last token
+    assert bubble.body.isVisible()
+    qtbot.waitUntil(lambda: bool(finished), timeout=10_000)
+    assert bubble.body.text().count("word") == 12
+
+
+def test_a_pause_in_typing_prepares_the_answer_off_the_gui_thread(qtbot, make_window, fake) -> None:
+    window = make_window(fake)
+    window.main.type_with_keyboard("where does my")
+    qtbot.waitUntil(lambda: fake.prepared == ["where does my"], timeout=5_000)
+    window.main.type_with_keyboard(" sister live?")
+    qtbot.waitUntil(lambda: len(fake.prepared) == 2, timeout=5_000)
+    assert fake.prepared[-1] == "where does my sister live?"
+    with qtbot.waitSignal(window.main.answer_done, timeout=10_000) as answered:
+        window.main.send()
+    assert answered.args[0].decision == "owner"  # sending right away still answers normally

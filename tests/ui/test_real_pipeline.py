@@ -334,6 +334,7 @@ def test_real_small_llm_streams_a_personal_answer_and_the_ui_stays_responsive(qt
     assert not isinstance(result, str), result
     assert result.decision == "owner" and result.notes, result
     assert len(tokens) >= 3 and result.text.strip()  # really streamed, token by token
+    assert 0 < result.timings_ms["first_token"] < result.timings_ms["total"]  # first words before the end
     assert window.main.conversation.answers()[-1].state == "personal"
     assert probe.max_app_gap_ms < 100, probe.summary()
 

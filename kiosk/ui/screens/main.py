@@ -6,7 +6,7 @@ conversation belongs to one person: when someone else is verified, or steadily s
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLineEdit, QPushButton, QVBoxLayout
 
 from kiosk.ui.context import AppContext
@@ -17,6 +17,7 @@ from kiosk.ui.widgets.conversation import AnswerBubble, ConversationView
 from kiosk.ui.widgets.keyboard import OnScreenKeyboard
 from kiosk.ui.workers import AnswerTask, submit
 
+PREPARE_AFTER_MS = 350  # a pause in typing this long starts preparing the answer (retrieval + prompt prefill)
 FRAMES_TO_SWITCH_PERSON = 5  # consecutive analysed frames (0.5 s at 10 fps) of a new person clear the old chat
 
 
@@ -31,6 +32,11 @@ class MainScreen(Screen):
         self._candidate_frames = 0
         self._pending: AnswerBubble | None = None
         self._task: AnswerTask | None = None
+        self._preparing = False
+        self._prepare_timer = QTimer(self)
+        self._prepare_timer.setSingleShot(True)
+        self._prepare_timer.setInterval(PREPARE_AFTER_MS)
+        self._prepare_timer.timeout.connect(self._prepare)
 
         root = QHBoxLayout(self)
         margin = 16 if ctx.desktop else 28
@@ -67,6 +73,7 @@ class MainScreen(Screen):
         self.input = QLineEdit()
         self.input.setPlaceholderText("Type a question or tell me something to remember…")
         self.input.returnPressed.connect(self.send)
+        self.input.textChanged.connect(self._typing)
         self.send_button = QPushButton("Send")
         self.send_button.setProperty("role", "primary")
         self.send_button.clicked.connect(self.send)
@@ -119,7 +126,27 @@ class MainScreen(Screen):
         self._candidate_frames = 0
         self.status.setText("")
 
+    def _typing(self, text: str) -> None:
+        if text.strip():
+            self._prepare_timer.start()
+        else:
+            self._prepare_timer.stop()
+
+    def _prepare(self) -> None:
+        """Work that does not need the whole question starts while it is typed (off the GUI thread)."""
+        text = self.input.text().strip()
+        services = self.ctx.services
+        if not text or services is None or self._pending is not None or self._preparing:
+            return
+        self._preparing = True
+
+        def settled(_result: object) -> None:
+            self._preparing = False
+
+        submit(lambda _p: services.prepare(text), settled, settled, pool=self.ctx.pool)
+
     def send(self) -> None:
+        self._prepare_timer.stop()
         question = self.input.text().strip()
         if not question or self._pending is not None or self.ctx.services is None:
             return

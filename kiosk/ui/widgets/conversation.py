@@ -99,9 +99,12 @@ class AnswerBubble(QFrame):
         self.header.setText(f"Verified: {identity.name} · thinking…" if identity.state == "recognised" else "Thinking…")
 
     def append_token(self, token: str) -> None:
-        """Tokens are buffered and painted at most every FLUSH_MS: a relayout per token would stall the GUI."""
+        """The first words are painted at once; later tokens are buffered and painted at most every FLUSH_MS:
+        a relayout per token would stall the GUI."""
         self._buffer.append(token)
-        if not self._flush_timer.isActive():
+        if not self.body.text():
+            self.flush()
+        elif not self._flush_timer.isActive():
             self._flush_timer.start()
 
     def flush(self) -> None:
