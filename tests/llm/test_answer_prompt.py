@@ -1,0 +1,53 @@
+"""The compact answering prompt: each date once, speakers kept, long notes trimmed, "I don't know" asked for."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from kiosk.llm.prompts import (
+    COMPACT_NO_MEMORY_SYSTEM,
+    COMPACT_SYSTEM,
+    MAX_NOTE_WORDS,
+    UNKNOWN_ANSWER,
+    compact_answer_messages,
+    compact_notes,
+    speaker_of,
+)
+
+MAY_7 = datetime(2023, 5, 7, 13, 56)
+MAY_8 = datetime(2023, 5, 8, 9, 0)
+
+
+def test_each_date_is_written_once_and_imported_turns_keep_their_speaker() -> None:
+    text = compact_notes(
+        [
+            (MAY_7, "I went to a LGBTQ support group yesterday.", "Caroline said this on 7 May 2023."),
+            (MAY_7, "That's great,  Caroline!", "Melanie said this on 7 May 2023."),
+            (MAY_8, "Remember to call mum", ""),
+        ]
+    )
+    assert text.splitlines() == [
+        "[7 May 2023]",
+        "Caroline: I went to a LGBTQ support group yesterday.",
+        "Melanie: That's great, Caroline!",
+        "[8 May 2023]",
+        "- Remember to call mum",
+    ]
+
+
+def test_a_written_context_sentence_is_left_out_and_long_notes_are_trimmed() -> None:
+    long = " ".join(f"w{i}" for i in range(MAX_NOTE_WORDS + 20))
+    text = compact_notes([(MAY_7, long, "Ann talks about her week at work and why it tired her.")])
+    assert "tired" not in text
+    assert text.splitlines()[1] == "- " + " ".join(f"w{i}" for i in range(MAX_NOTE_WORDS)) + " …"
+    assert speaker_of("Ann talks about her week.") is None and speaker_of("Jon said this on 1 May 2023.") == "Jon"
+
+
+def test_messages_ask_for_the_exact_unknown_answer_with_and_without_notes() -> None:
+    system, user = compact_answer_messages("Where is Clara?", [(MAY_7, "Clara lives in Lisbon.")], "Ann")
+    assert system == {"role": "system", "content": COMPACT_SYSTEM} and UNKNOWN_ANSWER in COMPACT_SYSTEM
+    assert user["content"].startswith("Notes of Ann, oldest first:\n[7 May 2023]\n- Clara lives in Lisbon.")
+    assert user["content"].endswith("Question: Where is Clara?\nAnswer:")
+    system, user = compact_answer_messages("What is 2 + 2?", [])
+    assert system["content"] == COMPACT_NO_MEMORY_SYSTEM and UNKNOWN_ANSWER in COMPACT_NO_MEMORY_SYSTEM
+    assert user["content"] == "Question: What is 2 + 2?\nAnswer:"
