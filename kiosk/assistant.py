@@ -147,8 +147,11 @@ class Assistant:
 
         return active_threshold(self.config, modality, model_sha256)
 
-    def verify(self, probe: Probe | None) -> GateDecision:
-        """The gate decision for this probe under the configured policy."""
+    def verify(self, probe: Probe | None, *, record: bool = True) -> GateDecision:
+        """The gate decision for this probe under the configured policy.
+
+        `record=False` (preparing while someone types) leaves the back-off's failure count alone: only a
+        question actually asked counts as a verification attempt."""
         if probe is None:
             return GateDecision((), {}, NO_PROBE, self.config.gate.policy, None, None)
         if self.backoff.wait_s() > 0:
@@ -161,6 +164,8 @@ class Assistant:
             self.config.gate.policy,
             self.config.gate.best_match_margin,
         )
+        if not record:
+            return decision
         if decision.reason in FAILED:
             lock = self.backoff.failure()
             if lock > 0 and self.audit is not None:
@@ -186,13 +191,19 @@ class Assistant:
 
     # ---- asking --------------------------------------------------------------------------------
     def retrieve(
-        self, question: str, probe: Probe | None, *, k: int | None = None, mode: str | None = None
+        self,
+        question: str,
+        probe: Probe | None,
+        *,
+        k: int | None = None,
+        mode: str | None = None,
+        record: bool = True,
     ) -> tuple[GateDecision, Retrieval, dict[str, float]]:
         """Gate and retrieval only (no LLM): what `answer` would put into the prompt."""
         text = validate_query(question)
         timings: dict[str, float] = {}
         started = time.perf_counter()
-        decision = self.verify(probe)
+        decision = self.verify(probe, record=record)
         timings["gate"] = _ms_since(started)
         if not decision.matched_owner_ids:
             return decision, Retrieval(path=None, notes=[]), timings
@@ -262,7 +273,7 @@ class Assistant:
         prefill = getattr(self.llm, "prefill", None)
         if prefill is None or not self.config.llm.prefill_while_typing or not partial_question.strip():
             return 0
-        decision, retrieval, _ = self.retrieve(partial_question, probe)
+        decision, retrieval, _ = self.retrieve(partial_question, probe, record=False)
         identity = self._identity(decision.verified_user_id, decision.scores)
         return int(prefill(self.prompt(partial_question.strip(), retrieval, identity)))
 

@@ -316,6 +316,9 @@ def test_prepare_prefills_the_owners_prompt_for_the_words_typed_so_far(store: Sq
     assert assistant.prepare("Where does my sister", face(STRANGER_FACE)) == 7
     stranger = "\n".join(m["content"] for m in llm.prefilled[-1])
     assert not any(text in stranger for text in ALICE_NOTES + BOB_NOTES)  # the gate decides, as for answers
+    for _ in range(config.security.verify_free_failures + 2):
+        assistant.prepare("Where does my sister", face(STRANGER_FACE))
+    assert assistant.backoff.wait_s() == 0  # typing is not a verification attempt: no back-off from it
     assert assistant.prepare("   ", face(ALICE_FACE)) == 0
     config.llm.prefill_while_typing = False
     assert assistant.prepare("Where does my sister", face(ALICE_FACE)) == 0

@@ -46,7 +46,7 @@ def test_a_written_context_sentence_is_left_out_and_long_notes_are_trimmed() -> 
 def test_messages_ask_for_the_exact_unknown_answer_with_and_without_notes() -> None:
     system, user = compact_answer_messages("Where is Clara?", [(MAY_7, "Clara lives in Lisbon.")], "Ann")
     assert system == {"role": "system", "content": COMPACT_SYSTEM} and UNKNOWN_ANSWER in COMPACT_SYSTEM
-    assert user["content"].startswith("Notes of Ann, oldest first:\n[7 May 2023]\n- Clara lives in Lisbon.")
+    assert user["content"].startswith("Notes of Ann, oldest first:\n<notes>\n[7 May 2023]\n- Clara lives in Lisbon.")
     assert user["content"].endswith("Question: Where is Clara?\nAnswer:")
     system, user = compact_answer_messages("What is 2 + 2?", [])
     assert system["content"] == COMPACT_NO_MEMORY_SYSTEM and UNKNOWN_ANSWER in COMPACT_NO_MEMORY_SYSTEM
