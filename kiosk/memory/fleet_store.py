@@ -200,6 +200,9 @@ class FleetStore:
     def knn(self, owner_ids: Sequence[int], query: np.ndarray, k: int) -> list[tuple[int, float]]:
         return self._call(lambda remote: remote.knn(owner_ids, query, k))
 
+    def lexical(self, owner_ids: Sequence[int], query_text: str, k: int) -> list[tuple[int, float]]:
+        return self._call(lambda remote: remote.lexical(owner_ids, query_text, k))
+
     def owner_matrix(self, owner_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self._call(lambda remote: remote.owner_matrix(owner_ids))
 

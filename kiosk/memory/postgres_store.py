@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -34,6 +35,7 @@ from psycopg import errors as pg_errors
 from psycopg.types.json import Jsonb
 
 from kiosk.errors import StoreError, StoreUnavailable
+from kiosk.memory.lexical import STOPWORDS
 from kiosk.memory.note import EMBEDDING_DIM, HistoryEntry, Link, Note, Template, User, from_epoch, to_epoch
 from kiosk.memory.pg_schema import FLEET_LATEST_VERSION, FLEET_MIGRATIONS
 from kiosk.memory.sqlite_store import MAX_K, _as_vector, _blob_to_vector, _changes
@@ -56,6 +58,8 @@ _NOTE_COLUMNS = (
     "id, owner_id, modality, content, timestamp, keywords, tags, context, embedding, "
     "source, source_ref, created_at, updated_at"
 )
+
+_WORD = re.compile(r"[a-z0-9]+")
 
 T = TypeVar("T")
 Cursor = psycopg.Cursor[tuple[Any, ...]]
@@ -551,6 +555,34 @@ class PostgresStore:
         found = self._run(owners, search)
         found.sort(key=lambda pair: (-pair[1], pair[0]))
         return found
+
+    def lexical(self, owner_ids: Sequence[int], query_text: str, k: int) -> list[tuple[int, float]]:
+        """Top-k (note id, full-text rank) among the given owners' notes only: any of the question's words.
+
+        PostgreSQL's English text search over content, keywords, tags and context (the SQLite store also
+        indexes date forms). No index: the owner filter comes first, so a person's pool is scanned.
+        """
+        if k < 1 or k > MAX_K:
+            raise StoreError(f"k={k} is out of range", f"use 1..{MAX_K}")
+        owners = _owner_list(owner_ids)
+        words = [w for w in _WORD.findall(query_text.casefold()) if w not in STOPWORDS][:64]
+        if not owners or not words:
+            return []
+        # Words are letters and digits only, so nothing from a question is tsquery syntax.
+        any_word = " | ".join(dict.fromkeys(words))
+
+        def search(cur: Cursor) -> list[tuple[int, float]]:
+            cur.execute(
+                "WITH q AS (SELECT to_tsquery('english', %s) AS query), "
+                "pool AS (SELECT id, to_tsvector('english', content || ' ' || context || ' ' || keywords::text "
+                "|| ' ' || tags::text) AS document FROM notes WHERE owner_id = ANY(%s)) "
+                "SELECT id, ts_rank_cd(document, q.query) AS rank FROM pool, q WHERE document @@ q.query "
+                "ORDER BY rank DESC, id LIMIT %s",
+                (any_word, owners, k),
+            )
+            return [(int(note_id), float(rank)) for note_id, rank in cur.fetchall()]
+
+        return self._run(owners, search)
 
     def explain_knn(self, owner_ids: Sequence[int], query: np.ndarray, k: int) -> str:
         """PostgreSQL's plan for the statement knn() runs (operations, benchmark, tests)."""
