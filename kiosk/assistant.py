@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
 import numpy as np
 
 from kiosk.config import KioskConfig
-from kiosk.errors import CalibrationError
+from kiosk.errors import CalibrationError, ProbeError
 from kiosk.identity.probe import Probe
 from kiosk.llm.backend import LLM
 from kiosk.llm.prompts import (
@@ -26,7 +26,8 @@ from kiosk.llm.prompts import (
     answer_messages,
     compact_answer_messages,
 )
-from kiosk.memory.store import Store, owner_scope
+from kiosk.memory.store import SensitiveIndex, Store, owner_scope
+from kiosk.retrieval.familiarity import top_similar
 from kiosk.retrieval.gate import (
     BACKING_OFF,
     FAILED,
@@ -40,6 +41,7 @@ from kiosk.retrieval.gate import (
 )
 from kiosk.retrieval.results import Path, Retrieval, ScoredNote
 from kiosk.retrieval.retriever import Retriever
+from kiosk.retrieval.sensitive import Clearance, by_face_and_palm, by_threshold, strict_threshold
 from kiosk.security.audit import AuditLog
 from kiosk.security.backoff import Backoff, verification_backoff
 
@@ -101,6 +103,7 @@ class AnswerResult:
             "path": self.path,
             "signal": self.retrieval.as_dict()["signal"],
             "cache_hit": self.retrieval.cache_hit,
+            "sensitive": self.retrieval.as_dict()["sensitive"],
             "notes": [item.as_dict() for item in self.notes],
             "answer": self.answer,
             "timings_ms": {name: round(value, 2) for name, value in self.timings_ms.items()},
@@ -189,6 +192,17 @@ class Assistant:
         user = self.store.get_user(user_id)
         return Identity(user_id, user.name if user else f"user {user_id}", scores[user_id])
 
+    # ---- sensitive notes -----------------------------------------------------------------------
+    def clearance(self, decision: GateDecision, probe: Probe | None, second_probe: Probe | None) -> Clearance:
+        """Which matched owners' sensitive notes this query may use (see kiosk.retrieval.sensitive)."""
+        settings = self.config.sensitive
+        if settings.verification == "face+palm":
+            second = self.verify(second_probe) if second_probe is not None else None
+            return by_face_and_palm(decision, second)
+        if probe is None or decision.threshold is None:
+            return by_threshold(decision, float("inf"))
+        return by_threshold(decision, strict_threshold(settings, probe.modality, decision.threshold))
+
     # ---- asking --------------------------------------------------------------------------------
     def retrieve(
         self,
@@ -198,20 +212,42 @@ class Assistant:
         k: int | None = None,
         mode: str | None = None,
         record: bool = True,
+        second_probe: Probe | None = None,
     ) -> tuple[GateDecision, Retrieval, dict[str, float]]:
-        """Gate and retrieval only (no LLM): what `answer` would put into the prompt."""
+        """Gate and retrieval only (no LLM): what `answer` would put into the prompt.
+
+        `second_probe` (the other modality) only matters for sensitive notes under verification 'face+palm'.
+        Sensitive notes of owners the query is not cleared for are left out before ranking.
+        """
         text = validate_query(question)
+        if second_probe is not None and probe is not None and second_probe.modality == probe.modality:
+            raise ProbeError(
+                f"both probes are {probe.modality}", "the second probe must be of the other modality (face + palm)"
+            )
         timings: dict[str, float] = {}
         started = time.perf_counter()
         decision = self.verify(probe, record=record)
         timings["gate"] = _ms_since(started)
         if not decision.matched_owner_ids:
             return decision, Retrieval(path=None, notes=[]), timings
+        clearance = self.clearance(decision, probe, second_probe)
+        withheld_owners = [o for o in decision.matched_owner_ids if o not in clearance.cleared_owner_ids]
+        withheld: set[int] = set()
+        if withheld_owners and isinstance(self.store, SensitiveIndex):
+            withheld = self.store.sensitive_note_ids(withheld_owners)
+        timings["gate"] = _ms_since(started)
         started = time.perf_counter()
         query = self.text_encoder.encode_one(text)
         timings["encode"] = _ms_since(started)
         with owner_scope(self.store, decision.matched_owner_ids):
-            retrieval = self.retriever.retrieve(decision.matched_owner_ids, query, text, k=k, mode=mode)
+            retrieval = self.retriever.retrieve(
+                decision.matched_owner_ids, query, text, k=k, mode=mode, exclude=withheld
+            )
+            if withheld:
+                # How many of the K most similar notes were held back: the screen can say "verify more to use them".
+                nearest = top_similar(self.store, decision.matched_owner_ids, query, k or self.config.retrieval.k)
+                clearance = replace(clearance, withheld_in_top_k=sum(1 for item in nearest if item.note.id in withheld))
+        retrieval = replace(retrieval, clearance=clearance)
         timings["retrieve"] = retrieval.timings_ms.get("retrieve", 0.0)
         return decision, retrieval, timings
 
@@ -223,12 +259,15 @@ class Assistant:
         *,
         k: int | None = None,
         mode: str | None = None,
+        second_probe: Probe | None = None,
     ) -> AnswerResult:
         started_total = time.perf_counter()
         text = validate_query(question)
-        decision, retrieval, timings = self.retrieve(text, probe, k=k, mode=mode)
+        decision, retrieval, timings = self.retrieve(text, probe, k=k, mode=mode, second_probe=second_probe)
         identity = self._identity(decision.verified_user_id, decision.scores)
         reply = ""
+        if self.config.sensitive.tap_to_reveal and any(item.note.sensitive for item in retrieval.notes):
+            stream = None  # shown whole behind "tap to reveal" on the kiosk, never token by token
         if self.llm is not None:
             started = time.perf_counter()
             messages = self.prompt(text, retrieval, identity)

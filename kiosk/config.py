@@ -281,6 +281,17 @@ class MemoryConfig(Section):
     construction_max_tokens: int = Field(
         default=192, ge=32, description="LLM mode: token budget of each structured construction reply."
     )
+    classify_sensitive: bool = Field(
+        default=True,
+        description="Mark sensitive notes (health, finance, credentials, location, third parties) at construction "
+        "by rules (bench/results/sensitive.md).",
+    )
+    sensitivity_llm: bool = Field(
+        default=False,
+        description="LLM construction also asks the LLM (one short JSON call) about notes the rules leave unmarked. "
+        "Off by default: the default 0.5B model marked 160 of 168 non-sensitive LoCoMo turns (precision 0.17, "
+        "bench/results/sensitive.md); turn it on with a larger model after measuring it.",
+    )
 
 
 class LLMConfig(Section):
@@ -383,6 +394,26 @@ class RetrievalConfig(Section):
         ge=1,
         description="Candidates each ranking hands to the fusion (dense familiarity and lexical top-N).",
     )
+    clustering: Literal["kmeans", "dbscan", "adaptive"] = Field(
+        default="kmeans",
+        description="How recollection groups each query's candidates: k-means (B groups), DBSCAN (dense groups, "
+        "stragglers left out), or adaptive (DBSCAN when the candidates' density is uneven; "
+        "bench/results/clustering.md).",
+    )
+    dbscan_min_samples: int = Field(
+        default=3, ge=2, description="DBSCAN: points (itself included) within eps that make a point core."
+    )
+    dbscan_eps_quantile: float = Field(
+        default=0.5,
+        gt=0,
+        le=1,
+        description="DBSCAN: eps is this quantile of the candidates' distances to their (min_samples-1)-th neighbour.",
+    )
+    density_threshold: float = Field(
+        default=0.25,
+        ge=0,
+        description="adaptive: DBSCAN when the coefficient of variation of k-th-neighbour distances exceeds this.",
+    )
     pool_cache_owners: int = Field(
         default=16,
         ge=1,
@@ -403,6 +434,31 @@ class GateConfig(Section):
     )
     palm_calibration: str = Field(
         default="palm-tongji.json", description="Active palm calibration file (relative to paths.calibration_dir)."
+    )
+
+
+class SensitiveConfig(Section):
+    verification: Literal["threshold", "face+palm"] = Field(
+        default="threshold",
+        description="What a sensitive note needs to be used: 'threshold' = the verified person's score reaches the "
+        "stricter threshold below; 'face+palm' = a face probe and a palm probe both verify the same person.",
+    )
+    threshold_margin: float = Field(
+        default=0.1,
+        gt=0,
+        le=1,
+        description="'threshold': cosine added to the modality's calibrated tau for sensitive notes "
+        "(unless face_threshold / palm_threshold set it outright).",
+    )
+    face_threshold: float | None = Field(
+        default=None, gt=-1, le=1, description="'threshold': absolute face cosine for sensitive notes; above face tau."
+    )
+    palm_threshold: float | None = Field(
+        default=None, gt=-1, le=1, description="'threshold': absolute palm cosine for sensitive notes; above palm tau."
+    )
+    tap_to_reveal: bool = Field(
+        default=True,
+        description="Kiosk (full-screen) mode: sensitive notes, and answers that used them, stay covered until tapped.",
     )
 
 
@@ -489,6 +545,9 @@ class KioskConfig(Section):
     llm: LLMConfig = Field(default_factory=LLMConfig, description="Language model.")
     retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig, description="RF-Mem retrieval.")
     gate: GateConfig = Field(default_factory=GateConfig, description="Biometric gate.")
+    sensitive: SensitiveConfig = Field(
+        default_factory=SensitiveConfig, description="Sensitive memories: the stronger proof they need, and display."
+    )
     ui: UIConfig = Field(default_factory=UIConfig, description="Qt app.")
     security: SecurityConfig = Field(
         default_factory=SecurityConfig, description="Encryption at rest, audit log and back-off."

@@ -99,9 +99,18 @@ def _human(payload: dict[str, Any]) -> str:
         scores = ", ".join(f"user {user}: {score:.3f}" for user, score in gate["scores"].items())
         lines.append(f"gate scores: {scores}")
     lines.append(f"path: {payload['path'] or '-'}; notes used: {len(payload['notes'])}")
+    sensitive = payload.get("sensitive")
+    if sensitive and sensitive["withheld_in_top_k"]:
+        lines.append(
+            f"sensitive: {sensitive['withheld_in_top_k']} of the best matches withheld ({sensitive['reason']}; "
+            f"rule {sensitive['rule']})"
+        )
     for note in payload["notes"]:
         ref = f" [{note['source_ref']}]" if note["source_ref"] else ""
-        lines.append(f"  #{note['id']}{ref} sim {note['similarity']:.3f} {note['timestamp'][:10]}: {note['content']}")
+        mark = f" [sensitive: {note['sensitivity']}]" if note.get("sensitivity") else ""
+        lines.append(
+            f"  #{note['id']}{ref}{mark} sim {note['similarity']:.3f} {note['timestamp'][:10]}: {note['content']}"
+        )
     if payload["answer"]:
         lines.append(f"answer: {payload['answer']}")
     timings = ", ".join(f"{name} {value:.1f} ms" for name, value in payload["timings_ms"].items())
@@ -116,7 +125,9 @@ def register(app: typer.Typer) -> None:
         question: str = typer.Argument(..., help="The question."),
         probe_npy: Path = typer.Option(None, "--probe-npy", help="A raw embedding (.npy) used as the probe."),
         face: Path = typer.Option(None, "--face", help="A face photo; its embedding is the probe."),
-        palm: Path = typer.Option(None, "--palm", help="A palm image; its embedding is the probe."),
+        palm: Path = typer.Option(
+            None, "--palm", help="A palm image; its embedding is the probe (with --face: the second factor)."
+        ),
         modality: str = typer.Option("face", "--modality", help="Modality of --probe-npy: face or palm."),
         model_sha256: str = typer.Option(
             None, "--model-sha256", help="Encoder of --probe-npy (default: the one the gallery used)."
@@ -144,9 +155,8 @@ def register(app: typer.Typer) -> None:
             if mode not in ("adaptive", "familiarity", "recollection"):
                 raise DataError(f"unknown retrieval mode '{mode}'", "use adaptive, familiarity or recollection")
             config.retrieval.mode = mode  # type: ignore[assignment]
-        given = [p for p in (probe_npy, face, palm) if p is not None]
-        if len(given) > 1:
-            raise DataError("give one probe: --probe-npy, --face or --palm", "pick one")
+        if probe_npy is not None and (face is not None or palm is not None):
+            raise DataError("give --probe-npy alone, or --face and/or --palm", "pick one kind of probe")
         if modality not in ("face", "palm"):
             raise DataError(f"unknown modality '{modality}'", "use face or palm")
         validate_query(question)
@@ -154,10 +164,12 @@ def register(app: typer.Typer) -> None:
         assistant: Any = None
         try:
             probe: Probe | None = None
+            second: Probe | None = None  # with --face and --palm both: the palm, for sensitive notes (face+palm)
             if probe_npy is not None:
-                probe = probe_from_npy(probe_npy, modality, model_sha256, store)  # type: ignore[arg-type]
+                probe = probe_from_npy(probe_npy, modality, model_sha256, store)
             elif face is not None:
                 probe = probe_from_image(face, "face", config)
+                second = probe_from_image(palm, "palm", config) if palm is not None else None
             elif palm is not None:
                 probe = probe_from_image(palm, "palm", config)
             thresholds: dict[str, float] | None = None
@@ -175,7 +187,7 @@ def register(app: typer.Typer) -> None:
 
                 assistant.llm = create_llm(config, ModelStore(config.paths.models))
             load_ms = (time.perf_counter() - started) * 1000.0
-            result = assistant.answer(question, probe)
+            result = assistant.answer(question, probe, second_probe=second)
             result.timings_ms["load_models"] = load_ms
         finally:
             if assistant is not None:

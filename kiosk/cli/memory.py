@@ -95,7 +95,13 @@ def remember_cmd(
     with _store(cfg) as store:
         owner = _user(store, user)
         report = remember(_builder(cfg, store, mode), owner, raw, modality=modality, mode=mode)
-    emit(report.as_dict(), as_json, lambda r: f"stored note {r['note']['id']} for {user} ({r['mode']} construction)")
+
+    def human(r: dict[str, Any]) -> str:
+        sensitivity = r["note"]["sensitivity"]
+        mark = f", marked sensitive: {sensitivity} by {r['sensitivity_source']}" if sensitivity else ""
+        return f"stored note {r['note']['id']} for {user} ({r['mode']} construction{mark})"
+
+    emit(report.as_dict(), as_json, human)
 
 
 @handle_errors
@@ -169,7 +175,8 @@ def list_cmd(
         rows = [f"{data['user']}: {data['total']} notes"]
         for note in data["notes"]:
             ref = f" [{note['source_ref']}]" if note["source_ref"] else ""
-            rows.append(f"  #{note['id']} {note['timestamp'][:16]}{ref} {note['content'][:100]}")
+            mark = f" [sensitive: {note['sensitivity']}]" if note["sensitivity"] else ""
+            rows.append(f"  #{note['id']} {note['timestamp'][:16]}{ref}{mark} {note['content'][:100]}")
         return "\n".join(rows)
 
     emit(payload, as_json, human)

@@ -7,6 +7,9 @@ once; after that the note is stored without the LLM's attributes and the failure
 
 Fast mode makes no LLM call: keywords KeyBERT-style from the text encoder, context from speaker and
 date, links to same-owner notes above a similarity threshold.
+
+Either mode marks sensitive notes (kiosk.memory.sensitivity) by rules; LLM mode also asks the LLM when
+`memory.sensitivity_llm` is on (off by default: see bench/results/sensitive.md).
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from kiosk.llm.backend import LLM
 from kiosk.llm.structured import ask_structured
 from kiosk.memory.keywords import candidates, select_keywords
 from kiosk.memory.note import Link, Note
+from kiosk.memory.sensitivity import classify, classify_rules
 from kiosk.memory.store import Store
 
 log = logging.getLogger(__name__)
@@ -114,10 +118,12 @@ class BuildReport:
     llm_seconds: float = 0.0
     completion_tokens: int = 0
     errors: list[str] = field(default_factory=list)
+    sensitivity_source: str | None = None
 
     def as_dict(self) -> dict[str, object]:
         return {
             "note": self.note.as_dict(),
+            "sensitivity_source": self.sensitivity_source,
             "mode": self.mode,
             "attributes": self.attributes,
             "evolution": self.evolution,
@@ -200,6 +206,8 @@ class NoteBuilder:
             group_vectors = np.stack([self._phrase_vectors[p] for p in group]) if group else np.zeros((0, 1))
             note.keywords = select_keywords(group, group_vectors, vectors[index], self.config.keywords)
             note.context = basic_context(draft)
+            if self.config.classify_sensitive:
+                note.sensitivity = classify_rules(draft.content)
             notes.append(note)
         embeddings = self.encoder.encode([n.embedding_text() for n in notes])
         for note, embedding in zip(notes, embeddings, strict=True):
@@ -210,7 +218,14 @@ class NoteBuilder:
         neighbours = self._neighbours(note, self.config.link_candidates)
         note.links = [Link(nid, "similar") for nid, sim in neighbours if sim >= self.config.link_similarity]
         stored = self.store.add_note(note)
-        return BuildReport(stored, "fast", "fast", "fast", linked=[link.target_id for link in note.links])
+        return BuildReport(
+            stored,
+            "fast",
+            "fast",
+            "fast",
+            linked=[link.target_id for link in note.links],
+            sensitivity_source="rules" if stored.sensitive else None,
+        )
 
     # ---- llm -----------------------------------------------------------------------------------
     def _build_llm(self, draft: Draft) -> BuildReport:
@@ -235,6 +250,10 @@ class NoteBuilder:
         else:
             note.context = basic_context(draft)
         note.embedding = self._embed(note)
+        sensitivity_source = None
+        if self.config.classify_sensitive:
+            verdict = classify(draft.content, self.llm if self.config.sensitivity_llm else None)
+            note.sensitivity, sensitivity_source = verdict.category, verdict.source
 
         evolution: Outcome = "none"
         updates: list[tuple[Note, NeighbourUpdate]] = []
@@ -272,6 +291,7 @@ class NoteBuilder:
             llm_seconds=time.perf_counter() - started,
             completion_tokens=tokens,
             errors=errors,
+            sensitivity_source=sensitivity_source,
         )
 
     def _apply_decision(

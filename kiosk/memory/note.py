@@ -77,6 +77,12 @@ class Note:
     source_ref: str | None = None
     created_at: datetime | None = None
     updated_at: datetime | None = None
+    sensitivity: str | None = None
+    """A sensitive category (kiosk.memory.sensitivity.CATEGORIES) or None; sensitive notes need stronger proof."""
+
+    @property
+    def sensitive(self) -> bool:
+        return self.sensitivity is not None
 
     def embedding_text(self) -> str:
         """What e_i encodes: content, keywords, tags and context together (A-Mem)."""
@@ -104,4 +110,5 @@ class Note:
             "source_ref": self.source_ref,
             "created_at": self.created_at.isoformat() if self.created_at else None,
             "updated_at": self.updated_at.isoformat() if self.updated_at else None,
+            "sensitivity": self.sensitivity,
         }

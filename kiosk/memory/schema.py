@@ -138,5 +138,15 @@ def _v4_security(conn: apsw.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [_v1_initial, _v2_fts, _v4_security]
+def _v5_sensitive(conn: apsw.Connection) -> None:
+    """Note sensitivity (#13): NULL = not sensitive, else a category; existing notes stay unmarked."""
+    conn.execute(
+        """
+        ALTER TABLE notes ADD COLUMN sensitivity TEXT;
+        CREATE INDEX notes_sensitive_by_owner ON notes(owner_id) WHERE sensitivity IS NOT NULL;
+        """
+    )
+
+
+MIGRATIONS: list[Migration] = [_v1_initial, _v2_fts, _v4_security, _v5_sensitive]
 LATEST_VERSION = len(MIGRATIONS)

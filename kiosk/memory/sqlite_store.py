@@ -33,7 +33,7 @@ import apsw
 import numpy as np
 import sqlite_vec
 
-from kiosk.errors import StoreError
+from kiosk.errors import KioskError, StoreError
 from kiosk.memory.lexical import index_terms, indexed_text, match_expression, query_terms, stemmer
 from kiosk.memory.note import (
     EMBEDDING_DIM,
@@ -67,9 +67,9 @@ MAX_K = 4096
 BUSY_TIMEOUT_MS = 10_000
 _NOTE_COLUMNS = (
     "id, owner_id, modality, content, timestamp, keywords, tags, context, embedding, "
-    "source, source_ref, created_at, updated_at"
+    "source, source_ref, created_at, updated_at, sensitivity"
 )
-_TRACKED_FIELDS = ("content", "timestamp", "keywords", "tags", "context", "modality")
+_TRACKED_FIELDS = ("content", "timestamp", "keywords", "tags", "context", "modality", "sensitivity")
 
 
 def _as_vector(vector: np.ndarray, what: str, dimension: int | None = EMBEDDING_DIM) -> np.ndarray:
@@ -615,6 +615,7 @@ class SqliteStore:
         if note.embedding is None:
             raise StoreError("a note needs its embedding before it is stored", "build notes with kiosk.memory.build")
         embedding = _as_vector(note.embedding, "note embedding")
+        sensitivity = _checked_sensitivity(note.sensitivity)
         timestamp = to_epoch(note.timestamp)
         now = time.time()
         with self._write():
@@ -624,8 +625,8 @@ class SqliteStore:
             content, keywords, tags, context = self._seal_note_fields(note_id, note)
             self._conn.execute(
                 "INSERT INTO notes (id, owner_id, modality, content, timestamp, keywords, tags, context, "
-                "embedding, source, source_ref, created_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "embedding, source, source_ref, created_at, updated_at, sensitivity) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     note_id,
                     note.owner_id,
@@ -640,6 +641,7 @@ class SqliteStore:
                     note.source_ref,
                     now,
                     now,
+                    sensitivity,
                 ),
             )
             self._conn.execute(
@@ -706,6 +708,7 @@ class SqliteStore:
         if not note.content.strip():
             raise StoreError("a note needs non-empty content", "give some text")
         embedding = _as_vector(note.embedding, "note embedding") if note.embedding is not None else None
+        sensitivity = _checked_sensitivity(note.sensitivity)
         now = time.time()
         with self._write():
             rows = self._conn.execute(f"SELECT {_NOTE_COLUMNS} FROM notes WHERE id = ?", (note.id,)).fetchall()
@@ -720,7 +723,7 @@ class SqliteStore:
             content, keywords, tags, context = self._seal_note_fields(note.id, note)
             self._conn.execute(
                 "UPDATE notes SET modality = ?, content = ?, timestamp = ?, keywords = ?, tags = ?, "
-                "context = ?, embedding = coalesce(?, embedding), updated_at = ? WHERE id = ?",
+                "context = ?, embedding = coalesce(?, embedding), updated_at = ?, sensitivity = ? WHERE id = ?",
                 (
                     note.modality,
                     content,
@@ -730,6 +733,7 @@ class SqliteStore:
                     context,
                     embedding.tobytes() if embedding is not None else None,
                     now,
+                    sensitivity,
                     note.id,
                 ),
             )
@@ -823,6 +827,15 @@ class SqliteStore:
         stamps = np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows))
         matrix = np.frombuffer(b"".join(r[2] for r in rows), dtype=np.float32).reshape(len(rows), EMBEDDING_DIM)
         return ids, stamps, matrix.copy()
+
+    def sensitive_note_ids(self, owner_ids: Sequence[int]) -> set[int]:
+        """Ids of the given owners' notes that are marked sensitive (any category)."""
+        wanted = json.dumps(sorted(set(int(o) for o in owner_ids)))
+        rows = self._query(
+            "SELECT id FROM notes WHERE owner_id IN (SELECT value FROM json_each(?)) AND sensitivity IS NOT NULL",
+            (wanted,),
+        )
+        return {int(r[0]) for r in rows}
 
     def owner_version(self, owner_id: int) -> int:
         rows = self._query("SELECT version FROM owner_versions WHERE owner_id = ?", (owner_id,))
@@ -920,7 +933,17 @@ class SqliteStore:
             source_ref=row[10],
             created_at=from_epoch(row[11]),
             updated_at=from_epoch(row[12]),
+            sensitivity=row[13],
         )
+
+
+def _checked_sensitivity(value: str | None) -> str | None:
+    from kiosk.memory.sensitivity import validate_category
+
+    try:
+        return validate_category(value)
+    except KioskError as exc:
+        raise StoreError(exc.message, exc.hint) from exc
 
 
 def _changes(old: Note, new: Note) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -55,3 +55,11 @@ def owner_scope(store: object, owner_ids: Sequence[int]) -> AbstractContextManag
     store's row-level security: even id-based calls then see no other owner's rows); a no-op on SQLite."""
     scope = getattr(store, "owner_scope", None)
     return scope(owner_ids) if scope is not None else contextlib.nullcontext()
+
+
+@runtime_checkable
+class SensitiveIndex(Protocol):
+    """Stores that keep note sensitivity (schema v5). The fleet (PostgreSQL) store does not yet: on it no note
+    is marked, so nothing is withheld for sensitivity (kiosk/assistant.py)."""
+
+    def sensitive_note_ids(self, owner_ids: Sequence[int]) -> set[int]: ...

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 
 import numpy as np
 
@@ -38,22 +38,26 @@ def rank_by_similarity(notes: Sequence[Note], query: np.ndarray) -> list[ScoredN
     return [ScoredNote(note, float(sim), float(sim)) for note, sim in ranked]
 
 
-def top_similar(store: Store, owner_ids: Sequence[int], query: np.ndarray, depth: int) -> list[ScoredNote]:
-    """The `depth` most similar notes of these owners, searched only in their vec0 partitions.
+def top_similar(
+    store: Store, owner_ids: Sequence[int], query: np.ndarray, depth: int, exclude: Set[int] = frozenset()
+) -> list[ScoredNote]:
+    """The `depth` most similar notes of these owners but `exclude`, searched only in their vec0 partitions.
 
     The index's float32 distances pick the candidates; the stored embeddings re-score them exactly.
+    Excluded notes (withheld sensitive ones) are over-fetched and dropped, so `depth` notes still come back.
     """
     if not owner_ids or depth < 1:
         return []
     query32 = np.asarray(query, dtype=np.float32)
-    wanted = min(MAX_K, depth + SLACK)
+    reach = depth + len(exclude)  # excluded (withheld) notes may take places in the index's list
+    wanted = min(MAX_K, reach + SLACK)
     found = store.knn(owner_ids, query32, wanted)
     # The index orders equal distances arbitrarily: while the tie at the K-th place runs past the page, widen
     # it, so that ties are settled by note id below and never by the index.
-    while len(found) == wanted < MAX_K and found[-1][1] >= found[depth - 1][1] - TIE_TOLERANCE:
+    while len(found) == wanted < MAX_K and found[-1][1] >= found[min(reach, len(found)) - 1][1] - TIE_TOLERANCE:
         wanted = min(MAX_K, wanted * 2)
         found = store.knn(owner_ids, query32, wanted)
-    notes = store.get_notes([note_id for note_id, _ in found])
+    notes = store.get_notes([note_id for note_id, _ in found if note_id not in exclude])
     return rank_by_similarity([n for n in notes if n.embedding is not None], query)[:depth]
 
 

@@ -1,9 +1,10 @@
 """Recollection path (RF-Mem): iterative query expansion by clustering candidates and alpha-mixing.
 
 Per round, every beam query retrieves N candidates from the matched pool; the candidates are clustered
-into B groups (k-means); each group's centroid is mixed into the beam query, q' = alpha*q + (1-alpha)*c,
-renormalised; each beam query keeps its `fanout` most relevant mixes (mean similarity of the group to the
-question) and the best B of all mixes form the next beam.
+into B groups (k-means, or DBSCAN's dense groups: kiosk/retrieval/clustering.py); each group's centroid
+is mixed into the beam query, q' = alpha*q + (1-alpha)*c, renormalised; each beam query keeps its
+`fanout` most relevant mixes (mean similarity of the group to the question) and the best B of all mixes
+form the next beam.
 
 Ranking and de-duplication (`ranking`): "fuse" (default) puts the question's own best ceil(K/2) memories
 first (recollection must not lose what familiarity finds), then merges the expanded queries' result lists
@@ -15,12 +16,13 @@ no longer changes the top-K (the evidence has converged). bench/results/retrieva
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from kiosk.retrieval.kmeans import kmeans
+from kiosk.retrieval.clustering import ClusteringSettings, cluster
 
 SearchResult = tuple[np.ndarray, np.ndarray, np.ndarray]
 """(note ids int64, similarities float64, embeddings (n, d) float64), best first."""
@@ -37,6 +39,7 @@ class RecollectionSettings:
     alpha: float = 0.4
     seed: int = 0
     ranking: str = "fuse"
+    clustering: ClusteringSettings = field(default_factory=ClusteringSettings)
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,8 @@ class Recollected:
     scores: list[float]
     rounds: int
     queries: int
+    clusterings: dict[str, int] = field(default_factory=dict)
+    """How often each clustering method ran (adaptive picks per candidate set)."""
 
 
 class PoolMatrix:
@@ -133,6 +138,7 @@ def recollect(search: Search, question: np.ndarray, settings: RecollectionSettin
     expansion_queries: list[np.ndarray] = []
     beam: list[np.ndarray] = [origin]
     top: list[int] = []
+    methods: Counter[str] = Counter()
     issued = 0
     rounds_run = 0
     for round_index in range(settings.rounds):
@@ -151,7 +157,7 @@ def recollect(search: Search, question: np.ndarray, settings: RecollectionSettin
                 expansions.append(id_list)
                 expansion_queries.append(query)
             if len(ids):
-                proposals.extend(_mixes(query, embeddings, origin, settings, round_index, beam_index))
+                proposals.extend(_mixes(query, embeddings, origin, settings, round_index, beam_index, methods))
         new_top = rank_collected(
             settings.ranking, settings.k, origin, origin_list, expansions, expansion_queries, collected, settings.alpha
         )
@@ -167,7 +173,7 @@ def recollect(search: Search, question: np.ndarray, settings: RecollectionSettin
             beam.append(mixed)
             if len(beam) == settings.beam:
                 break
-    return Recollected(top, [best_similarity[i] for i in top], rounds_run, issued)
+    return Recollected(top, [best_similarity[i] for i in top], rounds_run, issued, dict(methods))
 
 
 def _mixes(
@@ -177,17 +183,21 @@ def _mixes(
     settings: RecollectionSettings,
     round_index: int,
     beam_index: int,
+    methods: Counter[str],
 ) -> list[tuple[float, int, np.ndarray]]:
     """This beam query's `fanout` best mixed queries as (relevance, tie-break order, query)."""
-    labels, centroids = kmeans(embeddings, settings.beam, seed=settings.seed + 7919 * round_index + beam_index)
+    labels, centroids, method = cluster(
+        embeddings, settings.beam, settings.clustering, seed=settings.seed + 7919 * round_index + beam_index
+    )
+    methods[method] += 1
     relevance_to_origin = embeddings @ origin
     mixes: list[tuple[float, int, np.ndarray]] = []
-    for cluster, centroid in enumerate(centroids):
-        members = labels == cluster
+    for group, centroid in enumerate(centroids):
+        members = labels == group
         if not members.any():
             continue
         mixed = _unit(settings.alpha * query + (1.0 - settings.alpha) * _unit(centroid))
         relevance = float(relevance_to_origin[members].mean())
-        mixes.append((relevance, beam_index * 1000 + cluster, mixed))
+        mixes.append((relevance, beam_index * 1000 + group, mixed))
     mixes.sort(key=lambda item: (-item[0], item[1]))
     return mixes[: settings.fanout]

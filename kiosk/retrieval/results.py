@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from kiosk.memory.note import Note
+
+if TYPE_CHECKING:
+    from kiosk.retrieval.sensitive import Clearance
 
 Path = Literal["familiarity", "recollection", "lexical"]
 
@@ -24,6 +27,7 @@ class ScoredNote:
             "owner_id": self.note.owner_id,
             "content": self.note.content,
             "source_ref": self.note.source_ref,
+            "sensitivity": self.note.sensitivity,
             "similarity": round(self.similarity, 6),
             "score": round(self.score, 6),
             "timestamp": self.note.timestamp.isoformat(),
@@ -49,6 +53,14 @@ class Retrieval:
     cache_hit: bool = False
     rounds: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
+    clusterings: dict[str, int] = field(default_factory=dict)
+    """Recollection only: how often each clustering method ran (per beam query per round)."""
+    clearance: Clearance | None = None
+    """Set by the assistant: whose sensitive notes were allowed, and how many of the top K were withheld."""
+
+    @property
+    def withheld_sensitive(self) -> int:
+        return self.clearance.withheld_in_top_k if self.clearance is not None else 0
 
     @property
     def note_ids(self) -> list[int]:
@@ -67,5 +79,7 @@ class Retrieval:
             },
             "cache_hit": self.cache_hit,
             "rounds": self.rounds,
+            "clusterings": dict(self.clusterings),
             "timings_ms": dict(self.timings_ms),
+            "sensitive": self.clearance.as_dict() if self.clearance is not None else None,
         }

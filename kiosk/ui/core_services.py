@@ -406,7 +406,9 @@ class CoreServices:
         except Exception as exc:  # llama.cpp and HTTP backends raise their own types
             raise LLMError(f"the language model failed ({type(exc).__name__}: {exc})", "try again") from exc
         notes = tuple(
-            NoteView(int(item.note.id or 0), item.note.content, item.note.timestamp, item.similarity)
+            NoteView(
+                int(item.note.id or 0), item.note.content, item.note.timestamp, item.similarity, item.note.sensitivity
+            )
             for item in result.notes
         )
         identity = verification.identity
@@ -415,7 +417,14 @@ class CoreServices:
         probe = verification.probe
         refused = probe.liveness.reason if probe is not None and probe.liveness_blocks and probe.liveness else None
         return AnswerView(
-            result.answer, result.decision, identity, notes, result.path, dict(result.timings_ms), refused
+            result.answer,
+            result.decision,
+            identity,
+            notes,
+            result.path,
+            dict(result.timings_ms),
+            refused,
+            withheld_sensitive=result.retrieval.withheld_sensitive,
         )
 
     def prepare(self, partial_question: str) -> None:
@@ -515,7 +524,7 @@ class CoreServices:
     def list_notes(self, verification: Verification) -> list[NoteView]:
         owner = self._owner(verification)
         notes = self.store.list_notes(owner)
-        return [NoteView(int(n.id or 0), n.content, n.timestamp) for n in reversed(notes)]
+        return [NoteView(int(n.id or 0), n.content, n.timestamp, sensitivity=n.sensitivity) for n in reversed(notes)]
 
     def delete_note(self, verification: Verification, note_id: int) -> None:
         owner = self._owner(verification)

@@ -81,6 +81,16 @@ class NoteView:
     content: str
     timestamp: datetime
     similarity: float | None = None
+    sensitivity: str | None = None  # a category (health, finance, ...) when the note is sensitive
+
+
+SENSITIVE_WORDS = {
+    "health": "health",
+    "finance": "money",
+    "credentials": "password or code",
+    "location": "address or whereabouts",
+    "third_party": "someone else's private life",
+}
 
 
 @dataclass(frozen=True)
@@ -92,6 +102,12 @@ class AnswerView:
     path: str | None = None
     timings_ms: dict[str, float] = field(default_factory=dict)
     liveness_reason: str | None = None  # why personal memory was hidden by presentation-attack detection
+    withheld_sensitive: int = 0  # sensitive memories among the best matches that needed a stronger check
+
+    @property
+    def sensitive(self) -> bool:
+        """The answer was made from at least one sensitive memory."""
+        return any(note.sensitivity for note in self.notes)
 
 
 @dataclass(frozen=True)

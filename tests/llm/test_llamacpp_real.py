@@ -67,3 +67,15 @@ def test_real_construction_with_linking(
     assert stored is not None and stored.keywords and stored.tags
     assert "8 May 2023" in stored.context
     assert report.completion_tokens > 0
+
+
+def test_sensitivity_verdict_from_the_real_model_is_one_of_the_categories(llm: LlamaCppLLM) -> None:
+    """The classification call parses on the real GGUF (its quality is measured in bench/results/sensitive.md)."""
+    from kiosk.memory.sensitivity import CATEGORIES, classify
+
+    verdict = classify("I'm allergic to most animals with fur.", None)
+    assert verdict.category == "health" and verdict.source == "rules"
+    asked = classify("The knee swells every night since I fell off the ladder.", llm)
+    assert asked.llm_verdict in ("none", *CATEGORIES)
+    assert asked.category == (None if asked.llm_verdict == "none" else asked.llm_verdict)
+    assert llm.last_usage.completion_tokens <= 16

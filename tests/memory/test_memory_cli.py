@@ -40,6 +40,7 @@ def test_remember_list_delete_and_bad_messages(tmp_path: Path, base_config: Kios
     done = _kiosk(env, "remember", "My locker code is 4512.", "--user", "Ann", "--json")
     assert done.returncode == 0, done.stderr.decode()
     note_id = json.loads(done.stdout)["note"]["id"]
+    assert json.loads(done.stdout)["note"]["sensitivity"] == "credentials"
 
     invalid = _kiosk(env, "remember", b"caf\xe9", "--user", "Ann")
     assert invalid.returncode == 2 and b"not valid UTF-8" in invalid.stderr and b"Traceback" not in invalid.stderr
@@ -59,6 +60,7 @@ def test_remember_list_delete_and_bad_messages(tmp_path: Path, base_config: Kios
 
     listed = json.loads(_kiosk(env, "memory", "list", "--user", "Ann", "--json").stdout)
     assert listed["total"] == 1 and listed["notes"][0]["content"] == "My locker code is 4512."
+    assert b"[sensitive: credentials]" in _kiosk(env, "memory", "list", "--user", "Ann").stdout
     assert _kiosk(env, "memory", "delete", str(note_id)).returncode == 0
     again = _kiosk(env, "memory", "delete", str(note_id))
     assert again.returncode == 2 and f"no note with id {note_id}".encode() in again.stderr

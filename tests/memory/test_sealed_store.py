@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import apsw
@@ -95,9 +96,24 @@ def test_v4_upgrade_encrypts_an_existing_plaintext_database_in_place(
     ann = old.add_user("Ann").id
     template = unit(3, dim=128)
     old.set_templates(ann, "face", template[None, :], "sha")
-    note = old.add_note(make_note(ann, SECRET, keywords=["PELICAN-KW"]))
-    note.content = "second version"
-    old.update_note(note, "edit")
+    # The rows are written as a version-1 build wrote them (raw SQL): today's store code writes columns that
+    # later migrations add (notes.sensitivity, v5), which a version-1 file does not have.
+    conn = old._conn
+    conn.execute(
+        "INSERT INTO notes (owner_id, modality, content, timestamp, keywords, tags, context, embedding, source, "
+        "created_at, updated_at) VALUES (?, 'face', 'second version', 0, ?, '[]', '', ?, 'chat', 0, 0)",
+        (ann, json.dumps(["PELICAN-KW"]), unit(0).tobytes()),
+    )
+    note_id = int(conn.last_insert_rowid())
+    conn.execute(
+        "INSERT INTO note_vectors (note_id, owner_id, embedding) VALUES (?, ?, ?)", (note_id, ann, unit(0).tobytes())
+    )
+    conn.execute(
+        "INSERT INTO history (note_id, at, reason, before, after) VALUES (?, 0, 'edit', ?, ?)",
+        (note_id, json.dumps({"content": SECRET}), json.dumps({"content": "second version"})),
+    )
+    note = make_note(ann, "second version")
+    note.id = note_id
     old.checkpoint()
     old.close()
     assert b"4417-PELICAN" in raw_files(path)  # the control: the scan does see clear text

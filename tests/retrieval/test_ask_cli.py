@@ -31,7 +31,7 @@ def runner() -> CliRunner:
 def env(config: KioskConfig, text_encoder: object) -> dict[str, str]:
     with open_store(config) as store:
         for name, axis, texts in (
-            ("Ana", 0, ["Ana's cat is called Miso", "Ana works as a nurse"]),
+            ("Ana", 0, ["Ana's cat is called Miso", "Ana works as a nurse", "Ana's cardiologist found a heart murmur"]),
             ("Ben", 1, ["Ben plays the cello"]),
         ):
             user = store.add_user(name)
@@ -46,6 +46,7 @@ def env(config: KioskConfig, text_encoder: object) -> dict[str, str]:
                         timestamp=datetime(2024, 5, day, tzinfo=UTC),
                         embedding=text_encoder.encode_one(text),  # type: ignore[attr-defined]
                         source_ref=f"{name}:{day}",
+                        sensitivity="health" if "cardiologist" in text else None,
                     )
                 )
     return {
@@ -75,7 +76,7 @@ def test_ask_json_reports_identity_scores_path_notes_and_timings(
     assert payload["decision"] == "owner" and payload["identity"]["name"] == "Ana"
     assert set(payload["gate"]["scores"]) == {"1", "2"} and payload["gate"]["threshold"] == 0.6
     assert payload["path"] in ("familiarity", "recollection")
-    assert {note["source_ref"] for note in payload["notes"]} == {"Ana:1", "Ana:2"}
+    assert {note["source_ref"] for note in payload["notes"]} == {"Ana:1", "Ana:2", "Ana:3"}
     assert all({"id", "content", "source_ref", "similarity", "timestamp"} <= set(n) for n in payload["notes"])
     assert {"gate", "encode", "retrieve", "total"} <= set(payload["timings_ms"])
 
@@ -97,6 +98,7 @@ def test_ask_stranger_falls_back_in_human_output(runner: CliRunner, env: dict[st
         (["--probe-npy", "{wrong_dim}"], "dimensions"),
         (["--probe-npy", "{zeros}"], "zero vector"),
         (["--probe-npy", "{ok}", "--policy", "loose"], "unknown gate policy"),
+        (["--probe-npy", "{ok}", "--face", "face.jpg"], "give --probe-npy alone"),
     ],
 )
 def test_ask_bad_input_is_one_clear_line(
@@ -123,3 +125,17 @@ def test_ask_empty_question(runner: CliRunner, env: dict[str, str], tmp_path: Pa
     probe = save_probe(tmp_path, np.eye(16)[0])
     result = runner.invoke(app, ["ask", "  ", "--probe-npy", str(probe), "--threshold", "0.6", "--no-llm"], env=env)
     assert result.exit_code == 2 and "question is empty" in result.stderr
+
+
+def test_ask_withholds_a_sensitive_note_below_the_stricter_threshold(
+    runner: CliRunner, env: dict[str, str], tmp_path: Path
+) -> None:
+    between = np.zeros(16)
+    between[0], between[15] = 0.65, np.sqrt(1 - 0.65**2)  # passes tau 0.6, not tau + 0.1
+    args = ["ask", "What did my cardiologist find?", "--threshold", "0.6", "--no-llm"]
+    weak = runner.invoke(app, [*args, "--probe-npy", str(save_probe(tmp_path, between))], env=env)
+    assert weak.exit_code == 0, weak.output
+    assert "murmur" not in weak.stdout and "1 of the best matches withheld" in weak.stdout
+    strong = runner.invoke(app, [*args, "--probe-npy", str(save_probe(tmp_path, np.eye(16)[0])), "--json"], env=env)
+    notes = json.loads(strong.stdout)["notes"]
+    assert any(n["sensitivity"] == "health" and "murmur" in n["content"] for n in notes)

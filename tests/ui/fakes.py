@@ -59,6 +59,7 @@ class FakeServices:
             2: [NoteView(3, "Bob keeps bees.", datetime(2026, 7, 3, tzinfo=UTC), 0.5)],
         }
         self.tokens = ["Your ", "sister ", "Clara ", "lives ", "in ", "Lisbon."]
+        self.withheld_sensitive = 0
         self.token_delay_s = 0.0
         self.prepared: list[str] = []  # partial questions the UI asked to prepare while typing
         self.llm_error: str | None = None
@@ -123,7 +124,15 @@ class FakeServices:
             if self.token_delay_s:
                 time.sleep(self.token_delay_s)
             on_token(token)
-        return AnswerView("".join(tokens), decision, identity, notes, "familiarity" if notes else None)  # type: ignore[arg-type]
+        path = "familiarity" if notes else None
+        return AnswerView(
+            "".join(tokens),
+            decision,
+            identity,
+            notes,
+            path,
+            withheld_sensitive=self.withheld_sensitive,  # type: ignore[arg-type]
+        )
 
     def prepare(self, partial_question: str) -> None:
         self.prepared.append(partial_question)

@@ -152,7 +152,7 @@ class MainScreen(Screen):
             return
         self.input.clear()
         self.conversation.add_question(question)
-        self._pending = self.conversation.add_answer()
+        self._pending = self.conversation.add_answer(self._cover_sensitive())
         self.send_button.setEnabled(False)
         task = AnswerTask(self.ctx.services, question)
         task.signals.verified.connect(self._on_verified)
@@ -169,10 +169,14 @@ class MainScreen(Screen):
             # Someone else asked: the previous person's conversation must not stay on screen.
             self.conversation.clear()
             self.conversation.add_question(self._question)
-            self._pending = self.conversation.add_answer()
+            self._pending = self.conversation.add_answer(self._cover_sensitive())
         self.owner_key = key
         if self._pending is not None:
             self._pending.set_verified(verification.identity)
+
+    def _cover_sensitive(self) -> bool:
+        """Kiosk mode covers sensitive memories until tapped; the family desktop shows them, marked."""
+        return not self.ctx.desktop and self.ctx.config.sensitive.tap_to_reveal
 
     def _on_token(self, token: str) -> None:
         if self._pending is not None:

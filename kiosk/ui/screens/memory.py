@@ -14,6 +14,7 @@ from kiosk.errors import ProbeError
 from kiosk.ui.context import AppContext
 from kiosk.ui.screens.base import MAIN, Screen, label
 from kiosk.ui.services import KioskServices, NoteView, Verification
+from kiosk.ui.widgets.conversation import RevealButton, sensitive_mark
 from kiosk.ui.workers import submit
 
 
@@ -24,6 +25,7 @@ class MemoryScreen(Screen):
         super().__init__(ctx)
         self.verification: Verification | None = None
         self.notes: list[NoteView] = []
+        self.reveal_buttons: dict[int, RevealButton] = {}
         root = QVBoxLayout(self)
         root.setContentsMargins(40, 32, 40, 32)
         root.setSpacing(18)
@@ -102,6 +104,7 @@ class MemoryScreen(Screen):
 
     def _show_notes(self, notes: list[NoteView]) -> None:
         self.notes = list(notes)
+        self.reveal_buttons = {}
         while self.list_layout.count() > 1:
             item = self.list_layout.takeAt(0)
             widget = item.widget() if item is not None else None
@@ -115,7 +118,17 @@ class MemoryScreen(Screen):
             line.setContentsMargins(20, 12, 12, 12)
             text = QVBoxLayout()
             text.setSpacing(4)
-            text.addWidget(label(note.content))
+            content = label(note.content)
+            if note.sensitivity:
+                mark = label(sensitive_mark(note.sensitivity), "muted")
+                mark.setObjectName(f"sensitive-{note.id}")
+                text.addWidget(mark)
+                if not self.ctx.desktop and self.ctx.config.sensitive.tap_to_reveal:
+                    cover = RevealButton("Hidden", content)
+                    cover.setObjectName(f"reveal-{note.id}")
+                    self.reveal_buttons[note.id] = cover
+                    text.addWidget(cover)
+            text.addWidget(content)
             text.addWidget(label(note.timestamp.strftime("%d %B %Y, %H:%M"), "muted"))
             delete = QPushButton("Delete")
             delete.setObjectName(f"delete-{note.id}")

@@ -15,7 +15,7 @@ from PySide6.QtWidgets import (
 )
 
 from kiosk.ui import theme
-from kiosk.ui.services import AnswerView, Identity
+from kiosk.ui.services import SENSITIVE_WORDS, AnswerView, Identity, NoteView
 
 FLUSH_MS = 60
 
@@ -50,11 +50,37 @@ class QuestionBubble(QFrame):
         layout.addWidget(self.body)
 
 
-class AnswerBubble(QFrame):
-    """Streams tokens, then settles into one of three calm states: personal, without memory, or failed."""
+def sensitive_mark(sensitivity: str) -> str:
+    return f"◆ Sensitive ({SENSITIVE_WORDS.get(sensitivity, sensitivity)})"
 
-    def __init__(self) -> None:
+
+class RevealButton(QPushButton):
+    """Covers a sensitive text until tapped; then the text takes its place (kiosk mode)."""
+
+    def __init__(self, cover: str, reveal: QLabel) -> None:
+        super().__init__(f"{cover} — tap to reveal")
+        self.setProperty("role", "link")
+        self.setCursor(Qt.CursorShape.PointingHandCursor)
+        self.revealed = reveal
+        reveal.hide()
+        self.clicked.connect(self.reveal)
+
+    def reveal(self) -> None:
+        self.hide()
+        self.revealed.show()
+
+
+class AnswerBubble(QFrame):
+    """Streams tokens, then settles into one of three calm states: personal, without memory, or failed.
+
+    With `cover_sensitive` (kiosk mode), an answer made from a sensitive memory and the sensitive memories
+    listed under it stay covered until tapped.
+    """
+
+    def __init__(self, cover_sensitive: bool = False) -> None:
         super().__init__()
+        self.cover_sensitive = cover_sensitive
+        self.reveal_buttons: list[RevealButton] = []
         self.state = "pending"
         self._style(theme.BORDER, theme.SURFACE)
         layout = QVBoxLayout(self)
@@ -82,6 +108,9 @@ class AnswerBubble(QFrame):
         self.fallback_reason = _label("", "muted")
         self.fallback_reason.hide()
         layout.addWidget(self.fallback_reason)
+        self.withheld = _label("", "muted")
+        self.withheld.hide()
+        layout.addWidget(self.withheld)
         self.result: AnswerView | None = None
         self._buffer: list[str] = []
         self._flush_timer = QTimer(self)
@@ -119,17 +148,33 @@ class AnswerBubble(QFrame):
         self.result = result
         self.body.show()
         self.body.setText(result.text.strip() or self.body.text().strip() or "(no answer)")
+        if result.withheld_sensitive:
+            count = result.withheld_sensitive
+            self.withheld.setText(
+                f"{count} sensitive {'memory was' if count == 1 else 'memories were'} held back: "
+                "they need a stronger check of who you are."
+            )
+            self.withheld.show()
         if result.decision == "owner" and result.notes:
             self.state = "personal"
             self._style(theme.ACCENT_DARK, theme.SURFACE)
             self.header.setText(f"Answered for {result.identity.name} from your memory")
+            if result.sensitive and self.cover_sensitive:
+                categories = sorted({n.sensitivity for n in result.notes if n.sensitivity})
+                cover = RevealButton(
+                    "◆ This answer uses a sensitive memory ("
+                    + ", ".join(SENSITIVE_WORDS.get(c, c) for c in categories)
+                    + ")",
+                    self.body,
+                )
+                self.column.insertWidget(self.column.indexOf(self.body), cover)
+                cover.show()  # added to a bubble already on screen: Qt leaves it hidden otherwise
+                self.reveal_buttons.append(cover)
             count = len(result.notes)
             self.memory_toggle.setText(f"▸  Used {count} of your memories")
             self.memory_toggle.show()
             for note in result.notes:
-                when = note.timestamp.strftime("%d %b %Y")
-                row = _label(f"•  {note.content}   ({when})", "muted")
-                self.notes_layout.addWidget(row)
+                self._add_note_row(note)
         else:
             self.state = "fallback"
             self._style(theme.CALM, "#1e1b4b", dashed=True)
@@ -144,6 +189,18 @@ class AnswerBubble(QFrame):
                 )
             self.fallback_reason.setText(reason)
             self.fallback_reason.show()
+
+    def _add_note_row(self, note: NoteView) -> None:
+        when = note.timestamp.strftime("%d %b %Y")
+        if not note.sensitivity:
+            self.notes_layout.addWidget(_label(f"•  {note.content}   ({when})", "muted"))
+            return
+        row = _label(f"•  {sensitive_mark(note.sensitivity)}: {note.content}   ({when})", "muted")
+        if self.cover_sensitive:
+            cover = RevealButton(f"•  {sensitive_mark(note.sensitivity)} memory", row)
+            self.notes_layout.addWidget(cover)
+            self.reveal_buttons.append(cover)
+        self.notes_layout.addWidget(row)
 
     def fail(self, message: str) -> None:
         self._flush_timer.stop()
@@ -209,8 +266,8 @@ class ConversationView(QScrollArea):
         self._add(bubble, right=True)
         return bubble
 
-    def add_answer(self) -> AnswerBubble:
-        bubble = AnswerBubble()
+    def add_answer(self, cover_sensitive: bool = False) -> AnswerBubble:
+        bubble = AnswerBubble(cover_sensitive)
         self._add(bubble, right=False)
         return bubble
 

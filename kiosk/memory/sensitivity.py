@@ -1,0 +1,156 @@
+"""Sensitive-note classification at construction: rules, optionally followed by the LLM.
+
+A note is sensitive when it discloses one of: health (illness, injury, care, mental health, allergy,
+pregnancy), finance (income, debts, amounts, bank or card details), credentials (passwords, PINs, codes),
+location (a home address or exact whereabouts), third_party (another person's private life: a death,
+divorce, arrest). One category per note, the first in CATEGORIES order that applies.
+
+Rules are word patterns aimed at disclosures, not topics ("it's like therapy" is not a health note). With
+`memory.sensitivity_llm` on, LLM construction shows a note the rules leave unmarked to the LLM with a short
+prompt; the LLM can add a category, never remove one the rules found (a privacy mark errs on the side of
+asking for more proof). bench/results/sensitive.md measures both on 200 hand-labelled LoCoMo turns; the
+default 0.5B model flags nearly everything, hence the setting is off by default.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from kiosk.errors import DataError
+from kiosk.llm.backend import LLM, Message
+from kiosk.llm.structured import ask_structured
+
+Category = Literal["credentials", "health", "finance", "location", "third_party"]
+CATEGORIES: tuple[Category, ...] = ("credentials", "health", "finance", "location", "third_party")
+Source = Literal["rules", "llm"]
+
+CLASSIFY_MAX_TOKENS = 16
+"""The reply is one short JSON object: {"category": "third_party"} is 9 tokens."""
+
+_RELATIVE = (
+    r"(?:mom|mum|mother|dad|father|parents?|wife|husband|partner|son|daughter|kids?|child|brother|sister|"
+    r"grand(?:ma|pa|mother|father)|aunt|uncle|cousin|friend|boss|neighbou?r|girlfriend|boyfriend|fianc[eé]e?)"
+)
+
+RULES: dict[Category, re.Pattern[str]] = {
+    "credentials": re.compile(
+        r"\b(?:password|passcode|passphrase|pin(?: code| number)|my pin|security code|login details|username and "
+        r"password|account number|routing number|social security(?: number)?|ssn|"
+        r"(?:door|alarm|gate|locker|safe|garage|entry|access|wifi|wi-fi) code|code is \d{3,}|combination (?:is|to))\b",
+        re.IGNORECASE,
+    ),
+    "health": re.compile(
+        r"\b(?:doctors?|doc said|hospital|the er|emergency room|clinic|diagnos\w+|surgery|operation on|"
+        r"injur(?:y|ies|ed)|injured myself|hurt (?:my|his|her) \w+|broke (?:my|his|her) \w+|physical therapy|"
+        r"physio\w*|therapist|counsell?or said|medication|meds\b|prescri\w+|allerg(?:y|ies|ic)|asthma|diabet\w+|"
+        r"cancer|tumou?r|chemo\w*|illness|got sick|been sick|feeling sick|fever|flu\b|covid|infection|migraine|"
+        r"pregnan\w+|miscarriage|depress(?:ed|ion)|anxiety|panic attacks?|struggled with (?:my )?mental health|"
+        r"mental health (?:issues|problems|struggles)|health (?:scare|issues?|problems?|risk|condition)|"
+        r"blood pressure|heart (?:attack|condition|palpitations?)|stroke|gastritis|stomachache|symptoms?|"
+        r"chronic|disorder|check-?up|recover(?:y|ing) from|rehab|(?:with|without|in) (?:no |any )?pain\b|"
+        r"dairy-free is a must|lactose|gluten-free is a must|celiac)\b",
+        re.IGNORECASE,
+    ),
+    "finance": re.compile(
+        r"(?:[$€£]\s?\d[\d,.]*(?:k|m)?\b|\b\d[\d,.]*\s?(?:dollars|euros|pounds|bucks|usd|eur|gbp)\b|\b(?:salary|"
+        r"my income|in debt|debts?\b|loan|mortgage|bank account|credit card|debit card|my savings|pay ?check|"
+        r"paycheque|i owe|owes me|bankrupt\w*|tax return|can't afford|cannot afford|money-wise|endorsement deals?|"
+        r"got a raise|pay rise|laid off|lost my job|unemployed)\b)",
+        re.IGNORECASE,
+    ),
+    "location": re.compile(
+        r"\b(?:\d{1,5}\s+(?:[A-Z][a-z]+\s){1,3}(?:street|st|avenue|ave|road|rd|lane|ln|drive|dr|boulevard|blvd|"
+        r"court|ct|way|place|pl)\b|my (?:home )?address|i live (?:at|on)|we live (?:at|on)|zip ?code|postcode|"
+        r"apartment (?:number|no\.?)|apt\.? ?\d+|flat \d+|room \d{2,4}|(?:rented|bought|moved into) (?:an? |the )?"
+        r"(?:apartment|flat|house|place) (?:on|at|near|not far from)|gate code|i'm staying at|we're staying at)\b",
+        re.IGNORECASE,
+    ),
+    "third_party": re.compile(
+        rf"\b(?:(?:my|his|her|our|your) {_RELATIVE}\b.{{0,40}}?\b(?:passed away|died|divorc\w+|arrested|in jail|"
+        rf"in prison|cheat\w*|affair|fired|lost (?:his|her|their) job|broke up|split up|accident)|passed away|"
+        r"funeral|sorry (?:about|for) (?:your|the) loss|sorry 'bout the accident)",
+        re.IGNORECASE,
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Classification:
+    """The category (None = not sensitive), who decided it, and the LLM's raw verdict when it was asked."""
+
+    category: Category | None
+    source: Source | None
+    llm_verdict: str | None = None
+
+    @property
+    def sensitive(self) -> bool:
+        return self.category is not None
+
+
+def validate_category(value: str | None) -> Category | None:
+    """A stored or user-given category, checked; a typo is an error naming the allowed ones."""
+    if value is None or value == "none":
+        return None
+    if value not in CATEGORIES:
+        raise DataError(f"unknown sensitivity '{value}'", f"use one of {', '.join(CATEGORIES)} or none")
+    return value
+
+
+def classify_rules(text: str) -> Category | None:
+    """The first category whose rule matches, in CATEGORIES order; None when no rule does."""
+    for category in CATEGORIES:
+        if RULES[category].search(text):
+            return category
+    return None
+
+
+# ---- LLM -----------------------------------------------------------------------------------------
+
+CLASSIFY_SYSTEM = (
+    "You flag private information in one chat message. Categories: health (the illness, injury, medical care, "
+    "mental health, allergy or pregnancy of a real person), finance (income, debts, money amounts, bank or card "
+    "details), credentials (passwords, PINs, codes), location (a home address or exact whereabouts), "
+    "third_party (another person's private life: a death, divorce, arrest), none (everyday talk, hobbies, "
+    "opinions, generic remarks). Reply with JSON only."
+)
+
+CLASSIFY_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"category": {"type": "string", "enum": ["none", *CATEGORIES]}},
+    "required": ["category"],
+}
+
+
+class Verdict(BaseModel):
+    category: Literal["none", "credentials", "health", "finance", "location", "third_party"]
+
+
+def classify_messages(text: str) -> list[Message]:
+    return [{"role": "system", "content": CLASSIFY_SYSTEM}, {"role": "user", "content": f"Message: {text}"}]
+
+
+def classify_llm(llm: LLM, text: str) -> str | None:
+    """The LLM's verdict ('none' or a category), or None when it gave no valid reply after a retry."""
+    reply = ask_structured(
+        llm,
+        classify_messages(text),
+        Verdict,
+        CLASSIFY_SCHEMA,
+        max_tokens=CLASSIFY_MAX_TOKENS,
+        what=f"sensitivity ({text[:40]!r})",
+    )
+    return reply.value.category if reply.value is not None else None
+
+
+def classify(text: str, llm: LLM | None = None) -> Classification:
+    """Rules first; with an LLM, a note the rules leave unmarked gets the LLM's verdict."""
+    by_rules = classify_rules(text)
+    if by_rules is not None or llm is None:
+        return Classification(by_rules, "rules" if by_rules else None)
+    verdict = classify_llm(llm, text)
+    category = validate_category(verdict) if verdict is not None else None
+    return Classification(category, "llm" if category else None, verdict)
