@@ -1,7 +1,9 @@
 """The assistant: gate the live probe, retrieve inside the matched pool, answer with the LLM.
 
 Used by the Qt app, `kiosk ask` and the evaluation. Each call re-checks the probe it is given; nothing is
-remembered about who asked before.
+remembered about who asked before. The pool is the verified person's personal notes, their groups' notes
+and the public notes; an unrecognised person gets the public notes only. Notes used in an answer are
+reinforced (kiosk/memory/forgetting.py); faded notes of the pool are archived when a floor is configured.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ from kiosk.llm.prompts import (
     answer_messages,
     compact_answer_messages,
 )
+from kiosk.memory.forgetting import Decay, archive_faded
+from kiosk.memory.scopes import PERSONAL, Scope, owner_for, scope_kind
 from kiosk.memory.store import SensitiveIndex, Store, owner_scope
 from kiosk.retrieval.familiarity import top_similar
 from kiosk.retrieval.gate import (
@@ -34,8 +38,10 @@ from kiosk.retrieval.gate import (
     NO_PROBE,
     Decision,
     GateDecision,
+    ScopedPool,
     decide,
     gate,
+    scoped_pool,
     user_scores,
     validate_query,
 )
@@ -94,6 +100,11 @@ class AnswerResult:
     def used_memory(self) -> bool:
         return bool(self.retrieval.notes)
 
+    @property
+    def used_personal_memory(self) -> bool:
+        """Whether any note in the answer's context was the person's own or their group's (not public)."""
+        return any(scope_kind(item.note.scope) != "public" for item in self.retrieval.notes)
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "question": self.question,
@@ -105,6 +116,7 @@ class AnswerResult:
             "cache_hit": self.retrieval.cache_hit,
             "sensitive": self.retrieval.as_dict()["sensitive"],
             "notes": [item.as_dict() for item in self.notes],
+            "used_personal_memory": self.used_personal_memory,
             "answer": self.answer,
             "timings_ms": {name: round(value, 2) for name, value in self.timings_ms.items()},
         }
@@ -136,7 +148,10 @@ class Assistant:
         self.llm = llm
         self.config = config
         self.thresholds = dict(thresholds) if thresholds is not None else None
-        self.retriever = Retriever(store, config.retrieval)
+        self.retriever = Retriever(store, config.retrieval, config.scopes, config.forgetting)
+        self.decay = Decay.from_config(config.forgetting)
+        self._last_sweep: dict[tuple[int, ...], datetime] = {}
+        self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         self.backoff = backoff or verification_backoff(config.security)
         self.audit = audit
 
@@ -203,6 +218,36 @@ class Assistant:
             return by_threshold(decision, float("inf"))
         return by_threshold(decision, strict_threshold(settings, probe.modality, decision.threshold))
 
+    def _withheld_owners(self, pool: ScopedPool, clearance: Clearance) -> list[int]:
+        """Pool owners whose sensitive notes stay out: a person not cleared, a group none of whose cleared
+        members is here, the public scope unless someone is cleared."""
+        cleared = set(clearance.cleared_owner_ids)
+        cleared_groups = {group.id for person in cleared for group in self.store.groups_of(person)}
+        open_to = {"personal": cleared, "group": cleared_groups}
+        return [
+            owner
+            for owner, kind in pool.scopes.items()
+            if (owner not in open_to[kind] if kind in open_to else not cleared)
+        ]
+
+    # ---- the pool --------------------------------------------------------------------------------
+    def pool(self, decision: GateDecision) -> ScopedPool:
+        """What this decision may read: matched people + their groups + the public notes."""
+        return scoped_pool(
+            decision, lambda user: [group.id for group in self.store.groups_of(user)], self.store.public_owner_id()
+        )
+
+    def _sweep(self, owners: tuple[int, ...], now: datetime) -> None:
+        """Archive the pool's faded notes, at most once per `sweep_interval_s` per pool."""
+        settings = self.config.forgetting
+        if settings.archive_below <= 0:
+            return
+        last = self._last_sweep.get(owners)
+        if last is not None and 0 <= (now - last).total_seconds() < settings.sweep_interval_s:
+            return
+        archive_faded(self.store, owners, now, self.decay, settings.archive_below)
+        self._last_sweep[owners] = now
+
     # ---- asking --------------------------------------------------------------------------------
     def retrieve(
         self,
@@ -227,25 +272,28 @@ class Assistant:
         timings: dict[str, float] = {}
         started = time.perf_counter()
         decision = self.verify(probe, record=record)
+        pool = self.pool(decision)
         timings["gate"] = _ms_since(started)
-        if not decision.matched_owner_ids:
-            return decision, Retrieval(path=None, notes=[]), timings
-        clearance = self.clearance(decision, probe, second_probe)
-        withheld_owners = [o for o in decision.matched_owner_ids if o not in clearance.cleared_owner_ids]
-        withheld: set[int] = set()
-        if withheld_owners and isinstance(self.store, SensitiveIndex):
-            withheld = self.store.sensitive_note_ids(withheld_owners)
-        timings["gate"] = _ms_since(started)
-        started = time.perf_counter()
-        query = self.text_encoder.encode_one(text)
-        timings["encode"] = _ms_since(started)
-        with owner_scope(self.store, decision.matched_owner_ids):
+        now = self.clock()
+        with owner_scope(self.store, pool.owner_ids):
+            self._sweep(pool.owner_ids, now)
+            if not any(self.store.count_notes(owner) for owner in pool.owner_ids):
+                return decision, Retrieval(path=None, notes=[]), timings
+            clearance = self.clearance(decision, probe, second_probe)
+            withheld_owners = self._withheld_owners(pool, clearance)
+            withheld: set[int] = set()
+            if withheld_owners and isinstance(self.store, SensitiveIndex):
+                withheld = self.store.sensitive_note_ids(withheld_owners)
+            timings["gate"] = _ms_since(started)
+            started = time.perf_counter()
+            query = self.text_encoder.encode_one(text)
+            timings["encode"] = _ms_since(started)
             retrieval = self.retriever.retrieve(
-                decision.matched_owner_ids, query, text, k=k, mode=mode, exclude=withheld
+                pool.owner_ids, query, text, k=k, mode=mode, scopes=pool.scopes, now=now, exclude=withheld
             )
             if withheld:
                 # How many of the K most similar notes were held back: the screen can say "verify more to use them".
-                nearest = top_similar(self.store, decision.matched_owner_ids, query, k or self.config.retrieval.k)
+                nearest = top_similar(self.store, pool.owner_ids, query, k or self.config.retrieval.k)
                 clearance = replace(clearance, withheld_in_top_k=sum(1 for item in nearest if item.note.id in withheld))
         retrieval = replace(retrieval, clearance=clearance)
         timings["retrieve"] = retrieval.timings_ms.get("retrieve", 0.0)
@@ -275,6 +323,8 @@ class Assistant:
             started = time.perf_counter()
             reply = self._generate(messages, stream, timings, started_total)
             timings["llm"] = _ms_since(started)
+            with owner_scope(self.store, sorted({item.note.owner_id for item in retrieval.notes})):
+                self.store.reinforce(retrieval.note_ids, self.clock())
         timings["total"] = _ms_since(started_total)
         return AnswerResult(text, identity, decision, retrieval, reply, timings)
 
@@ -334,11 +384,18 @@ class Assistant:
 
     # ---- remembering ---------------------------------------------------------------------------
     def remember(
-        self, text: str | bytes, probe: Probe | None, *, when: datetime | None = None, mode: str | None = None
+        self,
+        text: str | bytes,
+        probe: Probe | None,
+        *,
+        when: datetime | None = None,
+        mode: str | None = None,
+        scope: Scope = PERSONAL,
     ) -> int | None:
-        """Store `text` as a note of the verified person; None (nothing stored) for anyone unverified.
+        """Store `text` said by the verified person, in `scope`; None (nothing stored) for anyone unverified.
 
-        Verification for writing is always best-match with margin: a note must have exactly one owner.
+        Verification for writing is always best-match with margin: a note must have exactly one author.
+        A group note needs the author to be a member; a public note still needs a verified author.
         """
         from kiosk.memory.build import NoteBuilder
         from kiosk.memory.ingest import clean_content
@@ -351,11 +408,12 @@ class Assistant:
         user = self.store.get_user(identity.user_id)
         if user is None:
             return None
+        owner_id = owner_for(self.store, scope, user.id)
         construction = mode or self.config.memory.construction
         if self.llm is None:
             construction = "fast"
         builder = NoteBuilder(self.store, self.text_encoder, self.config.memory, self.llm)
-        with owner_scope(self.store, [user.id]):
+        with owner_scope(self.store, sorted({user.id, owner_id})):
             report = ingest_one(
                 builder,
                 user,
@@ -363,6 +421,7 @@ class Assistant:
                 modality=probe.modality,
                 mode=construction,  # type: ignore[arg-type]
                 when=when or datetime.now(UTC),
+                owner_id=owner_id,
             )
         return report.note.id
 

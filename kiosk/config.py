@@ -421,6 +421,58 @@ class RetrievalConfig(Section):
     )
 
 
+class ScopesConfig(Section):
+    alpha: float = Field(
+        default=1.0, ge=0, description="Weight of semantic similarity in score = alpha*semantic + beta*scope relevance."
+    )
+    beta: float = Field(
+        default=0.05,
+        ge=0,
+        description="Weight of scope relevance; small, so it only reorders notes of nearly equal similarity.",
+    )
+    personal_relevance: float = Field(
+        default=1.0, ge=0, le=1, description="Scope relevance of the requester's personal notes (0..1)."
+    )
+    group_relevance: float = Field(
+        default=0.5, ge=0, le=1, description="Scope relevance of notes of the requester's groups (0..1)."
+    )
+    public_relevance: float = Field(
+        default=0.0, ge=0, le=1, description="Scope relevance of public notes, visible to everyone (0..1)."
+    )
+
+
+class ForgettingConfig(Section):
+    half_life_days: float = Field(
+        default=180.0,
+        gt=0,
+        description="Days after which a never-reinforced note's strength has halved: s = 2^(-elapsed/half-life).",
+    )
+    reinforcement_growth: float = Field(
+        default=2.0,
+        ge=1,
+        description="Each retrieval that is used multiplies the note's half-life by this (stronger decays slower).",
+    )
+    max_half_life_days: float = Field(
+        default=3650.0, gt=0, description="Cap on a reinforced note's half-life, in days."
+    )
+    weight: float = Field(
+        default=0.0,
+        ge=0,
+        description="Weight gamma of strength in ranking (score += gamma*strength); 0 keeps ranking decay-free "
+        "(bench/results/scopes.md: on LoCoMo decay never raised familiarity recall@10; gamma 0.2 cut it by a "
+        "quarter).",
+    )
+    archive_below: float = Field(
+        default=0.0,
+        ge=0,
+        lt=1,
+        description="Strength floor: notes below it leave retrieval (archived, listed, restorable); 0 never archives.",
+    )
+    sweep_interval_s: float = Field(
+        default=3600.0, ge=0, description="Least time between two archive sweeps of one pool while answering."
+    )
+
+
 class GateConfig(Section):
     policy: Literal["threshold", "best-match"] = Field(
         default="best-match",
@@ -547,6 +599,10 @@ class KioskConfig(Section):
     gate: GateConfig = Field(default_factory=GateConfig, description="Biometric gate.")
     sensitive: SensitiveConfig = Field(
         default_factory=SensitiveConfig, description="Sensitive memories: the stronger proof they need, and display."
+    )
+    scopes: ScopesConfig = Field(default_factory=ScopesConfig, description="Note scopes and their ranking term.")
+    forgetting: ForgettingConfig = Field(
+        default_factory=ForgettingConfig, description="Memory strength decay, reinforcement and archiving."
     )
     ui: UIConfig = Field(default_factory=UIConfig, description="Qt app.")
     security: SecurityConfig = Field(

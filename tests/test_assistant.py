@@ -323,3 +323,61 @@ def test_prepare_prefills_the_owners_prompt_for_the_words_typed_so_far(store: Sq
     config.llm.prefill_while_typing = False
     assert assistant.prepare("Where does my sister", face(ALICE_FACE)) == 0
     assert not llm.calls  # preparing never generates an answer
+
+
+# ---- scopes and forgetting ---------------------------------------------------------------------------
+FAMILY_NOTE = "The family dinner is at grandma's house on Sunday"
+PUBLIC_NOTE = "The kiosk library closes at six on weekdays"
+
+
+def _shared(store: SqliteStore, encoder: BagOfWordsEncoder, ids: dict[str, int]) -> dict[str, int]:
+    family = store.add_group("family")
+    store.add_member(family.id, ids["Alice"])
+    stamp = datetime(2024, 3, 2, tzinfo=UTC)
+    made = {}
+    for key, owner, text in (("family", family.id, FAMILY_NOTE), ("public", store.public_owner_id(), PUBLIC_NOTE)):
+        note = Note(None, owner, "face", text, stamp, embedding=encoder.encode_one(text), author_id=ids["Alice"])
+        made[key] = int(store.add_note(note).id or 0)
+    return made
+
+
+def test_stranger_gets_public_notes_only_and_is_told_no_personal_memory_was_used(
+    store: SqliteStore, config: KioskConfig
+) -> None:
+    encoder = BagOfWordsEncoder()
+    ids = populate(store, encoder)
+    _shared(store, encoder, ids)
+    assistant = Assistant(store, encoder, ScriptedLLM(default="ok"), config, thresholds={"face": TAU})
+    question = "When is the family dinner and when does the library close?"
+    for mode in ("familiarity", "recollection", "adaptive"):
+        stranger = assistant.answer(question, face(STRANGER_FACE), mode=mode)
+        assert stranger.decision == "fallback" and stranger.identity is None
+        assert [item.note.content for item in stranger.notes] == [PUBLIC_NOTE]
+        assert not stranger.used_personal_memory and stranger.as_dict()["used_personal_memory"] is False
+        nobody = assistant.answer(question, None, mode=mode)
+        assert [item.note.content for item in nobody.notes] == [PUBLIC_NOTE]
+        bob = assistant.answer(question, face(BOB_FACE), mode=mode)
+        assert FAMILY_NOTE not in {item.note.content for item in bob.notes}  # not a member
+        alice = assistant.answer(question, face(ALICE_FACE), mode=mode)
+        assert {FAMILY_NOTE, PUBLIC_NOTE} <= {item.note.content for item in alice.notes}
+        assert alice.used_personal_memory
+
+
+def test_used_notes_are_reinforced_and_faded_ones_archived(store: SqliteStore, config: KioskConfig) -> None:
+    encoder = BagOfWordsEncoder()
+    ids = populate(store, encoder)
+    config.forgetting.archive_below = 0.05
+    config.forgetting.half_life_days = 30.0
+    assistant = Assistant(store, encoder, ScriptedLLM(default="ok"), config, thresholds={"face": TAU})
+    assistant.clock = lambda: datetime(2024, 3, 20, tzinfo=UTC)
+    result = assistant.answer("my dog Biscuit", face(ALICE_FACE), mode="familiarity")
+    used = store.get_notes(result.retrieval.note_ids)
+    assert used and all(n.reinforcements == 1 and n.last_used_at == assistant.clock() for n in used)
+    assert all(n.reinforcements == 0 for n in store.list_notes(ids["Bob"]))  # not retrieved, not reinforced
+
+    assistant.clock = lambda: datetime(2025, 3, 20, tzinfo=UTC)  # a year on: every note is below 5 %
+    later = assistant.answer("my dog Biscuit", face(ALICE_FACE), mode="familiarity")
+    assert later.notes == [] and later.decision == "owner"
+    assert all(n.archived for n in store.list_notes(ids["Alice"]))
+    assert all(not n.archived for n in store.list_notes(ids["Bob"]))  # only the asker's pool was swept
+    assert store.count_notes(ids["Alice"]) == len(ALICE_NOTES)  # archived, not deleted

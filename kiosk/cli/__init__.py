@@ -20,7 +20,18 @@ app = typer.Typer(
 app.add_typer(models_cli.app, name="models")
 
 
-FEATURE_COMMANDS = ("config_cmd", "calibrate", "users", "ask", "memory", "eval", "doctor", "security", "store")
+FEATURE_COMMANDS = (
+    "config_cmd",
+    "calibrate",
+    "users",
+    "groups",
+    "ask",
+    "memory",
+    "eval",
+    "doctor",
+    "security",
+    "store",
+)
 """Modules under kiosk/cli/ that each add their commands with `register(app)`."""
 
 

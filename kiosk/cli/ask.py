@@ -98,7 +98,8 @@ def _human(payload: dict[str, Any]) -> str:
     if gate["scores"]:
         scores = ", ".join(f"user {user}: {score:.3f}" for user, score in gate["scores"].items())
         lines.append(f"gate scores: {scores}")
-    lines.append(f"path: {payload['path'] or '-'}; notes used: {len(payload['notes'])}")
+    personal = "" if payload["used_personal_memory"] else " (no personal memory used)"
+    lines.append(f"path: {payload['path'] or '-'}; notes used: {len(payload['notes'])}{personal}")
     sensitive = payload.get("sensitive")
     if sensitive and sensitive["withheld_in_top_k"]:
         lines.append(
@@ -107,9 +108,11 @@ def _human(payload: dict[str, Any]) -> str:
         )
     for note in payload["notes"]:
         ref = f" [{note['source_ref']}]" if note["source_ref"] else ""
+        scope = "" if note["scope"] == "personal" else f" ({note['scope']})"
         mark = f" [sensitive: {note['sensitivity']}]" if note.get("sensitivity") else ""
         lines.append(
-            f"  #{note['id']}{ref}{mark} sim {note['similarity']:.3f} {note['timestamp'][:10]}: {note['content']}"
+            f"  #{note['id']}{ref}{scope}{mark} sim {note['similarity']:.3f} {note['timestamp'][:10]}: "
+            f"{note['content']}"
         )
     if payload["answer"]:
         lines.append(f"answer: {payload['answer']}")

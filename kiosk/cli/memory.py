@@ -1,4 +1,4 @@
-"""`kiosk remember` and `kiosk memory import|list|delete`: put notes in, look at them, take them out."""
+"""`kiosk remember` and `kiosk memory import|list|delete|restore|archive-faded`: notes in, looked at, out."""
 
 from __future__ import annotations
 
@@ -82,24 +82,32 @@ def _argv_bytes(text: str) -> str | bytes:
 def remember_cmd(
     text: str = typer.Argument(..., help="What to remember ('-' reads standard input)."),
     user: str = typer.Option(..., "--user", help="The verified user's name (until identity gating lands)."),
+    scope: str = typer.Option(
+        "personal", "--scope", help="Who may read it: personal, group:NAME (the user must be a member) or public."
+    ),
     construct: str = ConstructOption,
     modality: str = ModalityOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Store one message as a memory note of the user; prints the stored note's id."""
+    """Store one message said by the user as a memory note in a scope; prints the stored note's id."""
     from kiosk.memory.ingest import remember
+    from kiosk.memory.scopes import owner_for, parse_scope
 
     cfg = config()
+    parsed = parse_scope(scope)  # a typo fails before any model loads
     mode = _mode(cfg, construct)
     raw: str | bytes = sys.stdin.buffer.read() if text == "-" else _argv_bytes(text)
     with _store(cfg) as store:
-        owner = _user(store, user)
-        report = remember(_builder(cfg, store, mode), owner, raw, modality=modality, mode=mode)
+        author = _user(store, user)
+        owner_id = owner_for(store, parsed, author.id)
+        report = remember(_builder(cfg, store, mode), author, raw, modality=modality, mode=mode, owner_id=owner_id)
 
     def human(r: dict[str, Any]) -> str:
         sensitivity = r["note"]["sensitivity"]
         mark = f", marked sensitive: {sensitivity} by {r['sensitivity_source']}" if sensitivity else ""
-        return f"stored note {r['note']['id']} for {user} ({r['mode']} construction{mark})"
+        return (
+            f"stored note {r['note']['id']} for {user} in scope {r['note']['scope']} ({r['mode']} construction{mark})"
+        )
 
     emit(report.as_dict(), as_json, human)
 
@@ -157,29 +165,97 @@ def _import_summary(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _owner_of_listing(store: Store, user: str | None, scope: str | None) -> tuple[int, str]:
+    from kiosk.memory.scopes import parse_scope, public_owner
+
+    if (user is None) == (scope is None):
+        raise DataError("give exactly one of --user NAME and --scope group:NAME|public", "see --help")
+    if user is not None:
+        owner = _user(store, user)
+        return owner.id, owner.name
+    parsed = parse_scope(scope or "")
+    if parsed.kind == "personal":
+        raise DataError("--scope personal needs a person", "use --user NAME to list someone's personal notes")
+    if parsed.kind == "public":
+        return public_owner(store), "public"
+    group = store.group_by_name(parsed.group or "")
+    if group is None:
+        raise StoreError(f"no group named '{parsed.group}'", "see `kiosk groups list`")
+    return group.id, str(parsed)
+
+
 @handle_errors
 def list_cmd(
-    user: str = typer.Option(..., "--user", help="Whose notes to list."),
+    user: str = typer.Option(None, "--user", help="Whose personal notes to list."),
+    scope: str = typer.Option(None, "--scope", help="List a group's (group:NAME) or the public notes instead."),
     limit: int = typer.Option(None, "--limit", min=1, help="At most this many notes."),
     offset: int = typer.Option(0, "--offset", min=0, help="Skip this many notes first."),
     as_json: bool = JsonOption,
 ) -> None:
-    """List a user's notes in chronological order."""
+    """List notes in chronological order; archived (faded) notes are listed too, marked."""
     cfg = config()
     with _store(cfg) as store:
-        owner = _user(store, user)
-        notes = store.list_notes(owner.id, limit=limit, offset=offset)
-        payload = {"user": owner.name, "total": store.count_notes(owner.id), "notes": [n.as_dict() for n in notes]}
+        owner_id, title = _owner_of_listing(store, user, scope)
+        notes = store.list_notes(owner_id, limit=limit, offset=offset)
+        payload = {"user": title, "total": store.count_notes(owner_id), "notes": [n.as_dict() for n in notes]}
 
     def human(data: dict[str, Any]) -> str:
         rows = [f"{data['user']}: {data['total']} notes"]
         for note in data["notes"]:
             ref = f" [{note['source_ref']}]" if note["source_ref"] else ""
             mark = f" [sensitive: {note['sensitivity']}]" if note["sensitivity"] else ""
-            rows.append(f"  #{note['id']} {note['timestamp'][:16]}{ref}{mark} {note['content'][:100]}")
+            archived = " (archived)" if note["archived_at"] else ""
+            rows.append(f"  #{note['id']} {note['timestamp'][:16]}{ref}{mark}{archived} {note['content'][:100]}")
         return "\n".join(rows)
 
     emit(payload, as_json, human)
+
+
+@handle_errors
+def restore_cmd(
+    note_id: int = typer.Argument(..., help="Id of an archived note."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Bring an archived note back into retrieval (its strength restarts at full)."""
+    from datetime import UTC, datetime
+
+    cfg = config()
+    with _store(cfg) as store:
+        note = store.restore_note(note_id, datetime.now(UTC))
+    emit(note.as_dict(), as_json, lambda n: f"restored note {n['id']} ({n['scope']})")
+
+
+@handle_errors
+def archive_faded_cmd(
+    floor: float = typer.Option(None, "--floor", help="Strength floor (default: config forgetting.archive_below)."),
+    half_life_days: float = typer.Option(
+        None, "--half-life-days", help="Half-life in days (default: config forgetting.half_life_days)."
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """Archive every note (all owners) whose strength fell below the floor; nothing is deleted."""
+    from datetime import UTC, datetime
+
+    from kiosk.memory.forgetting import Decay, archive_faded, check_floor
+
+    cfg = config()
+    settings = cfg.forgetting
+    decay = Decay(
+        settings.half_life_days if half_life_days is None else half_life_days,
+        settings.reinforcement_growth,
+        settings.max_half_life_days,
+    )
+    chosen = check_floor(settings.archive_below if floor is None else floor)
+    with _store(cfg) as store:
+        public = store.public_owner_id()
+        owners = [u.id for u in store.list_users()] + [g.id for g in store.list_groups()]
+        owners += [public] if public is not None else []
+        archived = archive_faded(store, owners, datetime.now(UTC), decay, chosen)
+    emit(
+        {"archived": archived, "floor": chosen, "half_life_days": decay.half_life_days},
+        as_json,
+        lambda p: f"archived {len(p['archived'])} faded note(s) (strength < {p['floor']})",
+    )
 
 
 @handle_errors
@@ -208,6 +284,8 @@ def users_cmd(as_json: bool = JsonOption) -> None:
 memory_app.command("import")(import_cmd)
 memory_app.command("list")(list_cmd)
 memory_app.command("delete")(delete_cmd)
+memory_app.command("restore")(restore_cmd)
+memory_app.command("archive-faded")(archive_faded_cmd)
 memory_app.command("users")(users_cmd)
 
 

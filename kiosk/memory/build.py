@@ -105,6 +105,8 @@ class Draft:
     speaker: str | None = None
     source: str = "chat"
     source_ref: str | None = None
+    author_id: int | None = None
+    """The person who said it when the owner is a group or the public scope."""
 
 
 @dataclass
@@ -345,6 +347,7 @@ class NoteBuilder:
             timestamp=draft.timestamp,
             source=draft.source,
             source_ref=draft.source_ref,
+            author_id=draft.author_id,
         )
 
     def _embed(self, note: Note) -> np.ndarray:

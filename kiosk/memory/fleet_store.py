@@ -16,13 +16,14 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
 
 from kiosk.errors import StoreError
-from kiosk.memory.note import HistoryEntry, Link, Note, Template, User
+from kiosk.memory.note import Group, HistoryEntry, Link, Note, Template, User
 from kiosk.memory.offline_queue import OfflineQueue
 from kiosk.memory.postgres_store import PostgresStore, StoreUnavailable, validate_new_note
 
@@ -217,3 +218,43 @@ class FleetStore:
 
     def history(self, note_id: int) -> list[HistoryEntry]:
         return self._call(lambda remote: remote.history(note_id))
+
+    # ---- scopes and archive: not on the fleet store yet (PostgresStore says so) ----------------------
+    def add_group(self, name: str) -> Group:
+        return self._call(lambda remote: remote.add_group(name))
+
+    def group_by_name(self, name: str) -> Group | None:
+        return self._call(lambda remote: remote.group_by_name(name))
+
+    def list_groups(self) -> list[Group]:
+        return []
+
+    def delete_group(self, group_id: int) -> None:
+        self._call(lambda remote: remote.delete_group(group_id))
+
+    def add_member(self, group_id: int, user_id: int) -> None:
+        self._call(lambda remote: remote.add_member(group_id, user_id))
+
+    def remove_member(self, group_id: int, user_id: int) -> None:
+        self._call(lambda remote: remote.remove_member(group_id, user_id))
+
+    def members(self, group_id: int) -> list[User]:
+        return self._call(lambda remote: remote.members(group_id))
+
+    def groups_of(self, user_id: int) -> list[Group]:
+        return []  # also offline: the gate keeps working from its cache
+
+    def public_owner_id(self) -> int | None:
+        return None
+
+    def retention_state(self, owner_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        return self._call(lambda remote: remote.retention_state(owner_ids))
+
+    def reinforce(self, note_ids: Sequence[int], at: datetime) -> None:
+        self._call(lambda remote: remote.reinforce(note_ids, at))
+
+    def archive_notes(self, note_ids: Sequence[int], at: datetime) -> int:
+        return self._call(lambda remote: remote.archive_notes(note_ids, at))
+
+    def restore_note(self, note_id: int, at: datetime) -> Note:
+        return self._call(lambda remote: remote.restore_note(note_id, at))

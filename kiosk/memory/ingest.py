@@ -64,16 +64,22 @@ def remember(
     mode: Mode | None = None,
     speaker: str | None = None,
     when: datetime | None = None,
+    owner_id: int | None = None,
 ) -> BuildReport:
-    """Store one message as a note of `user` (who must already be verified by the caller)."""
+    """Store one message said by `user` (who must already be verified by the caller).
+
+    The note is `user`'s own unless `owner_id` names a group or the public owner (kiosk.memory.scopes).
+    """
     content = clean_content(text, builder.config.max_content_chars)
+    shared = owner_id is not None and owner_id != user.id
     draft = Draft(
-        owner_id=user.id,
+        owner_id=owner_id if shared and owner_id is not None else user.id,
         content=content,
         timestamp=when or utc_now(),
         modality=modality,
         speaker=speaker or user.name,
         source="chat",
+        author_id=user.id if shared else None,
     )
     return builder.build(draft, mode)
 

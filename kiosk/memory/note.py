@@ -39,6 +39,15 @@ class User:
 
 
 @dataclass(frozen=True)
+class Group:
+    """A named set of enrolled people (a family, a ward, a team) whose verified members share its notes."""
+
+    id: int
+    name: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
 class Template:
     id: int
     user_id: int
@@ -80,9 +89,23 @@ class Note:
     sensitivity: str | None = None
     """A sensitive category (kiosk.memory.sensitivity.CATEGORIES) or None; sensitive notes need stronger proof."""
 
+    scope: str = "personal"
+    """Read-only, set by the store from the owner: 'personal', 'group:NAME' or 'public'."""
+    author_id: int | None = None
+    """Who said it, when the owner is a group or the public scope (None: the owner themself)."""
+    last_used_at: datetime | None = None
+    """When the note was last retrieved and used (None: never; its age counts from `timestamp`)."""
+    reinforcements: int = 0
+    archived_at: datetime | None = None
+    """Set when its strength fell below the floor: out of retrieval, still listed, restorable."""
+
     @property
     def sensitive(self) -> bool:
         return self.sensitivity is not None
+
+    @property
+    def archived(self) -> bool:
+        return self.archived_at is not None
 
     def embedding_text(self) -> str:
         """What e_i encodes: content, keywords, tags and context together (A-Mem)."""
@@ -111,4 +134,9 @@ class Note:
             "created_at": self.created_at.isoformat() if self.created_at else None,
             "updated_at": self.updated_at.isoformat() if self.updated_at else None,
             "sensitivity": self.sensitivity,
+            "scope": self.scope,
+            "author_id": self.author_id,
+            "last_used_at": self.last_used_at.isoformat() if self.last_used_at else None,
+            "reinforcements": self.reinforcements,
+            "archived_at": self.archived_at.isoformat() if self.archived_at else None,
         }

@@ -27,7 +27,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from datetime import datetime
+from typing import Any, NoReturn, TypeVar
 
 import numpy as np
 import psycopg
@@ -36,7 +37,7 @@ from psycopg.types.json import Jsonb
 
 from kiosk.errors import StoreError, StoreUnavailable
 from kiosk.memory.lexical import STOPWORDS
-from kiosk.memory.note import EMBEDDING_DIM, HistoryEntry, Link, Note, Template, User, from_epoch, to_epoch
+from kiosk.memory.note import EMBEDDING_DIM, Group, HistoryEntry, Link, Note, Template, User, from_epoch, to_epoch
 from kiosk.memory.pg_schema import FLEET_LATEST_VERSION, FLEET_MIGRATIONS
 from kiosk.memory.sqlite_store import MAX_K, _as_vector, _blob_to_vector, _changes
 
@@ -649,6 +650,53 @@ class PostgresStore:
         )
         return int(row[0]) if row else 0
 
+    # ---- not on the fleet store yet: groups, the public scope, archive ----------------------------------
+    # Every note here is personal (docs/fleet.md). What reads as "none" answers truthfully (no group, no public
+    # owner); what would create or move a note out of the personal scope is a clear error.
+    def add_group(self, name: str) -> Group:
+        _not_on_fleet("groups")
+
+    def group_by_name(self, name: str) -> Group | None:
+        _not_on_fleet("groups")
+
+    def list_groups(self) -> list[Group]:
+        return []
+
+    def delete_group(self, group_id: int) -> None:
+        _not_on_fleet("groups")
+
+    def add_member(self, group_id: int, user_id: int) -> None:
+        _not_on_fleet("groups")
+
+    def remove_member(self, group_id: int, user_id: int) -> None:
+        _not_on_fleet("groups")
+
+    def members(self, group_id: int) -> list[User]:
+        _not_on_fleet("groups")
+
+    def groups_of(self, user_id: int) -> list[Group]:
+        return []
+
+    def public_owner_id(self) -> int | None:
+        return None
+
+    def retention_state(self, owner_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(ids, last use epoch s, reinforcements) by id: uses are not recorded here, so last use = timestamp."""
+        ids, stamps, _ = self.owner_matrix(owner_ids)
+        order = np.argsort(ids, kind="stable")
+        return ids[order], stamps[order], np.zeros(len(ids), dtype=np.int64)
+
+    def reinforce(self, note_ids: Sequence[int], at: datetime) -> None:
+        """Uses are not recorded on the fleet store yet (no column for them): strength follows age only."""
+
+    def archive_notes(self, note_ids: Sequence[int], at: datetime) -> int:
+        if not note_ids:
+            return 0
+        _not_on_fleet("archiving faded notes")
+
+    def restore_note(self, note_id: int, at: datetime) -> Note:
+        _not_on_fleet("archiving faded notes")
+
     # ---- links and history ---------------------------------------------------------------------
     def add_link(self, a: int, b: int, kind: str) -> None:
         """Link two notes of the same owner both ways (re-linking replaces the kind)."""
@@ -690,6 +738,13 @@ class PostgresStore:
                 (source, target, owners[a], kind, now),
             )
         return owners[a]
+
+
+def _not_on_fleet(feature: str) -> NoReturn:
+    raise StoreError(
+        f"{feature}: not on the fleet store yet (every note there is personal)",
+        "use the SQLite store (empty store.url) for groups, public notes and archiving (docs/fleet.md)",
+    )
 
 
 def _first_line(exc: Exception) -> str:

@@ -116,6 +116,32 @@ def _v2_fts(conn: apsw.Connection) -> None:
         )
 
 
+def _v3_scopes(conn: apsw.Connection) -> None:
+    """Scopes, groups, strength and archive.
+
+    Groups and the public scope are pseudo-owners: rows of `users` with kind 'group' / 'public', so a group's
+    or the public notes live in their own vec0 partition and every owner-restricted search keeps working.
+    A note's strength is not stored: it follows from last_used_at (NULL: its timestamp) and reinforcements
+    (kiosk/memory/forgetting.py). An archived note keeps its row but leaves the vector index.
+    """
+    conn.execute(
+        """
+        ALTER TABLE users ADD COLUMN kind TEXT NOT NULL DEFAULT 'person';
+        CREATE TABLE group_members (
+            group_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            added_at REAL NOT NULL,
+            PRIMARY KEY (group_id, user_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX group_members_by_user ON group_members(user_id);
+        ALTER TABLE notes ADD COLUMN author_id INTEGER REFERENCES users(id) ON DELETE SET NULL;
+        ALTER TABLE notes ADD COLUMN last_used_at REAL;
+        ALTER TABLE notes ADD COLUMN reinforcements INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE notes ADD COLUMN archived_at REAL;
+        """
+    )
+
+
 def _v4_security(conn: apsw.Connection) -> None:
     """Tables for encryption at rest. The rows themselves are sealed by SqliteStore when it opens the file
     with a master key (it needs the key, which a migration does not have): see `seal_plaintext_rows`."""
@@ -148,5 +174,5 @@ def _v5_sensitive(conn: apsw.Connection) -> None:
     )
 
 
-MIGRATIONS: list[Migration] = [_v1_initial, _v2_fts, _v4_security, _v5_sensitive]
+MIGRATIONS: list[Migration] = [_v1_initial, _v2_fts, _v3_scopes, _v4_security, _v5_sensitive]
 LATEST_VERSION = len(MIGRATIONS)

@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +38,7 @@ from kiosk.errors import KioskError, StoreError
 from kiosk.memory.lexical import index_terms, indexed_text, match_expression, query_terms, stemmer
 from kiosk.memory.note import (
     EMBEDDING_DIM,
+    Group,
     HistoryEntry,
     Link,
     Note,
@@ -66,9 +68,16 @@ MAX_K = 4096
 
 BUSY_TIMEOUT_MS = 10_000
 _NOTE_COLUMNS = (
-    "id, owner_id, modality, content, timestamp, keywords, tags, context, embedding, "
-    "source, source_ref, created_at, updated_at, sensitivity"
+    "n.id, n.owner_id, n.modality, n.content, n.timestamp, n.keywords, n.tags, n.context, n.embedding, "
+    "n.source, n.source_ref, n.created_at, n.updated_at, n.author_id, n.last_used_at, n.reinforcements, "
+    "n.archived_at, u.kind, u.name, n.sensitivity"
 )
+_NOTES_WITH_OWNER = "notes n JOIN users u ON u.id = n.owner_id"
+PERSON, GROUP, PUBLIC = "person", "group", "public"
+_GROUP_PREFIX = "group:"
+_PUBLIC_NAME = "scope:public"
+_RESERVED_PREFIXES = (_GROUP_PREFIX, "scope:")
+"""Groups and the public scope are rows of `users` under these names; people cannot take them."""
 _TRACKED_FIELDS = ("content", "timestamp", "keywords", "tags", "context", "modality", "sensitivity")
 
 
@@ -86,6 +95,17 @@ def _as_vector(vector: np.ndarray, what: str, dimension: int | None = EMBEDDING_
 
 def _blob_to_vector(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, dtype=np.float32).copy()
+
+
+def _ids_json(ids: Sequence[int]) -> str:
+    return json.dumps(sorted(set(int(i) for i in ids)))
+
+
+def _group_name(name: str) -> str:
+    clean = name.strip()
+    if not clean or ":" in clean:
+        raise StoreError(f"'{name}' is not a usable group name", "give a non-empty name without ':'")
+    return clean
 
 
 class SqliteStore:
@@ -477,6 +497,8 @@ class SqliteStore:
         name = name.strip()
         if not name:
             raise StoreError("a user needs a non-empty name", "give a name")
+        if name.casefold().startswith(_RESERVED_PREFIXES):
+            raise StoreError(f"'{name}' looks like a scope name", "people's names cannot start with group: or scope:")
         if self.user_by_name(name) is not None:
             raise StoreError(f"user '{name}' already exists", "pick another name or delete that user first")
         now = time.time()
@@ -488,33 +510,131 @@ class SqliteStore:
         return User(user_id, name, from_epoch(now))
 
     def get_user(self, user_id: int) -> User | None:
-        rows = self._query("SELECT id, name, created_at FROM users WHERE id = ?", (user_id,))
+        rows = self._query("SELECT id, name, created_at FROM users WHERE id = ? AND kind = 'person'", (user_id,))
         return User(int(rows[0][0]), rows[0][1], from_epoch(rows[0][2])) if rows else None
 
     def user_by_name(self, name: str) -> User | None:
-        rows = self._query("SELECT id, name, created_at FROM users WHERE name = ?", (name.strip(),))
+        rows = self._query("SELECT id, name, created_at FROM users WHERE name = ? AND kind = 'person'", (name.strip(),))
         return User(int(rows[0][0]), rows[0][1], from_epoch(rows[0][2])) if rows else None
 
     def list_users(self) -> list[User]:
-        rows = self._query("SELECT id, name, created_at FROM users ORDER BY id")
+        rows = self._query("SELECT id, name, created_at FROM users WHERE kind = 'person' ORDER BY id")
         return [User(int(r[0]), r[1], from_epoch(r[2])) for r in rows]
 
     def delete_user(self, user_id: int) -> None:
-        """Forget a user: every note, vector, lexical entry, link, history entry, template and their data key,
-        then VACUUM and an emptied WAL, so none of it stays readable in the file."""
+        """Forget a user: every note, vector, lexical entry, link, history entry, template, membership and their
+        data key, then VACUUM and an emptied WAL, so none of it stays readable in the file.
+
+        Group and public notes they said stay (they belong to the group / the terminal), without an author.
+        """
+        self._erase_owner(user_id, PERSON)
+
+    def _erase_owner(self, owner_id: int, kind: str) -> None:
         with self._write():
-            note_ids = [int(r[0]) for r in self._conn.execute("SELECT id FROM notes WHERE owner_id = ?", (user_id,))]
+            note_ids = [int(r[0]) for r in self._conn.execute("SELECT id FROM notes WHERE owner_id = ?", (owner_id,))]
             self._zero_vectors(note_ids)
             self._conn.execute(
                 "DELETE FROM note_vectors WHERE note_id IN (SELECT id FROM notes WHERE owner_id = ?)",
-                (user_id,),
+                (owner_id,),
             )
             self._forget_lexical(note_ids)
-            self._conn.execute("DELETE FROM users WHERE id = ?", (user_id,))
-            self._bump(user_id)
+            self._conn.execute("DELETE FROM users WHERE id = ? AND kind = ?", (owner_id, kind))
+            self._bump(owner_id)
         if self._sealer is not None:
             self._sealer.forget_cached_keys()
         self._reclaim(full=True)
+
+    # ---- groups and the public scope -----------------------------------------------------------------
+    def add_group(self, name: str) -> Group:
+        clean = _group_name(name)
+        if self.group_by_name(clean) is not None:
+            raise StoreError(f"group '{clean}' already exists", "pick another name")
+        now = time.time()
+        with self._write():
+            self._conn.execute(
+                "INSERT INTO users (name, created_at, kind) VALUES (?, ?, ?)", (_GROUP_PREFIX + clean, now, GROUP)
+            )
+            group_id = int(self._conn.last_insert_rowid())
+            self._cipher(group_id, create=True)
+            self._bump(group_id)
+        return Group(group_id, clean, from_epoch(now))
+
+    def group_by_name(self, name: str) -> Group | None:
+        rows = self._query(
+            "SELECT id, name, created_at FROM users WHERE name = ? AND kind = 'group'", (_GROUP_PREFIX + name.strip(),)
+        )
+        return self._group(rows[0]) if rows else None
+
+    def get_group(self, group_id: int) -> Group | None:
+        rows = self._query("SELECT id, name, created_at FROM users WHERE id = ? AND kind = 'group'", (group_id,))
+        return self._group(rows[0]) if rows else None
+
+    def list_groups(self) -> list[Group]:
+        rows = self._query("SELECT id, name, created_at FROM users WHERE kind = 'group' ORDER BY name")
+        return [self._group(row) for row in rows]
+
+    def delete_group(self, group_id: int) -> None:
+        """Delete a group with its memberships and every note of the group (an admin's decision), erased as
+        a user's notes are."""
+        if self.get_group(group_id) is None:
+            raise StoreError(f"no group with id {group_id}", "see `kiosk groups list`")
+        self._erase_owner(group_id, GROUP)
+
+    def add_member(self, group_id: int, user_id: int) -> None:
+        if self.get_group(group_id) is None:
+            raise StoreError(f"no group with id {group_id}", "see `kiosk groups list`")
+        if self.get_user(user_id) is None:
+            raise StoreError(f"no user with id {user_id}", "enroll the person first")
+        with self._write():
+            self._conn.execute(
+                "INSERT OR IGNORE INTO group_members (group_id, user_id, added_at) VALUES (?, ?, ?)",
+                (group_id, user_id, time.time()),
+            )
+            self._bump(user_id)
+
+    def remove_member(self, group_id: int, user_id: int) -> None:
+        with self._write():
+            self._conn.execute("DELETE FROM group_members WHERE group_id = ? AND user_id = ?", (group_id, user_id))
+            if self._conn.changes() == 0:
+                raise StoreError(f"user {user_id} is not a member of group {group_id}", "see `kiosk groups list`")
+            self._bump(user_id)
+
+    def members(self, group_id: int) -> list[User]:
+        rows = self._query(
+            "SELECT u.id, u.name, u.created_at FROM group_members m JOIN users u ON u.id = m.user_id "
+            "WHERE m.group_id = ? ORDER BY u.id",
+            (group_id,),
+        )
+        return [User(int(r[0]), r[1], from_epoch(r[2])) for r in rows]
+
+    def groups_of(self, user_id: int) -> list[Group]:
+        rows = self._query(
+            "SELECT g.id, g.name, g.created_at FROM group_members m JOIN users g ON g.id = m.group_id "
+            "WHERE m.user_id = ? ORDER BY g.name",
+            (user_id,),
+        )
+        return [self._group(row) for row in rows]
+
+    def public_owner_id(self) -> int:
+        """The pseudo-owner of public notes (created on first use)."""
+        rows = self._query("SELECT id FROM users WHERE kind = 'public'")
+        if rows:
+            return int(rows[0][0])
+        with self._write():
+            row = self._conn.execute("SELECT id FROM users WHERE kind = 'public'").fetchone()
+            if row is not None:
+                return int(row[0])
+            self._conn.execute(
+                "INSERT INTO users (name, created_at, kind) VALUES (?, ?, ?)", (_PUBLIC_NAME, time.time(), PUBLIC)
+            )
+            owner_id = int(self._conn.last_insert_rowid())
+            self._cipher(owner_id, create=True)
+            self._bump(owner_id)
+        return owner_id
+
+    @staticmethod
+    def _group(row: tuple[Any, ...]) -> Group:
+        return Group(int(row[0]), str(row[1])[len(_GROUP_PREFIX) :], from_epoch(row[2]))
 
     # ---- templates -----------------------------------------------------------------------------
     def set_templates(self, user_id: int, modality: str, vectors: np.ndarray, model_sha256: str) -> list[Template]:
@@ -625,8 +745,8 @@ class SqliteStore:
             content, keywords, tags, context = self._seal_note_fields(note_id, note)
             self._conn.execute(
                 "INSERT INTO notes (id, owner_id, modality, content, timestamp, keywords, tags, context, "
-                "embedding, source, source_ref, created_at, updated_at, sensitivity) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "embedding, source, source_ref, created_at, updated_at, sensitivity, author_id) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     note_id,
                     note.owner_id,
@@ -642,6 +762,7 @@ class SqliteStore:
                     now,
                     now,
                     sensitivity,
+                    note.author_id,
                 ),
             )
             self._conn.execute(
@@ -675,17 +796,19 @@ class SqliteStore:
         wanted = json.dumps([int(i) for i in ids])
         with self._lock:
             rows = self._query(
-                f"SELECT {_NOTE_COLUMNS} FROM notes WHERE id IN (SELECT value FROM json_each(?))", (wanted,)
+                f"SELECT {_NOTE_COLUMNS} FROM {_NOTES_WITH_OWNER} WHERE n.id IN (SELECT value FROM json_each(?))",
+                (wanted,),
             )
             by_id = {int(row[0]): row for row in rows}
             links = self._links_of(list(by_id))
             return [self._note(by_id[i], links.get(i, [])) for i in ids if i in by_id]
 
     def list_notes(self, owner_id: int, limit: int | None = None, offset: int = 0) -> list[Note]:
-        """The owner's notes in chronological order (timestamp, then id)."""
+        """The owner's notes in chronological order (timestamp, then id), archived ones included."""
         with self._lock:
             rows = self._query(
-                f"SELECT {_NOTE_COLUMNS} FROM notes WHERE owner_id = ? ORDER BY timestamp, id LIMIT ? OFFSET ?",
+                f"SELECT {_NOTE_COLUMNS} FROM {_NOTES_WITH_OWNER} WHERE n.owner_id = ? "
+                "ORDER BY n.timestamp, n.id LIMIT ? OFFSET ?",
                 (owner_id, -1 if limit is None else int(limit), int(offset)),
             )
             links = self._links_of([int(r[0]) for r in rows])
@@ -711,7 +834,9 @@ class SqliteStore:
         sensitivity = _checked_sensitivity(note.sensitivity)
         now = time.time()
         with self._write():
-            rows = self._conn.execute(f"SELECT {_NOTE_COLUMNS} FROM notes WHERE id = ?", (note.id,)).fetchall()
+            rows = self._conn.execute(
+                f"SELECT {_NOTE_COLUMNS} FROM {_NOTES_WITH_OWNER} WHERE n.id = ?", (note.id,)
+            ).fetchall()
             if not rows:
                 raise StoreError(f"no note with id {note.id}", "it may have been deleted")
             old = self._note(tuple(rows[0]), [])
@@ -739,13 +864,15 @@ class SqliteStore:
             )
             if embedding is not None:
                 self._conn.execute("DELETE FROM note_vectors WHERE note_id = ?", (note.id,))
-                self._conn.execute(
-                    "INSERT INTO note_vectors (note_id, owner_id, embedding) VALUES (?, ?, ?)",
-                    (note.id, note.owner_id, embedding.tobytes()),
-                )
+                if not old.archived:  # an archived note stays out of the index until it is restored
+                    self._conn.execute(
+                        "INSERT INTO note_vectors (note_id, owner_id, embedding) VALUES (?, ?, ?)",
+                        (note.id, note.owner_id, embedding.tobytes()),
+                    )
                 before["embedding"], after["embedding"] = "previous", "re-encoded"
             self._forget_lexical([note.id])
-            self._index(note.id, note)
+            if not old.archived:  # nor the lexical index
+                self._index(note.id, note)
             entry_id = self._next_id("history")
             cipher = self._cipher(note.owner_id, create=True)
             self._conn.execute(
@@ -777,6 +904,89 @@ class SqliteStore:
             self._conn.execute("DELETE FROM notes WHERE id = ?", (note_id,))
             self._bump(int(row[0]))
         self._reclaim(full=False)
+
+    # ---- strength and archive ------------------------------------------------------------------------
+    def retention_state(self, owner_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Active (not archived) notes of these owners: (ids, last use epoch s, reinforcements), by id.
+
+        A note never used counts from its timestamp (when it was said), not from when it was imported.
+        """
+        rows = self._query(
+            "SELECT id, coalesce(last_used_at, timestamp), reinforcements FROM notes "
+            "WHERE owner_id IN (SELECT value FROM json_each(?)) AND archived_at IS NULL ORDER BY id",
+            (_ids_json(owner_ids),),
+        )
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        used = np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows))
+        counts = np.fromiter((r[2] for r in rows), dtype=np.int64, count=len(rows))
+        return ids, used, counts
+
+    def reinforce(self, note_ids: Sequence[int], at: datetime) -> None:
+        """These notes were retrieved and used at `at`: one more reinforcement each, age restarts.
+
+        Not a change of the memory itself: no history entry, and owner versions (caches) stay.
+        """
+        if not note_ids:
+            return
+        with self._write():
+            self._conn.execute(
+                "UPDATE notes SET last_used_at = max(coalesce(last_used_at, timestamp), ?), "
+                "reinforcements = reinforcements + 1 "
+                "WHERE id IN (SELECT value FROM json_each(?)) AND archived_at IS NULL",
+                (to_epoch(at), _ids_json(note_ids)),
+            )
+
+    def archive_notes(self, note_ids: Sequence[int], at: datetime) -> int:
+        """Take these notes out of retrieval (their vectors and lexical entries leave the indexes); rows, links,
+        history stay."""
+        wanted = _ids_json(note_ids)
+        with self._write():
+            active: list[tuple[int, int]] = [
+                (int(row[0]), int(row[1]))
+                for row in self._conn.execute(
+                    "SELECT id, owner_id FROM notes "
+                    "WHERE id IN (SELECT value FROM json_each(?)) AND archived_at IS NULL",
+                    (wanted,),
+                )
+            ]
+            owners = sorted({owner for _, owner in active})
+            self._forget_lexical([note_id for note_id, _ in active])
+            self._conn.execute(
+                "DELETE FROM note_vectors WHERE note_id IN "
+                "(SELECT id FROM notes WHERE id IN (SELECT value FROM json_each(?)) AND archived_at IS NULL)",
+                (wanted,),
+            )
+            self._conn.execute(
+                "UPDATE notes SET archived_at = ? WHERE id IN (SELECT value FROM json_each(?)) AND archived_at IS NULL",
+                (to_epoch(at), wanted),
+            )
+            archived = int(self._conn.changes())
+            for owner in owners:
+                self._bump(owner)
+        return archived
+
+    def restore_note(self, note_id: int, at: datetime) -> Note:
+        """Bring an archived note back into retrieval; restoring is a use, so its age restarts at `at`."""
+        with self._write():
+            row = self._conn.execute(
+                "SELECT owner_id, embedding, archived_at FROM notes WHERE id = ?", (note_id,)
+            ).fetchone()
+            if row is None:
+                raise StoreError(f"no note with id {note_id}", "list the notes to see their ids")
+            owner_id, blob, archived_at = int(row[0]), row[1], row[2]
+            if archived_at is None:
+                raise StoreError(f"note {note_id} is not archived", "only archived notes can be restored")
+            self._conn.execute(
+                "UPDATE notes SET archived_at = NULL, last_used_at = ? WHERE id = ?", (to_epoch(at), note_id)
+            )
+            self._conn.execute(
+                "INSERT INTO note_vectors (note_id, owner_id, embedding) VALUES (?, ?, ?)", (note_id, owner_id, blob)
+            )
+            restored = self.get_note(note_id)
+            assert restored is not None
+            self._index(note_id, restored)
+            self._bump(owner_id)
+        return restored
 
     # ---- vectors -------------------------------------------------------------------------------
     def knn(self, owner_ids: Sequence[int], query: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -816,11 +1026,11 @@ class SqliteStore:
         return found[:k]
 
     def owner_matrix(self, owner_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(note ids int64, timestamps float64 epoch s, embeddings (n, 384) float32), chronological."""
+        """(note ids int64, timestamps float64 epoch s, embeddings (n, 384) float32) of active notes, chronological."""
         wanted = json.dumps(sorted(set(int(o) for o in owner_ids)))
         rows = self._query(
             "SELECT id, timestamp, embedding FROM notes WHERE owner_id IN (SELECT value FROM json_each(?)) "
-            "ORDER BY timestamp, id",
+            "AND archived_at IS NULL ORDER BY timestamp, id",
             (wanted,),
         )
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
@@ -933,8 +1143,19 @@ class SqliteStore:
             source_ref=row[10],
             created_at=from_epoch(row[11]),
             updated_at=from_epoch(row[12]),
-            sensitivity=row[13],
+            scope=_scope_of(row[17], row[18]),
+            author_id=None if row[13] is None else int(row[13]),
+            last_used_at=None if row[14] is None else from_epoch(row[14]),
+            reinforcements=int(row[15]),
+            archived_at=None if row[16] is None else from_epoch(row[16]),
+            sensitivity=row[19],
         )
+
+
+def _scope_of(kind: str, name: str) -> str:
+    if kind == GROUP:
+        return name  # stored as "group:NAME", which is the scope's own spelling
+    return "public" if kind == PUBLIC else "personal"
 
 
 def _checked_sensitivity(value: str | None) -> str | None:

@@ -1,6 +1,15 @@
 """Identity-gated retrieval: the biometric gate, then RF-Mem paths fused with BM25 inside the matched pool."""
 
-from kiosk.retrieval.gate import GateDecision, decide, gate, user_scores, validate_probe, validate_query
+from kiosk.retrieval.gate import (
+    GateDecision,
+    ScopedPool,
+    decide,
+    gate,
+    scoped_pool,
+    user_scores,
+    validate_probe,
+    validate_query,
+)
 from kiosk.retrieval.results import FamiliaritySignal, Retrieval, ScoredNote
 from kiosk.retrieval.retriever import Retriever
 
@@ -9,9 +18,11 @@ __all__ = [
     "GateDecision",
     "Retrieval",
     "Retriever",
+    "ScopedPool",
     "ScoredNote",
     "decide",
     "gate",
+    "scoped_pool",
     "user_scores",
     "validate_probe",
     "validate_query",

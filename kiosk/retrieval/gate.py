@@ -4,12 +4,16 @@ Per note the rule is M_bio(m_i) = 1 iff cos(b_t, b_i) >= tau, with b_i the note 
 probe's modality. Every note of one owner shares the same templates, so the rule is evaluated once per
 enrolled user (max cosine over that user's templates) and retrieval then searches only the partitions of
 the owners that passed. tests/retrieval/reference.py holds the literal per-note formula the tests compare to.
+
+Scopes extend the rule with a note's readers: the owner for a personal note, the members of its group for a
+group note, everyone for a public note. M(m_i) = 1 iff m_i is public, or some reader of m_i passes the gate.
+`scoped_pool` turns a decision into those owner ids: the matched people, their groups, and the public owner.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -18,6 +22,7 @@ import numpy as np
 from kiosk.errors import DataError, ProbeError
 from kiosk.identity.probe import Probe
 from kiosk.memory.note import Template
+from kiosk.memory.scopes import ScopeKind
 
 GatePolicy = Literal["threshold", "best-match"]
 Decision = Literal["owner", "fallback", "hidden-multiple-faces"]
@@ -216,3 +221,38 @@ def gate(
         modality=probe.modality,
         skipped_templates=result.skipped_templates,
     )
+
+
+@dataclass(frozen=True)
+class ScopedPool:
+    """The owners a query may search, each with the scope its notes have for this requester."""
+
+    scopes: dict[int, ScopeKind]
+
+    @property
+    def owner_ids(self) -> tuple[int, ...]:
+        return tuple(sorted(self.scopes))
+
+    @property
+    def personal(self) -> bool:
+        """Whether anyone's own (personal or group) memory is in the pool, beyond the public notes."""
+        return any(kind != "public" for kind in self.scopes.values())
+
+
+def scoped_pool(
+    decision: GateDecision, groups_of: Callable[[int], Sequence[int]], public_owner_id: int | None
+) -> ScopedPool:
+    """Matched people's personal notes + the notes of every group they belong to + the public notes.
+
+    A group is reached only through a person the gate matched, so a non-member never receives a group
+    note; nobody matched (unknown face, no probe, several faces) leaves the public notes only.
+    """
+    scopes: dict[int, ScopeKind] = {}
+    if public_owner_id is not None:
+        scopes[public_owner_id] = "public"
+    for user in decision.matched_owner_ids:
+        scopes[user] = "personal"
+    for user in decision.matched_owner_ids:
+        for group in groups_of(user):
+            scopes.setdefault(group, "group")
+    return ScopedPool(scopes)

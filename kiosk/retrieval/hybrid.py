@@ -14,7 +14,7 @@ from kiosk.memory.store import Store
 from kiosk.retrieval.familiarity import exact_similarities
 from kiosk.retrieval.results import ScoredNote
 
-Ranking = Sequence[tuple[int, float]]
+IdRanking = Sequence[tuple[int, float]]
 """(note id, score) best first; the score's scale is the ranker's own (cosine, BM25, recollection)."""
 
 
@@ -25,7 +25,7 @@ def _min_max(values: list[float]) -> list[float]:
     return [(v - low) / (high - low) for v in values]
 
 
-def fuse(dense: Ranking, lexical: Ranking, config: RetrievalConfig, k: int) -> list[tuple[int, float]]:
+def fuse(dense: IdRanking, lexical: IdRanking, config: RetrievalConfig, k: int) -> list[tuple[int, float]]:
     """Both rankings merged into the top k (note id, fused score), best first; ties fall back to the note id.
 
     rrf: sum over rankings of weight / (rrf_k + rank), rank from 1 (reciprocal rank fusion, scale-free).
@@ -45,7 +45,16 @@ def fuse(dense: Ranking, lexical: Ranking, config: RetrievalConfig, k: int) -> l
     return [(note_id, fused[note_id]) for note_id in order]
 
 
-def scored_notes(store: Store, ranking: Ranking, query: np.ndarray) -> list[ScoredNote]:
+def fused_ceiling(dense: IdRanking, lexical: IdRanking, config: RetrievalConfig) -> float:
+    """The highest fused score a note can reach here (first in every non-empty ranking): divides fused scores
+    into [0, 1], so a question without lexical matches ranks on the same scale as one with them."""
+    weight = (config.dense_weight if dense else 0.0) + (config.lexical_weight if lexical else 0.0)
+    if weight <= 0:
+        return 1.0
+    return weight if config.fusion == "weighted" else weight / (config.rrf_k + 1)
+
+
+def scored_notes(store: Store, ranking: IdRanking, query: np.ndarray) -> list[ScoredNote]:
     """The ranked notes read from the store (ranking order kept): similarity = exact cosine, score = rank score."""
     notes = store.get_notes([note_id for note_id, _ in ranking])
     score = {int(note_id): float(value) for note_id, value in ranking}

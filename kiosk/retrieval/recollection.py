@@ -10,8 +10,11 @@ Ranking and de-duplication (`ranking`): "fuse" (default) puts the question's own
 first (recollection must not lose what familiarity finds), then merges the expanded queries' result lists
 round-robin in the order the queries were issued, each memory taken once; "rocchio" ranks everything
 collected by cosine to alpha*q + (1-alpha)*mean(expanded queries); "weighted-max" by the best similarity
-under any query times that query's cosine to the question. Expansion ends after R rounds, or when a round
-no longer changes the top-K (the evidence has converged). bench/results/retrieval.md compares them.
+under any query times that query's cosine to the question. A scope / strength term (kiosk/retrieval/ranking.py)
+enters through the search itself (`PoolMatrix.search` ranks by alpha*cosine + bias), so it orders every
+candidate list and hence "fuse"; "rocchio" and "weighted-max" re-rank what was collected by cosine alone.
+Expansion ends after R rounds, or when a round no longer changes the top-K (the evidence has converged).
+bench/results/retrieval.md compares them.
 """
 
 from __future__ import annotations
@@ -55,20 +58,24 @@ class Recollected:
 class PoolMatrix:
     """Exact cosine search over one matched pool held in memory (rows are that pool's notes only)."""
 
-    def __init__(self, ids: np.ndarray, embeddings: np.ndarray) -> None:
+    def __init__(self, ids: np.ndarray, embeddings: np.ndarray, owners: np.ndarray | None = None) -> None:
         # float32 halves the memory and the matmul time of large pools; ranking ties still break by id.
         matrix = np.asarray(embeddings, dtype=np.float32)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True) if matrix.size else np.ones((0, 1), np.float32)
         self.ids = np.asarray(ids, dtype=np.int64)
+        self.owners = np.asarray(owners, dtype=np.int64) if owners is not None else np.zeros_like(self.ids)
         self.embeddings = matrix / np.where(norms > 0, norms, np.float32(1.0))
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
 
-    def search(self, query: np.ndarray, n: int) -> SearchResult:
+    def search(self, query: np.ndarray, n: int, alpha: float = 1.0, bias: np.ndarray | None = None) -> SearchResult:
+        """Top n by alpha * cosine + bias (per row; None: plain cosine), with that score, best first."""
         if len(self) == 0 or n < 1:
             return np.zeros(0, np.int64), np.zeros(0), np.zeros((0, self.embeddings.shape[1]))
         sims = (self.embeddings @ np.asarray(query, dtype=np.float32)).astype(np.float64)
+        if bias is not None:
+            sims = alpha * sims + bias
         n = min(n, len(self))
         part = np.argpartition(-sims, n - 1)[:n] if n < len(self) else np.arange(len(self))
         order = part[np.lexsort((self.ids[part], -sims[part]))]

@@ -25,6 +25,7 @@ class ScoredNote:
         return {
             "id": self.note.id,
             "owner_id": self.note.owner_id,
+            "scope": self.note.scope,
             "content": self.note.content,
             "source_ref": self.note.source_ref,
             "sensitivity": self.note.sensitivity,

@@ -4,19 +4,22 @@ lexical matches of the same pool (unless `fusion` is off); chronological out."""
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence, Set
+from collections.abc import Mapping, Sequence, Set
 from dataclasses import replace
+from datetime import UTC, datetime
 
 import numpy as np
 
-from kiosk.config import RetrievalConfig
+from kiosk.config import ForgettingConfig, RetrievalConfig, ScopesConfig
+from kiosk.memory.forgetting import pool_strengths
 from kiosk.memory.sqlite_store import MAX_K
 from kiosk.memory.store import Store
 from kiosk.retrieval.adaptive import choose_path, familiarity_signal, mixing_alpha
 from kiosk.retrieval.cache import VersionedCache, owner_versions
 from kiosk.retrieval.clustering import ClusteringSettings
 from kiosk.retrieval.familiarity import exact_similarities, top_similar
-from kiosk.retrieval.hybrid import Ranking, fuse, lexical_hits, scored_notes
+from kiosk.retrieval.hybrid import IdRanking, fuse, fused_ceiling, lexical_hits, scored_notes
+from kiosk.retrieval.ranking import PLAIN_COSINE, Ranking
 from kiosk.retrieval.recollection import PoolMatrix, RecollectionSettings, Search, SearchResult, recollect
 from kiosk.retrieval.results import FamiliaritySignal, Path, Retrieval, ScoredNote
 
@@ -24,19 +27,19 @@ Mode = str  # "adaptive" | "familiarity" | "recollection"
 MODES = ("adaptive", "familiarity", "recollection")
 
 
-def _without(pool: PoolMatrix, excluded: frozenset[int]) -> Search:
-    """The pool's exact search with `excluded` notes dropped (over-fetched so n results still come back)."""
+def _without(search: Search, excluded: frozenset[int]) -> Search:
+    """An exact pool search with `excluded` notes dropped (over-fetched so n results still come back)."""
     banned = np.fromiter(excluded, dtype=np.int64, count=len(excluded))
 
-    def search(query: np.ndarray, n: int) -> SearchResult:
-        ids, sims, embeddings = pool.search(query, n + len(excluded))
+    def kept(query: np.ndarray, n: int) -> SearchResult:
+        ids, sims, embeddings = search(query, n + len(excluded))
         keep = np.flatnonzero(~np.isin(ids, banned))[:n]
         return ids[keep], sims[keep], embeddings[keep]
 
-    return search
+    return kept
 
 
-def _kept(ranking: Ranking, excluded: frozenset[int]) -> Ranking:
+def _kept(ranking: IdRanking, excluded: frozenset[int]) -> IdRanking:
     return [pair for pair in ranking if pair[0] not in excluded] if excluded else ranking
 
 
@@ -48,11 +51,21 @@ class Retriever:
     """Finds the K notes for a question among the given owners' notes only.
 
     `owner_ids` must come from the gate: nothing here ever looks at another owner's partition.
+    `scopes` (owner id -> 'personal' | 'group' | 'public', from the gate's scoped pool) feeds the scope term
+    of the ranking; without scope and forgetting settings the ranking is plain cosine.
     """
 
-    def __init__(self, store: Store, config: RetrievalConfig) -> None:
+    def __init__(
+        self,
+        store: Store,
+        config: RetrievalConfig,
+        scopes: ScopesConfig | None = None,
+        forgetting: ForgettingConfig | None = None,
+    ) -> None:
         self.store = store
         self.config = config
+        self.scopes_config = scopes
+        self.forgetting_config = forgetting
         self._familiarity_cache: VersionedCache[Retrieval] = VersionedCache(config.cache_ttl_ms / 1000.0)
         self._pools: VersionedCache[PoolMatrix] = VersionedCache(None, capacity=config.pool_cache_owners)
 
@@ -64,6 +77,8 @@ class Retriever:
         *,
         k: int | None = None,
         mode: Mode | None = None,
+        scopes: Mapping[int, str] | None = None,
+        now: datetime | None = None,
         exclude: Set[int] = frozenset(),
     ) -> Retrieval:
         """`exclude`: note ids that must not be returned (sensitive notes this query is not cleared for)."""
@@ -75,26 +90,30 @@ class Retriever:
         if not owners:
             return Retrieval(path=None, notes=[])
         started = time.perf_counter()
+        owner_scopes = {owner: (scopes or {}).get(owner, "personal") for owner in owners}
+        ranking = self.ranking(now)
+        scope_kinds = sorted(set(owner_scopes.values()))
         versions = owner_versions(self.store, owners)
         excluded = frozenset(int(i) for i in exclude)
-        key = (mode, owners, " ".join(query_text.split()).casefold(), k, excluded)
-        cached = self._familiarity_cache.get(key, versions)
+        scoped = tuple(sorted(owner_scopes.items()))
+        key = (mode, owners, scoped, " ".join(query_text.split()).casefold(), k, excluded)
+        cached = self._familiarity_cache.get(key, versions) if not ranking.uses_strength else None
         if cached is not None:
             elapsed = (time.perf_counter() - started) * 1000.0
             return replace(cached, cache_hit=True, timings_ms={"retrieve": elapsed})
+        context = _Context(owners, versions, owner_scopes, scope_kinds, ranking, query_text, excluded)
         if self.fusing and self.config.dense_weight == 0:
-            hits = lexical_hits(self.store, owners, query, query_text, min(MAX_K, k + len(excluded)))
-            result = Retrieval("lexical", chronological([h for h in hits if h.note.id not in excluded][:k]))
+            result = Retrieval("lexical", chronological(self._lexical_only(context, query, k)))
         elif mode == "recollection":
-            result = self._recollection(owners, versions, query, query_text, k, None, excluded)
+            result = self._recollection(context, query, k, signal=None)
         elif mode == "familiarity" and self.fusing:
             dense = self.store.knn(owners, query, min(MAX_K, max(k, self.config.fusion_depth) + len(excluded)))
-            fused = self._fused(owners, _kept(dense, excluded), query, query_text, k, excluded)
-            result = Retrieval("familiarity", chronological(fused))
+            result = Retrieval("familiarity", chronological(self._fused(context, dense, query, k)))
         elif mode == "familiarity":
-            result = Retrieval("familiarity", chronological(top_similar(self.store, owners, query, k, excluded)))
+            hits = top_similar(self.store, owners, query, k, ranking, owner_scopes, excluded)
+            result = Retrieval("familiarity", chronological(hits))
         else:
-            result = self._adaptive(owners, versions, query, query_text, k, excluded)
+            result = self._adaptive(context, query, k)
         result = replace(result, timings_ms={"retrieve": (time.perf_counter() - started) * 1000.0})
         if result.path == "familiarity":
             self._familiarity_cache.put(key, versions, result)
@@ -104,56 +123,76 @@ class Retriever:
     def fusing(self) -> bool:
         return self.config.fusion != "off" and self.config.lexical_weight > 0
 
-    def _fused(
-        self,
-        owners: tuple[int, ...],
-        dense: Ranking,
-        query: np.ndarray,
-        query_text: str,
-        k: int,
-        excluded: frozenset[int] = frozenset(),
-    ) -> list[ScoredNote]:
+    def ranking(self, now: datetime | None = None) -> Ranking:
+        if self.scopes_config is None or self.forgetting_config is None:
+            return PLAIN_COSINE
+        return Ranking.from_config(self.scopes_config, self.forgetting_config, now or datetime.now(UTC))
+
+    def _fused(self, context: _Context, dense: IdRanking, query: np.ndarray, k: int) -> list[ScoredNote]:
         """The dense ranking (best first) fused with the pool's lexical top `fusion_depth`; top k notes.
 
-        `excluded` notes are dropped from the lexical list too (over-fetched so its depth stays the same)."""
-        found = self.store.lexical(owners, query_text, min(MAX_K, self.config.fusion_depth + len(excluded)))
+        Excluded notes are dropped from both lists (the lexical one over-fetched so its depth stays the same).
+        With a scope or strength term in force, the fused score divided into [0, 1] takes cosine's place in the
+        ranking: alpha * fused + beta * relevance(scope) + gamma * strength, over every fused candidate, so a
+        public note never outranks a personal one because the fusion ignored the term.
+        """
+        excluded = context.excluded
+        found = self.store.lexical(
+            context.owners, context.query_text, min(MAX_K, self.config.fusion_depth + len(excluded))
+        )
         lexical = list(_kept(found, excluded))[: self.config.fusion_depth]
-        return scored_notes(self.store, fuse(_kept(dense, excluded), lexical, self.config, k), query)
+        dense = _kept(dense, excluded)
+        ranking = context.ranking
+        if ranking.is_plain_cosine(context.scope_kinds):
+            return scored_notes(self.store, fuse(dense, lexical, self.config, k), query)
+        candidates = fuse(dense, lexical, self.config, len(dense) + len(lexical))
+        ceiling = fused_ceiling(dense, lexical, self.config)
+        fused = {note_id: score / ceiling for note_id, score in candidates}
+        notes = self.store.get_notes([note_id for note_id, _ in candidates])
+        semantic = np.array([fused[int(note.id or 0)] for note in notes], dtype=np.float64)
+        scores = ranking.scores(semantic, notes, context.owner_scopes)
+        order = sorted(range(len(notes)), key=lambda row: (-scores[row], int(notes[row].id or 0)))[:k]
+        sims = exact_similarities([notes[row] for row in order], query)
+        return [ScoredNote(notes[row], float(sim), float(scores[row])) for row, sim in zip(order, sims, strict=True)]
 
-    def _adaptive(
-        self,
-        owners: tuple[int, ...],
-        versions: tuple[tuple[int, int], ...],
-        query: np.ndarray,
-        query_text: str,
-        k: int,
-        excluded: frozenset[int],
-    ) -> Retrieval:
+    def _lexical_only(self, context: _Context, query: np.ndarray, k: int) -> list[ScoredNote]:
+        """`dense_weight` 0: the pool's BM25 matches, ranked by BM25 alone unless a scope or strength term is on."""
+        if context.ranking.is_plain_cosine(context.scope_kinds):
+            excluded = context.excluded
+            hits = lexical_hits(self.store, context.owners, query, context.query_text, min(MAX_K, k + len(excluded)))
+            return [hit for hit in hits if hit.note.id not in excluded][:k]
+        return self._fused(context, [], query, k)
+
+    def _adaptive(self, context: _Context, query: np.ndarray, k: int) -> Retrieval:
         if self.fusing:
             depth = max(k, self.config.k_probe, self.config.fusion_depth)
-            dense = _kept(self.store.knn(owners, query, min(MAX_K, depth + len(excluded))), excluded)
+            dense = _kept(
+                self.store.knn(context.owners, query, min(MAX_K, depth + len(context.excluded))), context.excluded
+            )
             similarities = [similarity for _, similarity in dense]
         else:
-            probed = top_similar(self.store, owners, query, max(k, self.config.k_probe), excluded)
+            probed = top_similar(
+                self.store,
+                context.owners,
+                query,
+                max(k, self.config.k_probe),
+                context.ranking,
+                context.owner_scopes,
+                context.excluded,
+            )
             similarities = [item.similarity for item in probed]
         signal = familiarity_signal(similarities, self.config.k_probe, self.config.softmax_lambda)
         path: Path = choose_path(signal, self.config)
         if path == "familiarity":
-            chosen = self._fused(owners, dense, query, query_text, k, excluded) if self.fusing else probed[:k]
+            chosen = self._fused(context, dense, query, k) if self.fusing else probed[:k]
             return Retrieval("familiarity", chronological(chosen), signal=signal)
-        return self._recollection(owners, versions, query, query_text, k, signal, excluded)
+        return self._recollection(context, query, k, signal=signal)
 
     def _recollection(
-        self,
-        owners: tuple[int, ...],
-        versions: tuple[tuple[int, int], ...],
-        query: np.ndarray,
-        query_text: str,
-        k: int,
-        signal: FamiliaritySignal | None,
-        excluded: frozenset[int] = frozenset(),
+        self, context: _Context, query: np.ndarray, k: int, signal: FamiliaritySignal | None
     ) -> Retrieval:
-        pool = self.pool(owners, versions)
+        pool = self.pool(context.owners, context.versions)
+        bias = self._pool_bias(pool, context)
         settings = RecollectionSettings(
             k=k,
             beam=self.config.beam,
@@ -170,7 +209,9 @@ class Retriever:
                 self.config.density_threshold,
             ),
         )
-        found = recollect(pool.search if not excluded else _without(pool, excluded), query, settings)
+        alpha = context.ranking.alpha
+        search: Search = lambda q, n: pool.search(q, n, alpha, bias)  # noqa: E731
+        found = recollect(_without(search, context.excluded) if context.excluded else search, query, settings)
         notes = self.store.get_notes(found.ids)
         sims = exact_similarities(notes, query)
         rank_score = dict(zip(found.ids, found.scores, strict=True))
@@ -178,8 +219,8 @@ class Retriever:
             ScoredNote(note, float(sim), rank_score[int(note.id or 0)]) for note, sim in zip(notes, sims, strict=True)
         ]
         if self.fusing:  # `scored` is in recollection's ranking order
-            ranking = [(int(item.note.id or 0), item.score) for item in scored]
-            scored = self._fused(owners, ranking, query, query_text, k, excluded)
+            ranked = [(int(item.note.id or 0), item.score) for item in scored]
+            scored = self._fused(context, ranked, query, k)
         return Retrieval(
             "recollection", chronological(scored), signal=signal, rounds=found.rounds, clusterings=found.clusterings
         )
@@ -194,7 +235,49 @@ class Retriever:
         cached = self._pools.get(owners, versions)
         if cached is not None:
             return cached
-        ids, _, embeddings = self.store.owner_matrix(owners)
-        pool = PoolMatrix(ids, embeddings)
+        parts = [self.store.owner_matrix([owner]) for owner in owners]
+        ids = np.concatenate([part[0] for part in parts])
+        embeddings = np.concatenate([part[2] for part in parts])
+        row_owners = np.concatenate(
+            [np.full(len(part[0]), owner, np.int64) for owner, part in zip(owners, parts, strict=True)]
+        )
+        pool = PoolMatrix(ids, embeddings, row_owners)
         self._pools.put(owners, versions, pool)
         return pool
+
+    def _pool_bias(self, pool: PoolMatrix, context: _Context) -> np.ndarray | None:
+        """beta * relevance(scope of the row's owner) + gamma * strength, per pool row; None for plain cosine."""
+        ranking = context.ranking
+        if ranking.is_plain_cosine(context.scope_kinds):
+            return None
+        bias = np.zeros(len(pool), dtype=np.float64)
+        for owner, kind in context.owner_scopes.items():
+            bias[pool.owners == owner] = ranking.scope_bias([kind])[0]
+        if ranking.uses_strength:
+            assert ranking.decay is not None and ranking.now is not None
+            strengths = pool_strengths(self.store, context.owners, ranking.now, ranking.decay)
+            bias += ranking.gamma * np.fromiter((strengths.get(int(i), 0.0) for i in pool.ids), np.float64, len(pool))
+        return bias
+
+
+class _Context:
+    """One query's pool: owners, their write versions, their scopes, the ranking in force, the question and the
+    notes it must not return."""
+
+    def __init__(
+        self,
+        owners: tuple[int, ...],
+        versions: tuple[tuple[int, int], ...],
+        owner_scopes: dict[int, str],
+        scope_kinds: list[str],
+        ranking: Ranking,
+        query_text: str,
+        excluded: frozenset[int],
+    ) -> None:
+        self.owners = owners
+        self.versions = versions
+        self.owner_scopes = owner_scopes
+        self.scope_kinds = scope_kinds
+        self.ranking = ranking
+        self.query_text = query_text
+        self.excluded = excluded

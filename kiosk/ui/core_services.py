@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ from kiosk.ui.services import (
     EnrollSample,
     FaceBox,
     FrameView,
+    GroupView,
     Identity,
     IdentityState,
     NoteView,
@@ -407,7 +409,12 @@ class CoreServices:
             raise LLMError(f"the language model failed ({type(exc).__name__}: {exc})", "try again") from exc
         notes = tuple(
             NoteView(
-                int(item.note.id or 0), item.note.content, item.note.timestamp, item.similarity, item.note.sensitivity
+                int(item.note.id or 0),
+                item.note.content,
+                item.note.timestamp,
+                item.similarity,
+                item.note.sensitivity,
+                item.note.scope,
             )
             for item in result.notes
         )
@@ -524,7 +531,17 @@ class CoreServices:
     def list_notes(self, verification: Verification) -> list[NoteView]:
         owner = self._owner(verification)
         notes = self.store.list_notes(owner)
-        return [NoteView(int(n.id or 0), n.content, n.timestamp, sensitivity=n.sensitivity) for n in reversed(notes)]
+        return [
+            NoteView(int(n.id or 0), n.content, n.timestamp, None, n.sensitivity, n.scope, n.archived)
+            for n in reversed(notes)
+        ]
+
+    def restore_note(self, verification: Verification, note_id: int) -> None:
+        owner = self._owner(verification)
+        note = self.store.get_note(note_id)
+        if note is None or note.owner_id != owner:
+            raise StoreError("that memory is not yours or no longer exists", "reopen your memories")
+        self.store.restore_note(note_id, datetime.now(UTC))
 
     def delete_note(self, verification: Verification, note_id: int) -> None:
         owner = self._owner(verification)
@@ -553,6 +570,26 @@ class CoreServices:
             )
             for u in self.store.list_users()
         ]
+
+    def list_groups(self) -> list[GroupView]:
+        return [self._group_view(group.id, group.name) for group in self.store.list_groups()]
+
+    def _group_view(self, group_id: int, name: str) -> GroupView:
+        members = tuple((user.id, user.name) for user in self.store.members(group_id))
+        return GroupView(group_id, name, members, self.store.count_notes(group_id))
+
+    def add_group(self, name: str) -> GroupView:
+        group = self.store.add_group(name)
+        return self._group_view(group.id, group.name)
+
+    def delete_group(self, group_id: int) -> None:
+        self.store.delete_group(group_id)
+
+    def set_member(self, group_id: int, user_id: int, member: bool) -> None:
+        if member:
+            self.store.add_member(group_id, user_id)
+        else:
+            self.store.remove_member(group_id, user_id)
 
     def delete_user(self, user_id: int) -> None:
         self.store.delete_user(user_id)

@@ -82,6 +82,8 @@ class NoteView:
     timestamp: datetime
     similarity: float | None = None
     sensitivity: str | None = None  # a category (health, finance, ...) when the note is sensitive
+    scope: str = "personal"  # personal | group:NAME | public
+    archived: bool = False  # faded below the strength floor: listed, not retrieved, restorable
 
 
 SENSITIVE_WORDS = {
@@ -133,6 +135,14 @@ class UserView:
     name: str
     notes: int
     modalities: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class GroupView:
+    id: int
+    name: str
+    members: tuple[tuple[int, str], ...] = ()  # (user id, name)
+    notes: int = 0
 
 
 @dataclass(frozen=True)
@@ -197,11 +207,23 @@ class KioskServices(Protocol):
 
     def delete_note(self, verification: Verification, note_id: int) -> None: ...
 
+    def restore_note(self, verification: Verification, note_id: int) -> None:
+        """Bring one of the verified person's archived (faded) notes back into retrieval."""
+        ...
+
     def forget_me(self, verification: Verification) -> None: ...
 
     def list_users(self) -> list[UserView]: ...
 
     def delete_user(self, user_id: int) -> None: ...
+
+    def list_groups(self) -> list[GroupView]: ...
+
+    def add_group(self, name: str) -> GroupView: ...
+
+    def delete_group(self, group_id: int) -> None: ...
+
+    def set_member(self, group_id: int, user_id: int, member: bool) -> None: ...
 
     def run_calibration(self, modality: str, folder: Path, progress: Progress) -> CalibrationView: ...
 

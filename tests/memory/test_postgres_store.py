@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -176,3 +177,25 @@ def test_a_terminal_role_cannot_create_the_schema(pg_cluster: object) -> None:
         with psycopg.connect(pg_cluster.admin_url, autocommit=True) as admin:
             admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
             admin.execute(f"DROP ROLE {name}_t")
+
+
+def test_scopes_are_not_on_the_fleet_store_yet_and_say_so(urls: tuple[str, str]) -> None:
+    from kiosk.memory.scopes import PUBLIC, Scope, owner_for
+    from kiosk.retrieval import GateDecision, scoped_pool
+
+    _, terminal_url = urls
+    with PostgresStore(terminal_url) as store:
+        ann = store.add_user("Ann").id
+        store.add_note(make_note(ann, "sailing on Sunday", seed=1))
+        # What reads answers truthfully: no group, no public owner, so the gate's pool is the person alone.
+        assert store.groups_of(ann) == [] and store.list_groups() == [] and store.public_owner_id() is None
+        decision = GateDecision((ann,), {ann: 0.9}, "verified", "best-match", 0.5, "face")
+        assert scoped_pool(decision, lambda u: [g.id for g in store.groups_of(u)], None).owner_ids == (ann,)
+        with pytest.raises(StoreError, match="not on the fleet store yet"):
+            store.add_group("family")
+        with pytest.raises(StoreError, match="not on the fleet store yet"):
+            owner_for(store, Scope("group", "family"), ann)
+        with pytest.raises(StoreError, match="no public scope"):
+            owner_for(store, PUBLIC, ann)
+        with pytest.raises(StoreError, match="not on the fleet store yet"):
+            store.archive_notes([1], datetime(2024, 1, 1, tzinfo=UTC))

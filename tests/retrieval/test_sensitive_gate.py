@@ -195,3 +195,33 @@ def test_bad_sensitive_settings_are_one_clear_line(tmp_path: Path, variable: str
     empty.write_text("")
     with pytest.raises(ConfigError, match=f"setting '{setting}'"):
         load_config(empty, environ={variable: value})
+
+
+FAMILY_DIAGNOSIS = "The family doctor said grandma's biopsy needs a second look"
+PUBLIC_DIAGNOSIS = "The kiosk doctor reads biopsy results on Mondays"
+
+
+def test_sensitive_group_and_public_notes_need_a_cleared_reader(assistant: Assistant, store: SqliteStore) -> None:
+    encoder = BagOfWordsEncoder()
+    alice, bob = store.user_by_name("Alice"), store.user_by_name("Bob")
+    assert alice is not None and bob is not None
+    family = store.add_group("family")
+    store.add_member(family.id, alice.id)
+    public = store.public_owner_id()
+    stamp = datetime(2024, 3, 9, tzinfo=UTC)
+    for owner, text in ((family.id, FAMILY_DIAGNOSIS), (public, PUBLIC_DIAGNOSIS)):
+        note = Note(None, owner, "face", text, stamp, embedding=encoder.encode_one(text), sensitivity="health")
+        store.add_note(note)
+
+    def found(who: Probe | None) -> set[str]:
+        _, retrieval, _ = assistant.retrieve(QUESTION, who, k=10, mode="familiarity")
+        return {item.note.content for item in retrieval.notes}
+
+    cleared = found(probe("face", "Alice", 0.8))  # above tau + 0.1: her group's and the public ones too
+    assert {FAMILY_DIAGNOSIS, PUBLIC_DIAGNOSIS, ALICE_NOTES[1][0]} <= cleared
+    weak = found(probe("face", "Alice", 0.65))  # passes tau only: no sensitive note of any scope
+    assert not {FAMILY_DIAGNOSIS, PUBLIC_DIAGNOSIS, ALICE_NOTES[1][0]} & weak
+    assert ALICE_NOTES[0][0] in weak
+    bob_cleared = found(probe("face", "Bob", 0.8))  # cleared, but not a member: the public one only
+    assert PUBLIC_DIAGNOSIS in bob_cleared and FAMILY_DIAGNOSIS not in bob_cleared
+    assert not {PUBLIC_DIAGNOSIS, FAMILY_DIAGNOSIS} & found(None)  # nobody in view: nobody cleared

@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -20,6 +21,7 @@ from kiosk.ui.services import (
     EnrollSample,
     FaceBox,
     FrameView,
+    GroupView,
     Identity,
     NoteView,
     Progress,
@@ -73,6 +75,8 @@ class FakeServices:
             "qwen2.5-coder-0.5b-instruct", ("smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct"), "best-match"
         )
         self.remembered: list[tuple[str, int]] = []
+        self.groups: dict[int, tuple[str, set[int]]] = {50: ("family", {1})}
+        self.public_notes: list[NoteView] = []
         self.verifications = 0
         self.closed = False
         self._next_id = 100
@@ -117,6 +121,7 @@ class FakeServices:
         elif identity.state == "recognised" and identity.user_id is not None:
             notes = tuple(self.notes.get(identity.user_id, []))
             decision = "owner" if notes else "fallback"
+        notes += tuple(self.public_notes)  # public notes need no recognition
         tokens = ["I ", "don't ", "know ", "that ", "yet."]
         if decision == "owner":
             tokens = self.tokens if identity.user_id == 1 else [f"{w} " for w in notes[0].content.split()]
@@ -182,6 +187,10 @@ class FakeServices:
         owner = self._owner(verification)
         self.notes[owner] = [n for n in self.notes.get(owner, []) if n.id != note_id]
 
+    def restore_note(self, verification: Verification, note_id: int) -> None:
+        owner = self._owner(verification)
+        self.notes[owner] = [replace(n, archived=False) if n.id == note_id else n for n in self.notes[owner]]
+
     def forget_me(self, verification: Verification) -> None:
         owner = self._owner(verification)
         self.notes.pop(owner, None)
@@ -194,6 +203,32 @@ class FakeServices:
     def delete_user(self, user_id: int) -> None:
         self.users.pop(user_id, None)
         self.notes.pop(user_id, None)
+
+    def list_groups(self) -> list[GroupView]:
+        return [
+            GroupView(gid, name, tuple((uid, self.users[uid]) for uid in sorted(members) if uid in self.users))
+            for gid, (name, members) in sorted(self.groups.items())
+        ]
+
+    def add_group(self, name: str) -> GroupView:
+        if any(existing == name for existing, _ in self.groups.values()):
+            raise StoreError(f"group '{name}' already exists", "pick another name")
+        with self._lock:
+            group_id = max(self.groups, default=50) + 1
+            self.groups[group_id] = (name, set())
+        return GroupView(group_id, name)
+
+    def delete_group(self, group_id: int) -> None:
+        self.groups.pop(group_id, None)
+
+    def set_member(self, group_id: int, user_id: int, member: bool) -> None:
+        members = self.groups[group_id][1]
+        if member:
+            members.add(user_id)
+        elif user_id in members:
+            members.remove(user_id)
+        else:
+            raise StoreError(f"user {user_id} is not a member of group {group_id}", "see the groups list")
 
     def run_calibration(self, modality: str, folder: Path, progress: Progress) -> CalibrationView:
         for step in range(5):

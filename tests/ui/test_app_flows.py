@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 
 from PySide6.QtCore import Qt
 
 from kiosk.config import KioskConfig
 from kiosk.errors import ModelError, StoreError
 from kiosk.ui.screens.base import IDLE, MAIN
-from kiosk.ui.services import Identity, KioskServices, Progress
+from kiosk.ui.services import Identity, KioskServices, NoteView, Progress
 
 from .conftest import WindowFactory, save_screenshot
 from .fakes import BOB, TWO_PEOPLE, UNKNOWN, FakeServices
@@ -65,6 +66,33 @@ def test_unknown_face_gets_the_calm_fallback_and_nothing_is_stored(
     assert bubble.memory_toggle.isHidden()
     qtbot.wait(100)
     assert fake.remembered == []
+
+
+def test_unknown_face_with_public_notes_is_still_told_no_personal_memory_was_used(
+    qtbot, make_window: WindowFactory, fake: FakeServices
+) -> None:
+    fake.identity = UNKNOWN
+    fake.public_notes = [
+        NoteView(9, "The library closes at six.", datetime(2026, 1, 1, tzinfo=UTC), 0.6, scope="public")
+    ]
+    window = make_window(fake)
+    wait_for_badge(qtbot, window, "Not recognised")
+    ask(qtbot, window, "when does the library close?")
+    bubble = window.main.conversation.answers()[-1]
+    assert bubble.state == "fallback" and "without personal memory" in bubble.header.text()
+    assert "not recognised" in bubble.fallback_reason.text()
+    assert "1 public notes, shared with everyone" in bubble.fallback_reason.text()
+
+
+def test_owner_answer_counts_own_and_public_notes_apart(qtbot, make_window, fake) -> None:
+    fake.public_notes = [
+        NoteView(9, "The library closes at six.", datetime(2026, 1, 1, tzinfo=UTC), 0.6, scope="public")
+    ]
+    window = make_window(fake)
+    ask(qtbot, window, "where does my sister live?")
+    bubble = window.main.conversation.answers()[-1]
+    assert bubble.state == "personal"
+    assert "Used 2 of your memories and 1 shared with everyone" in bubble.memory_toggle.text()
 
 
 def test_two_people_hide_personal_memory(qtbot, make_window, fake) -> None:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import numpy as np
 from PySide6.QtCore import Qt
 
 from kiosk.ui.screens.base import ADMIN, ENROLL, MAIN, MEMORY
-from kiosk.ui.services import EnrollSample
+from kiosk.ui.services import EnrollSample, NoteView
 
 from .conftest import save_screenshot
 from .fakes import UNKNOWN
@@ -137,6 +139,21 @@ def test_deleting_after_the_person_changed_is_refused(qtbot, make_window, fake) 
     assert [n.id for n in fake.notes[1]] == [1, 2]
 
 
+def test_memory_screen_marks_faded_notes_and_restores_them(qtbot, make_window, fake) -> None:
+    fake.notes[1].append(NoteView(7, "I parked on level 3.", datetime(2024, 1, 1, tzinfo=UTC), archived=True))
+    window = make_window(fake)
+    memory = window.memory
+    with qtbot.waitSignal(memory.changed, timeout=5000):
+        window.show_screen(MEMORY)
+    assert "(1 faded)" in memory.status.text()
+    assert memory.findChild(type(window.main.send_button), "restore-1") is None  # only faded notes have one
+    restore = memory.findChild(type(window.main.send_button), "restore-7")
+    with qtbot.waitSignal(memory.changed, timeout=5000) as blocker:
+        click(qtbot, restore)
+    assert blocker.args[0] == "restored" and "Restored" in memory.status.text()
+    assert not any(n.archived for n in fake.notes[1]) and len(fake.notes[1]) == 3  # restored, nothing deleted
+
+
 # --- admin ------------------------------------------------------------------------------------------
 def test_admin_pin_first_run_then_wrong_pins_lock_out(qtbot, make_window, fake, ui_config) -> None:
     window = make_window(fake)
@@ -211,7 +228,7 @@ def test_admin_calibration_errors_are_shown(qtbot, make_window, fake, tmp_path) 
 
 def test_admin_removes_users_and_changes_gate_policy(qtbot, make_window, fake) -> None:
     window = make_window(fake)
-    with qtbot.waitSignal(window.admin.action_done, timeout=5000):
+    with qtbot.waitSignal(window.admin.action_done, timeout=5000, check_params_cb=lambda what: what == "users-listed"):
         unlock(qtbot, window)
     admin = window.admin
     admin.tabs.setCurrentIndex(1)
@@ -233,3 +250,38 @@ def test_admin_removes_users_and_changes_gate_policy(qtbot, make_window, fake) -
     assert fake.settings_state.llm_model == "smollm2-135m-instruct"
     actions = [e["action"] for e in window.ctx.audit.entries()]
     assert "user-removed" in actions and "settings-applied" in actions
+
+
+def test_admin_creates_groups_and_manages_members(qtbot, make_window, fake) -> None:
+    window = make_window(fake)
+    with qtbot.waitSignal(window.admin.action_done, timeout=5000, check_params_cb=lambda what: what == "groups-listed"):
+        unlock(qtbot, window)
+    admin = window.admin
+    admin.tabs.setCurrentIndex(3)
+    assert admin.groups.count() == 1 and "Ada" in admin.groups.item(0).text()
+    admin.group_name.setText("ward 3")
+    with qtbot.waitSignal(admin.action_done, timeout=5000, check_params_cb=lambda what: what == "groups-listed"):
+        click(qtbot, admin.add_group_button)
+    assert [name for name, _ in fake.groups.values()] == ["family", "ward 3"]
+    admin.groups.setCurrentRow(1)
+    admin.member_choice.setCurrentText("Bob")
+    with qtbot.waitSignal(admin.action_done, timeout=5000, check_params_cb=lambda what: what == "groups-listed"):
+        click(qtbot, admin.add_member_button)
+    assert fake.groups[51][1] == {2} and "Bob" in admin.groups.item(1).text()
+    save_screenshot(window, "fake-admin-groups")
+    admin.groups.setCurrentRow(0)
+    with qtbot.waitSignal(admin.action_done, timeout=5000) as blocker:
+        click(qtbot, admin.remove_member_button)  # Bob is not in "family": a clear message, nothing changes
+    assert blocker.args[0] == "member-removed-failed" and "not a member" in admin.groups_status.text()
+    admin.group_name.setText("family")
+    with qtbot.waitSignal(admin.action_done, timeout=5000) as blocker:
+        click(qtbot, admin.add_group_button)
+    assert blocker.args[0] == "group-created-failed" and "already exists" in admin.groups_status.text()
+    admin.groups.setCurrentRow(1)
+    click(qtbot, admin.delete_group_button)
+    assert admin.confirm_delete_group.isVisible() and 51 in fake.groups
+    with qtbot.waitSignal(admin.action_done, timeout=5000, check_params_cb=lambda what: what == "groups-listed"):
+        click(qtbot, admin.confirm_delete_group)
+    assert list(fake.groups) == [50]
+    actions = [e["action"] for e in window.ctx.audit.entries()]
+    assert {"group-created", "member-added", "group-deleted", "member-removed-failed"} <= set(actions)

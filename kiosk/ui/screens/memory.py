@@ -1,6 +1,7 @@
-"""The verified person's own notes: read, delete one, or forget me entirely (with confirmation).
+"""The verified person's own notes: read, delete one, restore a faded one, or forget me entirely.
 
-Opening the screen and every deletion re-verify the person first; nobody sees or deletes someone else's notes.
+Opening the screen and every change re-verify the person first; nobody sees or changes someone else's notes.
+Faded notes (archived below the strength floor) stay listed, marked, with a button that restores them.
 """
 
 from __future__ import annotations
@@ -93,7 +94,7 @@ class MemoryScreen(Screen):
             return
         self.verification = verification
         self.title.setText(f"{verification.identity.name}'s memories")
-        self.status.setText(f"{len(notes)} memories. Only you can see these.")
+        self.status.setText(self._summary(notes) + " Only you can see these.")
         self.forget_button.setEnabled(True)
         self._show_notes(notes)
         self.changed.emit("loaded")
@@ -118,7 +119,7 @@ class MemoryScreen(Screen):
             line.setContentsMargins(20, 12, 12, 12)
             text = QVBoxLayout()
             text.setSpacing(4)
-            content = label(note.content)
+            content = label(note.content, "muted" if note.archived else None)
             if note.sensitivity:
                 mark = label(sensitive_mark(note.sensitivity), "muted")
                 mark.setObjectName(f"sensitive-{note.id}")
@@ -129,11 +130,19 @@ class MemoryScreen(Screen):
                     self.reveal_buttons[note.id] = cover
                     text.addWidget(cover)
             text.addWidget(content)
-            text.addWidget(label(note.timestamp.strftime("%d %B %Y, %H:%M"), "muted"))
+            when = note.timestamp.strftime("%d %B %Y, %H:%M")
+            if note.archived:
+                when += "  ·  faded: not used in answers until you restore it"
+            text.addWidget(label(when, "muted"))
+            line.addLayout(text, 1)
+            if note.archived:
+                restore = QPushButton("Restore")
+                restore.setObjectName(f"restore-{note.id}")
+                restore.clicked.connect(lambda _=False, note_id=note.id: self.restore_note(note_id))
+                line.addWidget(restore)
             delete = QPushButton("Delete")
             delete.setObjectName(f"delete-{note.id}")
             delete.clicked.connect(lambda _=False, note_id=note.id: self.delete_note(note_id))
-            line.addLayout(text, 1)
             line.addWidget(delete)
             self.list_layout.insertWidget(self.list_layout.count() - 1, row)
 
@@ -146,6 +155,21 @@ class MemoryScreen(Screen):
             return verification, services.list_notes(verification)
 
         submit(work, self._after_change("deleted"), self._failed, pool=self.ctx.pool)
+
+    def restore_note(self, note_id: int) -> None:
+        services = self.ctx.require_services()
+
+        def work(_progress: object) -> tuple[Verification, list[NoteView]]:
+            verification = self._reverify(services)
+            services.restore_note(verification, note_id)
+            return verification, services.list_notes(verification)
+
+        submit(work, self._after_change("restored"), self._failed, pool=self.ctx.pool)
+
+    @staticmethod
+    def _summary(notes: list[NoteView]) -> str:
+        faded = sum(1 for note in notes if note.archived)
+        return f"{len(notes)} memories ({faded} faded)." if faded else f"{len(notes)} memories."
 
     def _ask_forget(self) -> None:
         self.confirm.show()
@@ -179,7 +203,8 @@ class MemoryScreen(Screen):
         def done(result: tuple[Verification, list[NoteView]]) -> None:
             _verification, notes = result
             self._show_notes(notes)
-            self.status.setText(f"Deleted. {len(notes)} memories left.")
+            done_what = "Deleted" if what == "deleted" else "Restored"
+            self.status.setText(f"{done_what}. {self._summary(notes)}")
             self.changed.emit(what)
 
         return done

@@ -155,7 +155,9 @@ class AnswerBubble(QFrame):
                 "they need a stronger check of who you are."
             )
             self.withheld.show()
-        if result.decision == "owner" and result.notes:
+        own = [note for note in result.notes if note.scope != "public"]
+        public = len(result.notes) - len(own)
+        if result.decision == "owner" and own:
             self.state = "personal"
             self._style(theme.ACCENT_DARK, theme.SURFACE)
             self.header.setText(f"Answered for {result.identity.name} from your memory")
@@ -170,8 +172,8 @@ class AnswerBubble(QFrame):
                 self.column.insertWidget(self.column.indexOf(self.body), cover)
                 cover.show()  # added to a bubble already on screen: Qt leaves it hidden otherwise
                 self.reveal_buttons.append(cover)
-            count = len(result.notes)
-            self.memory_toggle.setText(f"▸  Used {count} of your memories")
+            shared = f" and {public} shared with everyone" if public else ""
+            self.memory_toggle.setText(f"▸  Used {len(own)} of your memories{shared}")
             self.memory_toggle.show()
             for note in result.notes:
                 self._add_note_row(note)
@@ -187,15 +189,18 @@ class AnswerBubble(QFrame):
                     f"This may be a photo or a screen, not a person ({result.liveness_reason}), "
                     "so personal memory stays hidden."
                 )
+            if public:
+                reason += f" Only {public} public notes, shared with everyone, were used."
             self.fallback_reason.setText(reason)
             self.fallback_reason.show()
 
     def _add_note_row(self, note: NoteView) -> None:
         when = note.timestamp.strftime("%d %b %Y")
+        where = "" if note.scope == "personal" else f" · {note.scope}"
         if not note.sensitivity:
-            self.notes_layout.addWidget(_label(f"•  {note.content}   ({when})", "muted"))
+            self.notes_layout.addWidget(_label(f"•  {note.content}   ({when}{where})", "muted"))
             return
-        row = _label(f"•  {sensitive_mark(note.sensitivity)}: {note.content}   ({when})", "muted")
+        row = _label(f"•  {sensitive_mark(note.sensitivity)}: {note.content}   ({when}{where})", "muted")
         if self.cover_sensitive:
             cover = RevealButton(f"•  {sensitive_mark(note.sensitivity)} memory", row)
             self.notes_layout.addWidget(cover)
