@@ -116,7 +116,39 @@ def _v2_fts(conn: apsw.Connection) -> None:
         )
 
 
-def _v3_scopes(conn: apsw.Connection) -> None:
+def _v3_security(conn: apsw.Connection) -> None:
+    """Tables for encryption at rest. The rows themselves are sealed by SqliteStore when it opens the file
+    with a master key (it needs the key, which a migration does not have): see `seal_plaintext_rows`."""
+    conn.execute(
+        """
+        -- Each user's data key, wrapped (AES-GCM) by the master key; deleting the user destroys it.
+        CREATE TABLE user_keys (
+            user_id INTEGER PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+            generation INTEGER NOT NULL,
+            wrapped BLOB NOT NULL,
+            created_at REAL NOT NULL
+        );
+        -- A known value sealed by the master key: opening with the wrong key fails here, not on a note.
+        CREATE TABLE key_check (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            fingerprint TEXT NOT NULL,
+            sealed BLOB NOT NULL
+        );
+        """
+    )
+
+
+def _v4_sensitive(conn: apsw.Connection) -> None:
+    """Note sensitivity (#13): NULL = not sensitive, else a category; existing notes stay unmarked."""
+    conn.execute(
+        """
+        ALTER TABLE notes ADD COLUMN sensitivity TEXT;
+        CREATE INDEX notes_sensitive_by_owner ON notes(owner_id) WHERE sensitivity IS NOT NULL;
+        """
+    )
+
+
+def _v5_scopes(conn: apsw.Connection) -> None:
     """Scopes, groups, strength and archive.
 
     Groups and the public scope are pseudo-owners: rows of `users` with kind 'group' / 'public', so a group's
@@ -142,37 +174,6 @@ def _v3_scopes(conn: apsw.Connection) -> None:
     )
 
 
-def _v4_security(conn: apsw.Connection) -> None:
-    """Tables for encryption at rest. The rows themselves are sealed by SqliteStore when it opens the file
-    with a master key (it needs the key, which a migration does not have): see `seal_plaintext_rows`."""
-    conn.execute(
-        """
-        -- Each user's data key, wrapped (AES-GCM) by the master key; deleting the user destroys it.
-        CREATE TABLE user_keys (
-            user_id INTEGER PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
-            generation INTEGER NOT NULL,
-            wrapped BLOB NOT NULL,
-            created_at REAL NOT NULL
-        );
-        -- A known value sealed by the master key: opening with the wrong key fails here, not on a note.
-        CREATE TABLE key_check (
-            id INTEGER PRIMARY KEY CHECK (id = 1),
-            fingerprint TEXT NOT NULL,
-            sealed BLOB NOT NULL
-        );
-        """
-    )
-
-
-def _v5_sensitive(conn: apsw.Connection) -> None:
-    """Note sensitivity (#13): NULL = not sensitive, else a category; existing notes stay unmarked."""
-    conn.execute(
-        """
-        ALTER TABLE notes ADD COLUMN sensitivity TEXT;
-        CREATE INDEX notes_sensitive_by_owner ON notes(owner_id) WHERE sensitivity IS NOT NULL;
-        """
-    )
-
-
-MIGRATIONS: list[Migration] = [_v1_initial, _v2_fts, _v3_scopes, _v4_security, _v5_sensitive]
+# In the order the features landed on main (a database made in between stays valid).
+MIGRATIONS: list[Migration] = [_v1_initial, _v2_fts, _v3_security, _v4_sensitive, _v5_scopes]
 LATEST_VERSION = len(MIGRATIONS)

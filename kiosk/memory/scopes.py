@@ -1,6 +1,6 @@
 """Who may read a note: its scope (personal, group:NAME or public), parsed and resolved to an owner id.
 
-Groups and the public scope are pseudo-owners in the store's owner id space (see schema `_v3_scopes`), so
+Groups and the public scope are pseudo-owners in the store's owner id space (see schema `_v5_scopes`), so
 a note's scope is simply the kind of its owner, and owner-restricted search covers every scope alike.
 """
 

@@ -77,7 +77,7 @@ def owner_scope(store: object, owner_ids: Sequence[int]) -> AbstractContextManag
 
 @runtime_checkable
 class SensitiveIndex(Protocol):
-    """Stores that keep note sensitivity (schema v5). The fleet (PostgreSQL) store does not yet: on it no note
+    """Stores that keep note sensitivity (schema v4). The fleet (PostgreSQL) store does not yet: on it no note
     is marked, so nothing is withheld for sensitivity (kiosk/assistant.py)."""
 
     def sensitive_note_ids(self, owner_ids: Sequence[int]) -> set[int]: ...

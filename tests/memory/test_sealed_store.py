@@ -85,20 +85,25 @@ def test_wrong_or_missing_key_is_a_clear_error(tmp_path: Path, master: MasterKey
         SqliteStore(path)
 
 
-def test_v4_upgrade_encrypts_an_existing_plaintext_database_in_place(
+def test_security_upgrade_encrypts_an_existing_plaintext_database_in_place(
     tmp_path: Path, master: MasterKey, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "memory.db"
-    before_security = schema.MIGRATIONS.index(schema._v4_security)  # the schema just before encryption at rest
+    before_security = schema.MIGRATIONS.index(schema._v3_security)  # the schema just before encryption at rest
     monkeypatch.setattr(sqlite_store, "MIGRATIONS", schema.MIGRATIONS[:before_security])
     monkeypatch.setattr(sqlite_store, "LATEST_VERSION", before_security)
     old = SqliteStore(path)
-    ann = old.add_user("Ann").id
+    # Rows are written as a build of that schema wrote them (raw SQL): today's store code writes columns that
+    # later migrations add (users.kind, notes.sensitivity), which that file does not have.
+    old._conn.execute("INSERT INTO users (name, created_at) VALUES ('Ann', 0)")
+    ann = int(old._conn.last_insert_rowid())
     template = unit(3, dim=128)
-    old.set_templates(ann, "face", template[None, :], "sha")
-    # The rows are written as a version-1 build wrote them (raw SQL): today's store code writes columns that
-    # later migrations add (notes.sensitivity, v5), which a version-1 file does not have.
     conn = old._conn
+    conn.execute(
+        "INSERT INTO templates (user_id, modality, dimension, vector, model_sha256, created_at) "
+        "VALUES (?, 'face', ?, ?, 'sha', 0)",
+        (ann, template.shape[0], template.astype(np.float32).tobytes()),
+    )
     conn.execute(
         "INSERT INTO notes (owner_id, modality, content, timestamp, keywords, tags, context, embedding, source, "
         "created_at, updated_at) VALUES (?, 'face', 'second version', 0, ?, '[]', '', ?, 'chat', 0, 0)",

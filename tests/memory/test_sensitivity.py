@@ -1,4 +1,4 @@
-"""Sensitive-note classification: rules, the LLM step, storage, construction, and the v5 migration."""
+"""Sensitive-note classification: rules, the LLM step, storage, construction, and its migration (schema v4)."""
 
 from __future__ import annotations
 
@@ -93,7 +93,7 @@ def test_store_roundtrip_update_history_and_bad_value(tmp_path: Path) -> None:
         assert store.sensitive_note_ids([owner + 1]) == set()
 
 
-def test_v5_migration_upgrades_a_v1_database(tmp_path: Path) -> None:
+def test_sensitivity_migration_upgrades_a_v1_database(tmp_path: Path) -> None:
     path = tmp_path / "old.db"
     conn = apsw.Connection(str(path))
     import sqlite_vec
