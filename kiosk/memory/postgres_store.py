@@ -317,42 +317,19 @@ class PostgresStore:
     def add_note(self, note: Note, *, idempotency_key: str | None = None) -> Note:
         """Store a new note with its links in one transaction; with a key already stored, return that note."""
         embedding = validate_new_note(note)
-        timestamp = to_epoch(note.timestamp)
         now = time.time()
 
         def insert(cur: Cursor) -> int:
             if cur.execute("SELECT 1 FROM users WHERE id = %s FOR KEY SHARE", (note.owner_id,)).fetchone() is None:
                 raise StoreError(f"no user with id {note.owner_id}", "add the user before their notes")
-            cur.execute(
-                "INSERT INTO notes (owner_id, modality, content, timestamp, keywords, tags, context, embedding, "
-                "source, source_ref, created_at, updated_at, client_key) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
-                "ON CONFLICT (client_key) DO NOTHING RETURNING id",
-                (
-                    note.owner_id,
-                    note.modality,
-                    note.content,
-                    timestamp,
-                    Jsonb(note.keywords),
-                    Jsonb(note.tags),
-                    note.context,
-                    embedding,
-                    note.source,
-                    note.source_ref,
-                    now,
-                    now,
-                    idempotency_key,
-                ),
-            )
-            row = cur.fetchone()
-            if row is None:  # this key was stored before: the earlier call did commit
+            note_id = self._insert_note_row(cur, note, embedding, now, now, idempotency_key)
+            if note_id is None:  # this key was stored before: the earlier call did commit
                 existing = cur.execute("SELECT id FROM notes WHERE client_key = %s", (idempotency_key,)).fetchone()
                 if existing is None:
                     raise StoreError(
                         f"idempotency key {idempotency_key!r} belongs to another owner's note", "use a fresh key"
                     )
                 return int(existing[0])
-            note_id = int(row[0])
             for link in note.links:
                 self._insert_link(cur, note_id, link.target_id, link.kind, now)
             self._bump(cur, note.owner_id)
@@ -375,34 +352,12 @@ class PostgresStore:
         created, updated = to_epoch(note.created_at), to_epoch(note.updated_at)
 
         def insert(cur: Cursor) -> tuple[int, bool]:
-            cur.execute(
-                "INSERT INTO notes (owner_id, modality, content, timestamp, keywords, tags, context, embedding, "
-                "source, source_ref, created_at, updated_at, client_key) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
-                "ON CONFLICT (client_key) DO NOTHING RETURNING id",
-                (
-                    note.owner_id,
-                    note.modality,
-                    note.content,
-                    to_epoch(note.timestamp),
-                    Jsonb(note.keywords),
-                    Jsonb(note.tags),
-                    note.context,
-                    embedding,
-                    note.source,
-                    note.source_ref,
-                    created,
-                    updated,
-                    key,
-                ),
-            )
-            row = cur.fetchone()
-            if row is None:
+            note_id = self._insert_note_row(cur, note, embedding, created, updated, key)
+            if note_id is None:
                 existing = cur.execute("SELECT id FROM notes WHERE client_key = %s", (key,)).fetchone()
                 if existing is None:
                     raise StoreError(f"import key {key!r} belongs to another owner's note", "check the migration")
                 return int(existing[0]), False
-            note_id = int(row[0])
             for entry in history:
                 cur.execute(
                     "INSERT INTO history (note_id, owner_id, at, reason, before, after) "
@@ -413,6 +368,35 @@ class PostgresStore:
             return note_id, True
 
         return self._run([note.owner_id], insert)
+
+    @staticmethod
+    def _insert_note_row(
+        cur: Cursor, note: Note, embedding: np.ndarray, created: float, updated: float, key: str | None
+    ) -> int | None:
+        """Insert the note's row; its new id, or None when a row with this idempotency key already exists."""
+        cur.execute(
+            "INSERT INTO notes (owner_id, modality, content, timestamp, keywords, tags, context, embedding, "
+            "source, source_ref, created_at, updated_at, client_key) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "ON CONFLICT (client_key) DO NOTHING RETURNING id",
+            (
+                note.owner_id,
+                note.modality,
+                note.content,
+                to_epoch(note.timestamp),
+                Jsonb(note.keywords),
+                Jsonb(note.tags),
+                note.context,
+                embedding,
+                note.source,
+                note.source_ref,
+                created,
+                updated,
+                key,
+            ),
+        )
+        row = cur.fetchone()
+        return None if row is None else int(row[0])
 
     def keyed_notes(self, keys: Sequence[str]) -> dict[str, int]:
         """Note ids by idempotency key, for the keys that are stored (migration verification, resumption)."""
