@@ -45,6 +45,7 @@ from kiosk.retrieval.gate import (
     user_scores,
     validate_query,
 )
+from kiosk.retrieval.relevance import apply_floor
 from kiosk.retrieval.results import Path, Retrieval, ScoredNote
 from kiosk.retrieval.retriever import Retriever
 from kiosk.retrieval.sensitive import Clearance, by_face_and_palm, by_threshold, strict_threshold
@@ -291,6 +292,7 @@ class Assistant:
             retrieval = self.retriever.retrieve(
                 pool.owner_ids, query, text, k=k, mode=mode, scopes=pool.scopes, now=now, exclude=withheld
             )
+            retrieval = self.relevant(retrieval)
             if withheld:
                 # How many of the K most similar notes were held back: the screen can say "verify more to use them".
                 nearest = top_similar(self.store, pool.owner_ids, query, k or self.config.retrieval.k)
@@ -298,6 +300,11 @@ class Assistant:
         retrieval = replace(retrieval, clearance=clearance)
         timings["retrieve"] = retrieval.timings_ms.get("retrieve", 0.0)
         return decision, retrieval, timings
+
+    def relevant(self, retrieval: Retrieval) -> Retrieval:
+        """`retrieval` without its notes when none is about the question (retrieval.relevance_floor)."""
+        floor = self.config.retrieval.relevance_floor
+        return apply_floor(retrieval, floor) if floor > 0 else retrieval
 
     def answer(
         self,

@@ -333,6 +333,14 @@ class RetrievalConfig(Section):
     mode: Literal["adaptive", "familiarity", "recollection"] = Field(
         default="adaptive", description="RF-Mem path: adaptive chooses per query."
     )
+    relevance_floor: float = Field(
+        default=0.4125,
+        ge=0,
+        le=1,
+        description="When the best retrieved note's cosine similarity to the question is below this, no note is "
+        "used and the answer says no memory matched; 0 turns it off. Calibrated on the text encoder "
+        "(calibration/relevance-<encoder sha>.json, made by bench.bench_relevance --write-calibration).",
+    )
     k_probe: int = Field(default=15, ge=1, description="Similarities used for the familiarity signal.")
     theta_high: float = Field(
         default=0.342,

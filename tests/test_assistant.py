@@ -58,6 +58,14 @@ def face(vector: np.ndarray, faces_in_view: int = 1) -> Probe:
 
 
 @pytest.fixture()
+def config(config: KioskConfig) -> KioskConfig:
+    """The shipped relevance floor is calibrated on MiniLM's similarity scale, not the test encoders'; these tests
+    are about the gate, so it is off here (tests/retrieval/test_relevance.py covers it with MiniLM)."""
+    config.retrieval.relevance_floor = 0.0
+    return config
+
+
+@pytest.fixture()
 def store(tmp_path: Path) -> Iterator[SqliteStore]:
     with SqliteStore(tmp_path / "memory.db") as opened:
         yield opened

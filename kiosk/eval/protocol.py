@@ -568,7 +568,11 @@ def _evaluate(
                     notes = [item.note for item in retrieval.notes]
                     if decision.verified_user_id is not None:
                         person = names.get(decision.verified_user_id)
-                    meta = {"matched": [names[i] for i in decision.matched_owner_ids], "path": retrieval.path}
+                    meta = {
+                        "matched": [names[i] for i in decision.matched_owner_ids],
+                        "path": retrieval.path,
+                        "below_relevance_floor": retrieval.below_relevance_floor,
+                    }
                     if condition == "non_owner":
                         leaked = sum(1 for n in notes if n.owner_id == setup.user_id)
                         leaks["questions"] += 1
@@ -580,11 +584,16 @@ def _evaluate(
                     notes = []
                 elif condition == "ungated":
                     query = text_encoder.encode_one(question.question)
-                    retrieval = assistant.retriever.retrieve(
-                        all_user_ids, query, question.question, k=config.retrieval.k, mode="familiarity"
+                    retrieval = assistant.relevant(
+                        assistant.retriever.retrieve(
+                            all_user_ids, query, question.question, k=config.retrieval.k, mode="familiarity"
+                        )
                     )
                     notes = [item.note for item in retrieval.notes]
-                    meta = {"owners_in_context": sorted({names[n.owner_id] for n in notes})}
+                    meta = {
+                        "owners_in_context": sorted({names[n.owner_id] for n in notes}),
+                        "below_relevance_floor": retrieval.below_relevance_floor,
+                    }
                 else:  # gold_evidence
                     if setup.user_id not in notes_by_ref:
                         notes_by_ref[setup.user_id] = {n.source_ref: n for n in store.list_notes(setup.user_id)}
@@ -643,6 +652,9 @@ def _evaluate(
             condition_results[condition] = {
                 "scores": scores.as_dict() if options.answer else None,
                 "evidence_recall_at_k": round(sum(values) / len(values), 4) if values else None,
+                "below_relevance_floor": sum(
+                    1 for meta in per_question_meta if meta.get(condition, {}).get("below_relevance_floor")
+                ),
             }
         gap: dict[str, float | None] = {"f1": None, "bleu1": None}
         if options.answer and "owner" in scored and "non_owner" in scored:
@@ -666,6 +678,7 @@ def _evaluate(
         "prompt": options.prompt,
         "answer_tokens": options.answer_tokens,
         "retrieval_mode": config.retrieval.mode,
+        "relevance_floor": config.retrieval.relevance_floor,
         "counts": {
             "users": len(conversations),
             "notes": int(store.count_notes()),

@@ -59,6 +59,23 @@ def _recall_line(conditions: Mapping[str, Mapping[str, Any]]) -> str:
     return ", ".join(parts)
 
 
+def _floor_line(results: Mapping[str, Any]) -> str:
+    """How many questions of each condition found notes but none about the question (relevance floor)."""
+    floor = results.get("relevance_floor", 0.0)
+    if not floor:
+        return "Relevance floor: off (every retrieved note goes into the prompt)."
+    counts = [
+        f"{label} {results['conditions'][key]['below_relevance_floor']}"
+        for key, label in CONDITION_LABELS.items()
+        if results["conditions"].get(key, {}).get("below_relevance_floor") is not None
+    ]
+    return (
+        f"Relevance floor {floor:.4f} (best retrieved note's cosine to the question; below it the question is "
+        f"answered without personal memory). Questions below it: {', '.join(counts)} "
+        f"of {results['counts']['questions']}."
+    )
+
+
 def render_markdown(results: Mapping[str, Any]) -> str:
     conditions = results["conditions"]
     gate = results["gate"]
@@ -85,6 +102,8 @@ def render_markdown(results: Mapping[str, Any]) -> str:
         "BLEU-1 points.",
         "",
         f"Evidence recall@{results['k']} (LLM-free): " + _recall_line(conditions) + ".",
+        "",
+        _floor_line(results),
         "",
         f"Gate: policy `{gate['policy']}`, threshold τ = {gate['threshold']:.4f} from `{gate['calibration']}` "
         f"(rule {gate['rule']}, encoder {gate['encoder']}). Owner probes verified: "
@@ -140,6 +159,8 @@ def flat_metrics(results: Mapping[str, Any]) -> dict[str, float]:
                 flat[f"{prefix}.{name}.bleu1"] = entry["bleu1"]
         if payload.get("evidence_recall_at_k") is not None:
             flat[f"{prefix}.evidence_recall_at_10.fraction"] = payload["evidence_recall_at_k"]
+        if payload.get("below_relevance_floor") is not None:
+            flat[f"{prefix}.below_relevance_floor.questions"] = payload["below_relevance_floor"]
     if results["gap"]["f1"] is not None:
         flat[f"locomo.{modality}.gap.f1"] = results["gap"]["f1"]
         flat[f"locomo.{modality}.gap.bleu1"] = results["gap"]["bleu1"]

@@ -58,6 +58,8 @@ class Retrieval:
     """Recollection only: how often each clustering method ran (per beam query per round)."""
     clearance: Clearance | None = None
     """Set by the assistant: whose sensitive notes were allowed, and how many of the top K were withheld."""
+    below_relevance_floor: bool = False
+    """Set by the relevance floor: notes were found, but none was about the question, so none is used."""
 
     @property
     def withheld_sensitive(self) -> int:
@@ -83,4 +85,5 @@ class Retrieval:
             "clusterings": dict(self.clusterings),
             "timings_ms": dict(self.timings_ms),
             "sensitive": self.clearance.as_dict() if self.clearance is not None else None,
+            "below_relevance_floor": self.below_relevance_floor,
         }

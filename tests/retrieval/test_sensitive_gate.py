@@ -50,6 +50,14 @@ def store(tmp_path: Path) -> Iterator[SqliteStore]:
 
 
 @pytest.fixture()
+def config(config: KioskConfig) -> KioskConfig:
+    """The shipped relevance floor is calibrated on MiniLM's similarity scale, not the test encoders'; these tests
+    are about the gate, so it is off here (tests/retrieval/test_relevance.py covers it with MiniLM)."""
+    config.retrieval.relevance_floor = 0.0
+    return config
+
+
+@pytest.fixture()
 def assistant(store: SqliteStore, config: KioskConfig) -> Assistant:
     encoder = BagOfWordsEncoder()
     start = datetime(2024, 3, 1, tzinfo=UTC)
