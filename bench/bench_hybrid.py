@@ -17,9 +17,10 @@ of 1,000 notes each (user u: conversation u mod 10, then the next ones until 1,0
 questions asked by a user holding that conversation; timed: retrieval only (gate timed separately, text
 encoding excluded: it is the same for every configuration).
 
-Calibration: familiarity signals of every question against its owner's notes (related) and against the next
-conversation's notes (unrelated) -> kiosk.retrieval.thresholds.derive; --write-calibration writes
-calibration/adaptive-<encoder sha>.json (the shipped RetrievalConfig defaults must equal it: a test checks).
+Calibration (kiosk.retrieval.thresholds.select): every question's familiarity signal against its owner's notes
+and the recall@K gain of (fused) recollection over (fused) familiarity; thresholds chosen on the questions of
+the even-numbered conversations (calibration split), checked on the odd ones (held out); --write-calibration
+writes calibration/adaptive-<encoder sha>.json (the shipped RetrievalConfig defaults must equal it: a test checks).
 """
 
 from __future__ import annotations
@@ -44,17 +45,21 @@ from kiosk.retrieval import Retriever, gate
 from kiosk.retrieval.adaptive import familiarity_signal
 from kiosk.retrieval.results import FamiliaritySignal
 from kiosk.retrieval.thresholds import (
-    RELATED_ENTROPY_QUANTILE,
-    RELATED_MEAN_QUANTILE,
-    UNRELATED_MEAN_QUANTILE,
+    ENTROPY_QUANTILES,
+    MEAN_QUANTILES,
     AdaptiveCalibration,
+    Outcome,
+    Rule,
+    adaptive_recall,
     calibration_path,
-    derive,
+    select,
     text_encoder_identity,
 )
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 4: "single-hop"}
 PATHS = ("familiarity", "recollection", "adaptive")
+DEPTHS = (10, 20, 30, 50, 100)
+"""fusion_depth values swept (recall and 100k latency side by side)."""
 SCALED_NOTES = 100_000
 SCALED_USERS = 100
 REPO = Path(__file__).resolve().parent.parent
@@ -184,10 +189,20 @@ def questions(data: Path) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
+Shares = dict[tuple[str, int], list[float]]
+"""Per (configuration, K): each question's recall, in question order."""
+
+
 def recall_table(
-    path: Path, asked: list[tuple[str, dict[str, Any]]], vectors: np.ndarray, configs: dict[str, RetrievalConfig]
+    path: Path,
+    asked: list[tuple[str, dict[str, Any]]],
+    vectors: np.ndarray,
+    configs: dict[str, RetrievalConfig],
+    ks: tuple[int, ...] = (5, 10),
+    shares: Shares | None = None,
 ) -> tuple[dict[tuple[str, int, int], float], dict[str, float], dict[str, Counter[str]]]:
-    """Mean recall per (configuration, K, category; 0 = all) and retrieval p50 ms at K=10 (600 notes / owner)."""
+    """Mean recall per (configuration, K, category; 0 = all) and retrieval p50 ms at K=10 (600 notes / owner);
+    each question's recall goes into `shares` when given."""
     recall: dict[tuple[str, int, int], list[float]] = {}
     elapsed: dict[str, list[float]] = {name: [] for name in configs}
     chosen: dict[str, Counter[str]] = {name: Counter() for name in configs}
@@ -197,7 +212,7 @@ def recall_table(
             retriever = Retriever(store, config)
             for (sample, qa), vector in zip(asked, vectors, strict=True):
                 evidence = {ref.strip() for ref in qa["evidence"]}
-                for k in (5, 10):
+                for k in ks:
                     started = time.perf_counter()
                     result = retriever.retrieve((owners[sample],), vector, qa["question"], k=k)
                     if k == 10:
@@ -206,46 +221,64 @@ def recall_table(
                     share = len(evidence & {item.note.source_ref for item in result.notes}) / len(evidence)
                     for category in (qa["category"], 0):
                         recall.setdefault((name, k, category), []).append(share)
+                    if shares is not None:
+                        shares.setdefault((name, k), []).append(share)
             print(
-                f"  {path.name} {name}: all R@10 {np.mean(recall[(name, 10, 0)]):.3f} ({time.strftime('%H:%M:%S')})",
+                f"  {path.name} {name}: all R@{ks[-1]} {np.mean(recall[(name, ks[-1], 0)]):.3f} "
+                f"({time.strftime('%H:%M:%S')})",
                 flush=True,
             )
     means = {key: float(np.mean(values)) for key, values in recall.items()}
-    return means, {name: percentiles_ms(v)["p50_ms"] for name, v in elapsed.items()}, chosen
-
-
-def large_k(
-    path: Path, asked: list[tuple[str, dict[str, Any]]], vectors: np.ndarray, base: RetrievalConfig, k: int
-) -> dict[tuple[str, int], float]:
-    """Dense familiarity vs recollection recall@k per category at a larger budget (where RF-Mem expects gains)."""
-    out: dict[tuple[str, int], list[float]] = {}
-    with SqliteStore(path) as store:
-        owners = {u.name: u.id for u in store.list_users()}
-        for mode in ("familiarity", "recollection"):
-            retriever = Retriever(store, base.model_copy(update={"mode": mode, "fusion": "off", "cache_ttl_ms": 0}))
-            for (sample, qa), vector in zip(asked, vectors, strict=True):
-                result = retriever.retrieve((owners[sample],), vector, qa["question"], k=k)
-                evidence = {ref.strip() for ref in qa["evidence"]}
-                share = len(evidence & {item.note.source_ref for item in result.notes}) / len(evidence)
-                for category in (qa["category"], 0):
-                    out.setdefault((mode, category), []).append(share)
-    return {key: float(np.mean(values)) for key, values in out.items()}
+    p50 = {name: percentiles_ms(v)["p50_ms"] if v else float("nan") for name, v in elapsed.items()}
+    return means, p50, chosen
 
 
 def signals(
     path: Path, asked: list[tuple[str, dict[str, Any]]], vectors: np.ndarray, config: RetrievalConfig
-) -> tuple[list[FamiliaritySignal], list[FamiliaritySignal]]:
-    """Familiarity signal of each question against its owner's notes and against the next conversation's."""
+) -> list[FamiliaritySignal]:
+    """Familiarity signal of each question against its owner's notes (what the adaptive choice sees)."""
     with SqliteStore(path) as store:
-        users = store.list_users()
-        matrices = {u.name: store.owner_matrix([u.id])[2] for u in users}
-    names = [u.name for u in users]
-    related, unrelated = [], []
-    for (sample, _), vector in zip(asked, vectors, strict=True):
-        stranger = names[(names.index(sample) + 1) % len(names)]
-        for target, into in ((sample, related), (stranger, unrelated)):
-            into.append(familiarity_signal(matrices[target] @ vector, config.k_probe, config.softmax_lambda))
-    return related, unrelated
+        matrices = {u.name: store.owner_matrix([u.id])[2] for u in store.list_users()}
+    return [
+        familiarity_signal(matrices[sample] @ vector, config.k_probe, config.softmax_lambda)
+        for (sample, _), vector in zip(asked, vectors, strict=True)
+    ]
+
+
+def calibration_split(asked: list[tuple[str, dict[str, Any]]]) -> list[bool]:
+    """True for questions of the even-numbered conversations (calibration), False for the rest (held out)."""
+    order = sorted({sample for sample, _ in asked})
+    return [order.index(sample) % 2 == 0 for sample, _ in asked]
+
+
+def outcomes(
+    asked: list[tuple[str, dict[str, Any]]], found: list[FamiliaritySignal], shares: Shares, prefix: str, k: int
+) -> list[Outcome]:
+    familiarity, recollection = shares[(f"{prefix}-familiarity", k)], shares[(f"{prefix}-recollection", k)]
+    return [
+        Outcome(signal, CATEGORIES[qa["category"]], r - f)
+        for (_, qa), signal, f, r in zip(asked, found, familiarity, recollection, strict=True)
+    ]
+
+
+def split_recall(
+    asked: list[tuple[str, dict[str, Any]]], outcome: list[Outcome], familiarity: list[float], rule: Rule, keep: bool
+) -> dict[str, tuple[float, float, int]]:
+    """Per category (and all) of one split: (familiarity R, adaptive R under `rule`, questions sent to recollection)."""
+    split = calibration_split(asked)
+    out = {}
+    for category in (*CATEGORIES.values(), "all"):
+        rows = [
+            i for i, (_, qa) in enumerate(asked) if split[i] == keep and category in ("all", CATEGORIES[qa["category"]])
+        ]
+        picked = [outcome[i] for i in rows]
+        base = [familiarity[i] for i in rows]
+        out[category] = (
+            float(np.mean(base)),
+            adaptive_recall(picked, base, rule),
+            sum(rule.recollects(o.signal) for o in picked),
+        )
+    return out
 
 
 # ---- latency at 100k ---------------------------------------------------------------------------
@@ -258,12 +291,20 @@ def latency(
     vectors: np.ndarray,
     configs: dict[str, RetrievalConfig],
     queries: int,
-) -> tuple[dict[str, dict[str, float]], dict[str, float]]:
+    unmapped: dict[str, RetrievalConfig] | None = None,
+) -> tuple[dict[str, dict[str, float]], dict[str, float], tuple[float, float]]:
+    """p50/p95 per configuration at 100k notes, the gate's, and the 1-minute load average before/after.
+
+    `unmapped` configurations run on a second connection with SQLite's memory map off (the store before
+    MMAP_BYTES), as peers in the same run.
+    """
     rng = np.random.default_rng(11)
     sample_ids = sorted({sample for sample, _ in asked})
     picked = rng.choice(len(asked), size=queries, replace=False)
     identities = unit_rows(rng.standard_normal((SCALED_USERS, FACE_DIM)))
     store = SqliteStore(path)
+    plain = SqliteStore(path)
+    plain._conn.execute("PRAGMA mmap_size = 0")
     try:
         users = store.list_users()
         for u, user in enumerate(users):
@@ -286,21 +327,28 @@ def latency(
             assert decision.matched_owner_ids == (owner,), "bench probe must match its user"
         del templates
         retrievers = {name: Retriever(store, config) for name, config in configs.items()}
+        retrievers |= {name: Retriever(plain, config) for name, config in (unmapped or {}).items()}
         for retriever in retrievers.values():  # warm pass: page cache and recollection's pools, untimed
             for _, owner, qa, vector in jobs:
                 retriever.retrieve((owner,), vector, qa["question"], k=10)
-        samples: dict[str, list[float]] = {name: [] for name in configs}
-        for _, owner, qa, vector in jobs:  # configurations interleaved per query: machine drift hits all alike
-            for name, retriever in retrievers.items():
+        samples: dict[str, list[float]] = {name: [] for name in retrievers}
+        names = list(retrievers)
+        load_before = os.getloadavg()[0]
+        # Configurations interleaved per query (machine drift hits all alike), starting at a different one each
+        # query: whichever runs first on a pool finds less of it in SQLite's page cache.
+        for j, (_, owner, qa, vector) in enumerate(jobs):
+            for name in names[j % len(names) :] + names[: j % len(names)]:
                 started = time.perf_counter()
-                retriever.retrieve((owner,), vector, qa["question"], k=10)
+                retrievers[name].retrieve((owner,), vector, qa["question"], k=10)
                 samples[name].append(time.perf_counter() - started)
+        load_after = os.getloadavg()[0]
         out = {name: percentiles_ms(values) for name, values in samples.items()}
         for name, stats in out.items():
             print(f"  100k {name}: p50 {stats['p50_ms']:.2f} ms", flush=True)
-        return out, percentiles_ms(gate_times)
+        return out, percentiles_ms(gate_times), (load_before, load_after)
     finally:
         store.close()
+        plain.close()
 
 
 # ---- main --------------------------------------------------------------------------------------
@@ -324,26 +372,41 @@ def main() -> None:
     vectors = encoder.encode([qa["question"] for _, qa in asked])
     base = config.retrieval
     figures: dict[str, Any] = {"locomo.questions": dict(Counter(CATEGORIES[qa["category"]] for _, qa in asked))}
+    configs = configurations(base)
+    shares: Shares = {}
+    found = signals(with_attributes, asked, vectors, base)
+    split = calibration_split(asked)
 
-    related, unrelated = signals(with_attributes, asked, vectors, base)
-    theta_low, theta_high, tau_entropy = derive(related, unrelated)
+    # Calibration first (it needs only the fused familiarity and recollection paths at the default K).
+    fused_paths = {name: configs[name] for name in ("fused-familiarity", "fused-recollection")}
+    recall_table(with_attributes, asked, vectors, fused_paths, ks=(base.k,), shares=shares)
+    calibration_outcomes = outcomes(asked, found, shares, "fused", base.k)
+    rule = select([o for o, keep in zip(calibration_outcomes, split, strict=True) if keep], base.k_probe)
+    familiarity_shares = shares[("fused-familiarity", base.k)]
+    per_split = {
+        label: split_recall(asked, calibration_outcomes, familiarity_shares, rule, keep)
+        for label, keep in (("calibration", True), ("held_out", False))
+    }
     encoder_name, encoder_sha = text_encoder_identity(config)
     calibration = AdaptiveCalibration(
         encoder=encoder_name,
         encoder_sha256=encoder_sha,
         k_probe=base.k_probe,
         softmax_lambda=base.softmax_lambda,
-        theta_low=theta_low,
-        theta_high=theta_high,
-        tau_entropy=tau_entropy,
-        quantiles={
-            "unrelated_mean": UNRELATED_MEAN_QUANTILE,
-            "related_mean": RELATED_MEAN_QUANTILE,
-            "related_entropy": RELATED_ENTROPY_QUANTILE,
+        theta_low=rule.theta_low,
+        theta_high=rule.theta_high,
+        tau_entropy=rule.tau_entropy,
+        quantiles={"mean_similarity": list(MEAN_QUANTILES), "entropy": list(ENTROPY_QUANTILES)},
+        samples={"calibration": sum(split), "held_out": len(split) - sum(split)},
+        outcomes={
+            f"{label}.{category}.{path}.recall_at_{base.k}": value
+            for label, table_ in per_split.items()
+            for category, (fam, adaptive, _) in table_.items()
+            for path, value in (("familiarity", round(fam, 4)), ("adaptive", round(adaptive, 4)))
         },
-        samples={"related": len(related), "unrelated": len(unrelated)},
-        data="LoCoMo locomo10.json questions of categories 1/2/4 vs fast-construction notes (related: the "
-        "asker's conversation; unrelated: the next conversation)",
+        data=f"LoCoMo locomo10.json questions of categories 1/2/4 vs fast-construction notes (owner's pool); "
+        f"gain = recall@{base.k} of fused recollection - fused familiarity; calibration = even-numbered "
+        "conversations, held out = odd-numbered",
         command=command_line(),
         created=datetime.now(UTC).isoformat(timespec="seconds"),
     )
@@ -355,19 +418,20 @@ def main() -> None:
         print(calibration.model_dump_json(indent=2))
         return
     in_use = (base.theta_low, base.theta_high, base.tau_entropy)
-    figures["calibration.derived"] = {"theta_low": theta_low, "theta_high": theta_high, "tau_entropy": tau_entropy}
+    figures["calibration.selected"] = {
+        "theta_low": rule.theta_low,
+        "theta_high": rule.theta_high,
+        "tau_entropy": rule.tau_entropy,
+    }
     figures["calibration.in_use"] = dict(zip(("theta_low", "theta_high", "tau_entropy"), in_use, strict=True))
-    for label, values in (("related", related), ("unrelated", unrelated)):
-        means = [s.mean_similarity for s in values]
-        figures[f"calibration.{label}.mean_similarity.p05_p50_p95"] = [
-            round(float(v), 4) for v in np.quantile(means, [0.05, 0.5, 0.95])
-        ]
 
-    configs = configurations(base)
     body = []
     recall_rows = []
+    table_shares: Shares = {}
     for variant, path in (("with", with_attributes), ("without", without_attributes)):
-        recall, p50, chosen = recall_table(path, asked, vectors, configs)
+        recall, p50, chosen = recall_table(
+            path, asked, vectors, configs, shares=table_shares if variant == "with" else None
+        )
         for name in configs:
             row: list[Any] = [name, variant]
             for category in (1, 2, 4, 0):
@@ -392,8 +456,19 @@ def main() -> None:
         f"alone; fused = the path's ranking fused with BM25 (fusion '{base.fusion if base.fusion != 'off' else 'rrf'}',"
         f" dense weight {base.dense_weight}, lexical weight {base.lexical_weight}, rrf_k {base.rrf_k}, depth "
         f"{base.fusion_depth}). Adaptive thresholds in use: theta_low {in_use[0]}, theta_high {in_use[1]}, "
-        f"tau_H {in_use[2]} (derived in this run: {theta_low}, {theta_high}, {tau_entropy})."
+        f"tau_H {in_use[2]} (selected in this run: {rule.theta_low}, {rule.theta_high}, {rule.tau_entropy}). "
+        "The p50 column is timed per configuration in sequence (not interleaved): see the 100k table for latency."
     )
+
+    depth_configs = {
+        f"fused-adaptive depth {d}": base.model_copy(update={"fusion_depth": d, "cache_ttl_ms": 0}) for d in DEPTHS
+    }
+    depth_recall, _, _ = recall_table(with_attributes, asked, vectors, depth_configs, ks=(10,))
+    for name in depth_configs:
+        for category in (1, 2, 4, 0):
+            figures[f"locomo.{name.replace(' ', '_')}.{CATEGORIES.get(category, 'all')}.recall_at_10"] = depth_recall[
+                (name, 10, category)
+            ]
 
     alt_recall, alt_p50, _ = recall_table(with_attributes, asked, vectors, alternatives(base))
     alt_rows = []
@@ -407,44 +482,97 @@ def main() -> None:
         + table(["fusion dense:lexical", "multi-hop", "temporal", "single-hop", "all", "p50 ms"], alt_rows)
     )
 
-    deep = large_k(with_attributes, asked, vectors, base, 30)
+    # Where recollection stands: forced recollection vs familiarity, per category, K=10 and K=30, dense and fused.
+    deep_configs = {name: configs[name] for name in ("dense-familiarity", "dense-recollection", *fused_paths)}
+    recall_table(with_attributes, asked, vectors, deep_configs, ks=(30,), shares=table_shares)
     deep_rows = []
-    for mode in ("familiarity", "recollection"):
-        values = [deep[(mode, c)] for c in (1, 2, 4, 0)]
-        for category, value in zip((1, 2, 4, 0), values, strict=True):
-            figures[f"locomo.dense-{mode}.{CATEGORIES.get(category, 'all')}.recall_at_30"] = value
-        deep_rows.append([mode, *(f"{v:.3f}" for v in values)])
+    for prefix in ("dense", "fused"):
+        for k in (10, 30):
+            fam, rec = table_shares[(f"{prefix}-familiarity", k)], table_shares[(f"{prefix}-recollection", k)]
+            row = [f"{prefix} K={k}"]
+            for category in (*CATEGORIES.values(), "all"):
+                rows = [i for i, (_, qa) in enumerate(asked) if category in ("all", CATEGORIES[qa["category"]])]
+                f_mean, r_mean = float(np.mean([fam[i] for i in rows])), float(np.mean([rec[i] for i in rows]))
+                better = sum(rec[i] > fam[i] for i in rows)
+                worse = sum(rec[i] < fam[i] for i in rows)
+                figures[f"locomo.{prefix}-familiarity.{category}.recall_at_{k}"] = f_mean
+                figures[f"locomo.{prefix}-recollection.{category}.recall_at_{k}"] = r_mean
+                row.append(f"{f_mean:.3f} / {r_mean:.3f} ({r_mean - f_mean:+.3f}; +{better} −{worse})")
+            deep_rows.append(row)
     body.append(
-        "## Where recollection stands at a larger budget (dense, with attributes, R@30)\n\n"
-        + table(["path", "multi-hop", "temporal", "single-hop", "all"], deep_rows)
+        "## Where recollection stands (forced recollection vs familiarity, with attributes)\n\n"
+        + table(["path, K", *(f"{c}: fam / rec (Δ; questions +/−)" for c in (*CATEGORIES.values(), "all"))], deep_rows)
+        + "\n\nRecollection is below familiarity on every category at K=10 and K=30, dense and fused; it finds more "
+        "evidence for a few questions (+) but drops more for others (−)."
     )
+
+    split_rows = []
+    for label, table_ in per_split.items():
+        for category, (fam, adaptive, sent) in table_.items():
+            figures[f"locomo.adaptive_calibration.{label}.{category}.familiarity.recall_at_{base.k}"] = fam
+            figures[f"locomo.adaptive_calibration.{label}.{category}.adaptive.recall_at_{base.k}"] = adaptive
+            split_rows.append([label, category, f"{fam:.3f}", f"{adaptive:.3f}", sent])
     body.append(
-        "## Adaptive calibration on the encoder's own scale\n\n"
-        f"Mean top-{base.k_probe} similarity, p05 / p50 / p95: related "
-        f"{figures['calibration.related.mean_similarity.p05_p50_p95']}, unrelated (another person's notes) "
-        f"{figures['calibration.unrelated.mean_similarity.p05_p50_p95']}. Derived: theta_low = unrelated q"
-        f"{UNRELATED_MEAN_QUANTILE} = {theta_low}, theta_high = related q{RELATED_MEAN_QUANTILE} = {theta_high}, "
-        f"tau_H = related entropy q{RELATED_ENTROPY_QUANTILE} = {tau_entropy} (encoder {encoder_name}, sha256 "
-        f"{encoder_sha[:16]}…)."
+        "## Adaptive calibration from outcomes (fused paths, K="
+        f"{base.k})\n\n"
+        + table(["split", "category", f"familiarity R@{base.k}", f"adaptive R@{base.k}", "→ recollection"], split_rows)
+        + f"\n\nCandidate rules: theta_low / theta_high at quantiles {list(MEAN_QUANTILES)} of the calibration "
+        f"questions' mean top-{base.k_probe} similarity (or cosine's floor -1 = never), tau_H at quantiles "
+        f"{list(ENTROPY_QUANTILES)} of their entropy (or ln {base.k_probe}); kept: the rule with the largest total "
+        "recall gain of recollection over familiarity on the calibration split with no category losing. Selected: "
+        f"theta_low {rule.theta_low}, theta_high {rule.theta_high}, tau_H {rule.tau_entropy}"
+        + (' ("never": no rule gains, adaptive runs familiarity)' if rule.theta_high <= -1 else "")
+        + f". Calibration = questions of the even-numbered conversations ({sum(split)}), held out = the odd ones "
+        f"({len(split) - sum(split)}). Encoder {encoder_name}, sha256 {encoder_sha[:16]}…."
     )
 
     if not args.skip_latency:
         scaled, holds = scaled_store(with_attributes)
-        timings, gate_stats = latency(scaled, holds, asked, vectors, configs, args.latency_queries)
+        timed = dict(configs)
+        timed |= {name: config for name, config in depth_configs.items() if f"depth {base.fusion_depth}" not in name}
+        unmapped = {"fused-adaptive, SQLite mmap off": configs["fused-adaptive"]}
+        timings, gate_stats, load = latency(scaled, holds, asked, vectors, timed, args.latency_queries, unmapped)
         rows = []
         for name, stats in timings.items():
-            figures[f"{name}.100k.p50_ms"] = stats["p50_ms"]
-            figures[f"{name}.100k.p95_ms"] = stats["p95_ms"]
+            key = name.replace(" ", "_").replace(",", "")
+            figures[f"{key}.100k.p50_ms"] = stats["p50_ms"]
+            figures[f"{key}.100k.p95_ms"] = stats["p95_ms"]
             rows.append([name, f"{stats['p50_ms']:.2f}", f"{stats['p95_ms']:.2f}"])
         figures["gate.100k.p50_ms"] = gate_stats["p50_ms"]
+        figures["machine.load_average_1min.before_after"] = [round(v, 2) for v in load]
         body.append(
             f"## Retrieval latency at 100,000 notes ({SCALED_USERS} users x 1,000 notes of LoCoMo text, K=10, "
             f"{args.latency_queries} queries)\n\n"
             + table(["configuration", "retrieval p50 ms", "retrieval p95 ms"], rows)
-            + f"\n\nOne untimed warm pass of every configuration first (page cache, recollection's in-RAM pools), "
-            "then the configurations interleaved per query. The gate (templates from SQLite + per-user scores, "
-            f"{SCALED_USERS} users) adds {gate_stats['p50_ms']:.2f} ms p50 to every row; text encoding of the "
-            "question is excluded."
+            + "\n\nOne untimed warm pass of every configuration first (page cache, recollection's in-RAM pools), "
+            "then the configurations interleaved per query, each query starting at a different one. The gate "
+            f"(templates from SQLite + per-user scores, {SCALED_USERS} users) adds {gate_stats['p50_ms']:.2f} ms p50 "
+            "to every row; text encoding of the question is excluded. 1-minute load average of the 2-core machine "
+            f"before / after the timed pass: {load[0]:.2f} / {load[1]:.2f}."
+        )
+        depth_rows = []
+        for d, name in zip(DEPTHS, depth_configs, strict=True):
+            stats = timings["fused-adaptive" if d == base.fusion_depth else name]
+            values = [depth_recall[(name, 10, c)] for c in (1, 2, 4, 0)]
+            depth_rows.append([d, *(f"{v:.3f}" for v in values), f"{stats['p50_ms']:.2f}", f"{stats['p95_ms']:.2f}"])
+        body.insert(
+            2,
+            "## fusion_depth: recall and 100k latency side by side (fused default path)\n\n"
+            + table(
+                [
+                    "fusion_depth",
+                    "multi-hop R@10",
+                    "temporal R@10",
+                    "single-hop R@10",
+                    "all R@10",
+                    "100k p50 ms",
+                    "100k p95 ms",
+                ],
+                depth_rows,
+            )
+            + f"\n\nRecall on the LoCoMo store (with attributes); latency from the 100k table below (same run). "
+            f"Default fusion_depth {base.fusion_depth}. Peers in that run: dense-familiarity "
+            f"{timings['dense-familiarity']['p50_ms']:.2f} ms, lexical {timings['lexical']['p50_ms']:.2f} ms.",
         )
     path = write_results("hybrid", figures, "\n\n".join(body), extra={"calibration": calibration.model_dump()})
     print(f"wrote {path}")

@@ -343,18 +343,25 @@ class RetrievalConfig(Section):
     )
     k_probe: int = Field(default=15, ge=1, description="Similarities used for the familiarity signal.")
     theta_high: float = Field(
-        default=0.342,
-        description="Mean top-k similarity at or above which familiarity runs; calibrated on the text encoder "
-        "(calibration/adaptive-<encoder sha>.json, made by bench.bench_hybrid --write-calibration).",
+        default=-1.0,
+        ge=-1,
+        le=1,
+        description="Mean top-k similarity at or above which familiarity runs; chosen on calibration questions for "
+        "the text encoder (calibration/adaptive-<encoder sha>.json, made by bench.bench_hybrid --write-calibration). "
+        "-1 (cosine's floor) = never recollection: on LoCoMo it lost recall on every category "
+        "(bench/results/hybrid.md).",
     )
     theta_low: float = Field(
-        default=0.2656,
+        default=-1.0,
+        ge=-1,
+        le=1,
         description="Mean top-k similarity at or below which recollection runs; calibrated like theta_high.",
     )
     tau_entropy: float = Field(
-        default=2.1514,
+        default=2.7081,
         gt=0,
-        description="Entropy above which recollection runs between the two means; calibrated like theta_high.",
+        description="Entropy above which recollection runs between the two means; calibrated like theta_high "
+        "(ln k_probe = the entropy's maximum: never).",
     )
     softmax_lambda: float = Field(
         default=50.0,

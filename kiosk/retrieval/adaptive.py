@@ -26,13 +26,19 @@ def familiarity_signal(similarities: Sequence[float], k_probe: int, softmax_lamb
 def choose_path(signal: FamiliaritySignal, config: RetrievalConfig) -> Path:
     """Familiarity when the match is confident (high mean) or peaked (low entropy), else recollection.
 
-    The mean thresholds decide first; between them the entropy does.
+    The mean thresholds decide first; between them the entropy does. The shipped thresholds come from
+    calibration questions (kiosk/retrieval/thresholds.py).
     """
-    if signal.mean_similarity >= config.theta_high:
-        return "familiarity"
-    if signal.mean_similarity <= config.theta_low:
-        return "recollection"
-    return "familiarity" if signal.entropy <= config.tau_entropy else "recollection"
+    chosen = recollects(signal, config.theta_low, config.theta_high, config.tau_entropy)
+    return "recollection" if chosen else "familiarity"
+
+
+def recollects(signal: FamiliaritySignal, theta_low: float, theta_high: float, tau_entropy: float) -> bool:
+    if signal.mean_similarity >= theta_high:
+        return False
+    if signal.mean_similarity <= theta_low:
+        return True
+    return signal.entropy > tau_entropy
 
 
 def mixing_alpha(k: int) -> float:

@@ -57,10 +57,15 @@ def test_adaptive_runs_recollection_when_nothing_is_familiar(store: SqliteStore)
     for day in range(40):
         add(store, owner, unit(rng.standard_normal(EMBEDDING_DIM)), day)
     query = unit(rng.standard_normal(EMBEDDING_DIM))
-    result = Retriever(store, RetrievalConfig(mode="adaptive")).retrieve([owner], query, "q", k=5)
+    # Thresholds under which recollection has a place (the shipped MiniLM calibration never chooses it: on LoCoMo
+    # it lost recall on every category, bench/results/hybrid.md).
+    calibrated = RetrievalConfig(mode="adaptive", theta_low=0.35, theta_high=0.6, tau_entropy=2.0)
+    result = Retriever(store, calibrated).retrieve([owner], query, "q", k=5)
     assert result.path == "recollection" and result.rounds >= 1
     assert result.signal is not None and result.signal.mean_similarity <= 0.35
     assert len(result.notes) == 5
+    shipped = Retriever(store, RetrievalConfig(mode="adaptive")).retrieve([owner], query, "q", k=5)
+    assert shipped.path == "familiarity" and shipped.signal == result.signal
 
 
 def test_recollection_pool_follows_writes(store: SqliteStore) -> None:

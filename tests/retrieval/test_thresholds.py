@@ -1,4 +1,4 @@
-"""Adaptive thresholds from the encoder's own similarity distribution, shipped per encoder sha256."""
+"""Adaptive thresholds chosen from calibration outcomes on the encoder's own scale, shipped per encoder sha256."""
 
 from __future__ import annotations
 
@@ -10,40 +10,74 @@ import pytest
 
 from kiosk.config import KioskConfig, RetrievalConfig
 from kiosk.errors import CalibrationError
+from kiosk.retrieval.adaptive import choose_path
 from kiosk.retrieval.results import FamiliaritySignal
-from kiosk.retrieval.thresholds import apply, calibration_path, derive, load, text_encoder_identity
+from kiosk.retrieval.thresholds import (
+    NEVER,
+    Outcome,
+    adaptive_recall,
+    apply,
+    calibration_path,
+    load,
+    select,
+    text_encoder_identity,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
 
-def _signals(means: np.ndarray, entropies: np.ndarray) -> list[FamiliaritySignal]:
-    return [FamiliaritySignal(float(m), float(h), 15) for m, h in zip(means, entropies, strict=True)]
+def _outcomes(rng: np.random.Generator, n: int, shift: float = 0.0) -> list[Outcome]:
+    """Questions whose recollection gain depends on the signal: it helps only below mean 0.3 (+ shift),
+    on every category, and costs recall above it."""
+    out = []
+    for i in range(n):
+        mean = float(rng.normal(0.42, 0.08))
+        gain = 0.2 if mean < 0.3 else -0.1
+        out.append(Outcome(FamiliaritySignal(mean + shift, float(rng.uniform(0.0, 2.5)), 15), f"c{i % 3}", gain))
+    return out
 
 
-def test_thresholds_follow_the_score_scale_of_the_encoder() -> None:
+def test_recollection_is_chosen_only_where_it_gained_and_thresholds_follow_the_scale() -> None:
     rng = np.random.default_rng(0)
-    related = _signals(rng.normal(0.45, 0.06, 2000), rng.uniform(0.0, 2.5, 2000))
-    unrelated = _signals(rng.normal(0.27, 0.06, 2000), rng.uniform(0.5, 2.7, 2000))
-    theta_low, theta_high, tau = derive(related, unrelated)
-    assert theta_low == pytest.approx(0.27, abs=0.01)  # median of the unrelated means
-    assert theta_high == pytest.approx(0.45 - 1.645 * 0.06, abs=0.01)  # 5th percentile of the related means
-    assert tau == pytest.approx(2.5 * 0.95, abs=0.05)
+    outcomes = _outcomes(rng, 3000)
+    rule = select(outcomes, 15)
+    familiarity = [0.5] * len(outcomes)
+    assert adaptive_recall(outcomes, familiarity, rule) > 0.5  # adaptive beats familiarity where it can
+    chosen = [o for o in outcomes if rule.recollects(o.signal)]
+    # Thresholds sit on quantiles of the signals, so some losing questions near the cut may come along, but every
+    # category gains and most of the questions recollection helps are sent to it.
+    assert all(sum(o.gain for o in chosen if o.category == c) > 0 for c in ("c0", "c1", "c2"))
+    assert sum(rule.recollects(o.signal) for o in outcomes if o.gain > 0) >= 0.8 * sum(o.gain > 0 for o in outcomes)
+    assert 0.25 < rule.theta_low < 0.33
     # The same questions on an encoder whose cosines run higher: the thresholds move with the scale.
-    shifted = derive(
-        _signals(rng.normal(0.75, 0.06, 2000), rng.uniform(0.0, 2.5, 2000)),
-        _signals(rng.normal(0.57, 0.06, 2000), rng.uniform(0.5, 2.7, 2000)),
-    )
-    assert shifted[0] == pytest.approx(theta_low + 0.3, abs=0.01)
-    assert shifted[1] == pytest.approx(theta_high + 0.3, abs=0.01)
+    shifted = select(_outcomes(np.random.default_rng(0), 3000, shift=0.3), 15)
+    assert shifted.theta_low == pytest.approx(rule.theta_low + 0.3, abs=1e-3)
     with pytest.raises(CalibrationError):
-        derive(related, [])
+        select([], 15)
 
 
-def test_theta_high_never_falls_below_theta_low() -> None:
-    related = _signals(np.full(50, 0.2), np.ones(50))
-    unrelated = _signals(np.full(50, 0.3), np.ones(50))
-    theta_low, theta_high, _ = derive(related, unrelated)
-    assert theta_high >= theta_low
+def test_recollection_that_never_gains_is_never_chosen() -> None:
+    rng = np.random.default_rng(1)
+    outcomes = [
+        Outcome(FamiliaritySignal(float(m), float(h), 15), "c", float(g))
+        for m, h, g in zip(
+            rng.normal(0.45, 0.06, 500), rng.uniform(0, 2.7, 500), rng.choice([0.0, -0.1], 500), strict=True
+        )
+    ]
+    rule = select(outcomes, 15)
+    assert rule.theta_high == NEVER
+    assert not any(rule.recollects(o.signal) for o in outcomes)
+    defaults = RetrievalConfig(theta_low=rule.theta_low, theta_high=rule.theta_high, tau_entropy=rule.tau_entropy)
+    assert choose_path(FamiliaritySignal(-1.0, 2.7, 15), defaults) == "familiarity"
+
+
+def test_a_rule_that_gains_overall_but_loses_on_one_category_is_refused() -> None:
+    low = FamiliaritySignal(0.2, 1.0, 15)
+    high = FamiliaritySignal(0.5, 1.0, 15)
+    outcomes = [Outcome(low, "multi-hop", 0.5)] * 10 + [Outcome(low, "temporal", -0.1)] * 10
+    outcomes += [Outcome(high, "multi-hop", -0.1), Outcome(high, "temporal", -0.1)] * 20
+    rule = select(outcomes, 15)
+    assert not any(rule.recollects(o.signal) for o in outcomes)
 
 
 def test_shipped_calibration_is_the_default_and_belongs_to_the_default_encoder(base_config: KioskConfig) -> None:
