@@ -2,10 +2,12 @@
 scope term's effect when other people's notes share the pool as public notes.
 
 .venv/bin/python -m bench.bench_scopes [--questions N] [--half-lives 30,90,180] [--weights 0.02,0.05,0.2]
+                                        [--fusion weighted|rrf|off]
 
 Store: bench_retrieval's LoCoMo cache (10 conversations, fast construction, one owner per conversation);
 built there on first use. Each question is retrieved in its owner's pool (the gate is bench_retrieval's
-business; here the owner is given). No LLM runs.
+business; here the owner is given). No LLM runs. Retrieval is the config's (fused with BM25 by default: the
+semantic part of the score is then the fused score divided into [0, 1]; --fusion off: cosine alone).
 
 Decay: LoCoMo has no usage history, so a note's strength is its age: s = 2^(-(now - said)/half-life).
 "now" is one day after the conversation's last session (the questions are asked after the conversation
@@ -46,6 +48,7 @@ def main() -> None:
     parser.add_argument("--weights", default="0.02,0.05,0.2")
     parser.add_argument("--betas", default="0.02,0.05,0.1")
     parser.add_argument("--k", type=int, default=10)
+    parser.add_argument("--fusion", default="", help="override retrieval.fusion (default: the config's; off = dense)")
     args = parser.parse_args()
     config = load_config(environ={k: v for k, v in os.environ.items() if k != "KIOSK_CONFIG"})
     from kiosk.text import load_text_encoder
@@ -71,7 +74,12 @@ def main() -> None:
     half_lives = [float(h) for h in args.half_lives.split(",")]
     weights = [float(w) for w in args.weights.split(",")]
     betas = [float(b) for b in args.betas.split(",")]
-    retrieval = config.retrieval.model_copy(update={"cache_ttl_ms": 0})
+    retrieval = config.retrieval.model_copy(
+        update={"cache_ttl_ms": 0, **({"fusion": args.fusion} if args.fusion else {})}
+    )
+    fused = retrieval.fusion != "off" and retrieval.lexical_weight > 0
+    prefix = "fused" if fused else "dense"
+    semantic = "fused score / its ceiling" if fused else "cosine"
 
     def retriever(mode: str, weight: float = 0.0, half_life: float = 90.0, beta: float = 0.0) -> Retriever:
         return Retriever(
@@ -83,10 +91,11 @@ def main() -> None:
 
     variants: dict[str, tuple[str, Retriever]] = {}
     for mode in MODES:
-        variants[f"{mode}.no_decay"] = (mode, retriever(mode))
+        variants[f"{prefix}-{mode}.no_decay"] = (mode, retriever(mode))
         for half_life in half_lives:
             for weight in weights:
-                variants[f"{mode}.decay_h{half_life:g}d_w{weight:g}"] = (mode, retriever(mode, weight, half_life))
+                label = f"{prefix}-{mode}.decay_h{half_life:g}d_w{weight:g}"
+                variants[label] = (mode, retriever(mode, weight, half_life))
     names = sorted(users)
     distractors = {
         name: [users[names[(i + 1) % len(names)]], users[names[(i + 2) % len(names)]]] for i, name in enumerate(names)
@@ -119,7 +128,7 @@ def main() -> None:
     finally:
         store.close()
 
-    figures: dict[str, Any] = {"locomo.questions": len(questions), "k": args.k}
+    figures: dict[str, Any] = {"locomo.questions": len(questions), "k": args.k, "fusion": retrieval.fusion}
     decay_rows = []
     for label in variants:
         row: list[Any] = [label]
@@ -132,23 +141,29 @@ def main() -> None:
     for label in scoped:
         value = float(np.mean(recall[(f"scoped.{label}", 0)]))
         share = float(np.mean(public_share[label]))
-        figures[f"locomo_public_distractors.{label}.all.recall_at_{args.k}"] = value
-        figures[f"locomo_public_distractors.{label}.public_share_of_top_{args.k}"] = share
+        figures[f"locomo_public_distractors.{prefix}-familiarity.{label}.all.recall_at_{args.k}"] = value
+        figures[f"locomo_public_distractors.{prefix}-familiarity.{label}.public_share_of_top_{args.k}"] = share
         scope_rows.append([label, f"{value:.3f}", f"{share:.3f}"])
-    own = float(np.mean(recall[("familiarity.no_decay", 0)]))
+    own = float(np.mean(recall[(f"{prefix}-familiarity.no_decay", 0)]))
     headers = ["ranking", "multi-hop", "temporal", "single-hop", "all"]
     md = (
         f"## Decay in ranking: LoCoMo evidence recall@{args.k} ({len(questions)} questions, categories 1/2/4)\n\n"
         + table(headers, decay_rows)
-        + "\n\nRows: retrieval path, then `no_decay` (score = cosine, today's ranking) or "
-        "`decay_h<half-life>d_w<gamma>` (score = cosine + gamma * 2^(-age/half-life), age from the note's "
+        + f"\n\nRows: retrieval path ({prefix}"
+        + (
+            f": fusion {retrieval.fusion}, dense:lexical {retrieval.dense_weight}:{retrieval.lexical_weight}"
+            if fused
+            else ""
+        )
+        + f"), then `no_decay` (score = {semantic}, today's ranking) or "
+        f"`decay_h<half-life>d_w<gamma>` (score = {semantic} + gamma * 2^(-age/half-life), age from the note's "
         "session date to one day after the conversation's last session). LoCoMo has no usage history, so "
         "strength here is pure recency; reinforcement by use cannot help or hurt in this data set.\n\n"
-        f"## Scope term with public distractors: familiarity recall@{args.k}\n\n"
+        f"## Scope term with public distractors: {prefix} familiarity recall@{args.k}\n\n"
         + table(["ranking", f"recall@{args.k}", f"public share of top-{args.k}"], scope_rows)
         + f"\n\nEach owner's pool = their conversation (personal) + two other conversations' notes labelled public. "
-        f"score = cosine + beta * relevance (personal 1, public 0). Recall counts the owner's evidence only. "
-        f"Reference without distractors (familiarity, no decay): {own:.3f}."
+        f"score = {semantic} + beta * relevance (personal 1, public 0). Recall counts the owner's evidence only. "
+        f"Reference without distractors ({prefix} familiarity, no decay): {own:.3f}."
     )
     path = write_results("scopes", figures, md)
     print(md)

@@ -474,8 +474,8 @@ class ForgettingConfig(Section):
         default=0.0,
         ge=0,
         description="Weight gamma of strength in ranking (score += gamma*strength); 0 keeps ranking decay-free "
-        "(bench/results/scopes.md: on LoCoMo decay never raised familiarity recall@10; gamma 0.2 cut it by a "
-        "quarter).",
+        "(bench/results/scopes.md: on LoCoMo decay never raised the fused default's recall@10, 0.666; gamma 0.2 "
+        "cut it to 0.657-0.661, and dense familiarity's by a quarter).",
     )
     archive_below: float = Field(
         default=0.0,
