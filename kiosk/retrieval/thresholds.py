@@ -7,8 +7,9 @@ its familiarity signal (mean and entropy of the top k_probe similarities) and th
 over familiarity. Candidate thresholds are quantiles of the calibration signals (so they follow the encoder's
 scale); the rule kept is the one with the largest total gain whose gain is >= 0 on every category, and when
 no rule gains at all the thresholds say "never" (theta_high at cosine's floor: familiarity always runs).
-Measured on LoCoMo (bench/results/hybrid.md), recollection loses to familiarity on every category and every
-signal range at K=10 and K=30, dense or fused, so the shipped calibration is "never" for MiniLM.
+Measured on LoCoMo (bench/results/hybrid.md), recollection loses to familiarity on every category at K=10 and
+K=30, dense or fused, and no candidate rule gains on the calibration split: the shipped MiniLM calibration is
+"never" (adaptive = familiarity on the held-out conversations, every category).
 The result is stored per encoder (sha256) under calibration/.
 """
 
