@@ -118,6 +118,7 @@ class AnswerResult:
             "sensitive": self.retrieval.as_dict()["sensitive"],
             "notes": [item.as_dict() for item in self.notes],
             "used_personal_memory": self.used_personal_memory,
+            "below_relevance_floor": self.retrieval.below_relevance_floor,
             "answer": self.answer,
             "timings_ms": {name: round(value, 2) for name, value in self.timings_ms.items()},
         }

@@ -99,6 +99,8 @@ def _human(payload: dict[str, Any]) -> str:
         scores = ", ".join(f"user {user}: {score:.3f}" for user, score in gate["scores"].items())
         lines.append(f"gate scores: {scores}")
     personal = "" if payload["used_personal_memory"] else " (no personal memory used)"
+    if payload.get("below_relevance_floor"):
+        personal = " (notes were found, but none was about this question: no personal memory used)"
     lines.append(f"path: {payload['path'] or '-'}; notes used: {len(payload['notes'])}{personal}")
     sensitive = payload.get("sensitive")
     if sensitive and sensitive["withheld_in_top_k"]:

@@ -116,6 +116,7 @@ def test_real_encoder_keeps_first_person_questions_and_empties_unrelated_ones(
     for question in ("Which football team do I support?", "What is the name of my boss at work?"):
         result = assistant.answer(question, probe, k=2)
         assert result.notes == [] and result.retrieval.below_relevance_floor, question
+        assert result.as_dict()["below_relevance_floor"] is True
         assert llm.calls[-1].messages[0]["content"] == COMPACT_NO_MEMORY_SYSTEM
     config.retrieval.relevance_floor = 0.0
     assert assistant.answer("Which football team do I support?", probe, k=2).notes  # off: the nearest notes come
