@@ -12,7 +12,7 @@ import random
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +73,11 @@ class Conversation:
 
     def session_dates(self) -> dict[int, str]:
         return {session.index: session.date_time for session in self.sessions}
+
+    @property
+    def asked_at(self) -> datetime:
+        """When its questions are asked: one day after the last session (the memory's "now")."""
+        return max(session.timestamp for session in self.sessions) + timedelta(days=1)
 
 
 def parse_session_date(raw: str, where: str) -> datetime:

@@ -558,6 +558,8 @@ def _evaluate(
             setup = users[question.conversation_id]
             index = order.index(question.conversation_id)
             intruder = users[non_owner_of(bindings, index).user]
+            # Strength decays from each note's date to when the conversation's questions are asked, not to today.
+            assistant.clock = _fixed_clock(setup.conversation.asked_at)
             for condition in options.conditions:
                 notes: list[Note]
                 person: str | None = None
@@ -678,6 +680,7 @@ def _evaluate(
         "prompt": options.prompt,
         "answer_tokens": options.answer_tokens,
         "retrieval_mode": config.retrieval.mode,
+        "decay": {"weight": config.forgetting.weight, "half_life_days": config.forgetting.half_life_days},
         "relevance_floor": config.retrieval.relevance_floor,
         "counts": {
             "users": len(conversations),
@@ -714,6 +717,10 @@ def _evaluate(
         results["gold_gap_analysis"] = gold_gap_markdown(analysis)
     results["metrics"] = _flat(results)
     return results
+
+
+def _fixed_clock(moment: datetime) -> Callable[[], datetime]:
+    return lambda: moment
 
 
 def _flat(results: dict[str, Any]) -> dict[str, float]:

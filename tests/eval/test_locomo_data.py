@@ -55,6 +55,7 @@ def test_loads_sessions_dates_and_evaluated_questions(tmp_path: Path) -> None:
     assert conversation.sessions[0].timestamp.isoformat() == "2023-05-08T13:56:00+00:00"
     assert conversation.turns[1].image_caption == "a dog on grass"
     assert conversation.session_dates() == {1: "1:56 pm on 8 May, 2023", 2: "10:04 am on 9 June, 2023"}
+    assert conversation.asked_at.isoformat() == "2023-06-10T10:04:00+00:00"  # a day after the last session
     # category 5 is dropped; an integer answer becomes text; packed evidence is split
     assert [(q.category, q.answer) for q in conversation.questions] == [(4, "Rex"), (2, "2023"), (1, "dog")]
     assert conversation.questions[2].evidence == ("D1:1", "D2:1")
