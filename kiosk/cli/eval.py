@@ -111,7 +111,9 @@ def register(app: typer.Typer) -> None:
         sessions: int | None = typer.Option(None, "--sessions", help="Keep the first S sessions of each."),
         max_questions: int | None = typer.Option(None, "--max-questions", help="Cap the question subset."),
         prompt: str = typer.Option(
-            "short", "--prompt", help="Answer prompt: compact (the kiosk's), short (eval) or assistant (the old one)."
+            "compact",
+            "--prompt",
+            help="Answer prompt: compact (the kiosk's, default), short (the first eval's) or assistant (the old one).",
         ),
         answer_tokens: int = typer.Option(32, "--answer-tokens", help="Longest answer in tokens."),
         retrieval_only: bool = typer.Option(

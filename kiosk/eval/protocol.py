@@ -79,7 +79,7 @@ class EvalOptions:
     conversations: int | None = None  # first N conversations of the file (default all 10)
     sessions: int | None = None  # keep only the first S sessions of each (small test slices)
     max_questions: int | None = None  # cap on the subset, taken round-robin over users (small slices)
-    prompt: PromptStyle = "short"
+    prompt: PromptStyle = "compact"
     answer_tokens: int = 32
     answer: bool = True  # False: gate, leaks and evidence recall only (no LLM call)
     conditions: tuple[Condition, ...] = CONDITIONS
