@@ -3,8 +3,10 @@
 It mirrors kiosk/memory/schema.py (same tables and columns) with three additions: `notes.client_key`
 (a terminal's idempotency key, unique, so a retried or re-synced note is stored once), an `owner_id` on
 links and history (so every owner-data table carries the column its row-level security policy tests),
-and the policies. `FLEET_MIGRATIONS[i]` turns version i into i + 1, like the SQLite migrations; the
-columns other SQLite migrations add (FTS, scopes, sealing) get their own step here when they land.
+and the policies. `FLEET_MIGRATIONS[i]` turns version i into i + 1, like the SQLite migrations; never edit
+a released step, append one. `_v2_parity` brings what SQLite's `_v2_fts` .. `_v5_scopes` added: a stored
+text-search vector with a GIN index, per-user data keys for sealing at rest, sensitivity, scopes (groups and
+the public scope as pseudo-owners in `users`) and strength/archive state.
 
 Row-level security: a row of notes/links/history is visible only when its owner is in the transaction's
 `kiosk.owner_ids` setting (set by the store from the owners the gate resolved, `SET LOCAL`), or when the
@@ -128,5 +130,67 @@ def create_terminal_login(conn: psycopg.Connection, name: str, password: str) ->
     )
 
 
-FLEET_MIGRATIONS: list[FleetMigration] = [_v1_fleet]
+def _v2_parity(conn: psycopg.Connection) -> None:
+    """What the SQLite store gained in its v2..v5 steps, in one step (the fleet store was born after them).
+
+    - Scopes: `users.kind` ('person' | 'group' | 'public'); groups and the public scope own their notes like
+      a person does, so the owner policy needs no change: a gate scope names the requester, their groups and
+      the public owner, and a group a person does not belong to is simply not in it. `group_members` holds no
+      memory and carries no policy: a terminal reads memberships to build the gate's pool.
+    - Forgetting: last use, reinforcement count, archive time (archived = out of knn and lexical, listed).
+    - Sensitivity: NULL or a category (kiosk/memory/sensitivity.py).
+    - Sealing at rest (kiosk/memory/pg_sealing.py): `notes.sealed` / `history.sealed` hold the sealed fields
+      (the clear columns then hold empty placeholders), templates are sealed in place (the length tells);
+      `user_keys` holds each owner's data key wrapped by the master key, under the same owner policy;
+      `key_check` proves a terminal's master key is the fleet's.
+    - Lexical: `notes.search`, the tsvector the store computes when it writes the note (the documented
+      exception to sealing, like SQLite's FTS terms), with a GIN index; existing notes are back-filled.
+    """
+    conn.execute(
+        """
+        ALTER TABLE users ADD COLUMN kind TEXT NOT NULL DEFAULT 'person'
+            CHECK (kind IN ('person', 'group', 'public'));
+        CREATE UNIQUE INDEX users_one_public_owner ON users(kind) WHERE kind = 'public';
+        CREATE TABLE group_members (
+            group_id BIGINT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            user_id BIGINT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            added_at DOUBLE PRECISION NOT NULL,
+            PRIMARY KEY (group_id, user_id)
+        );
+        CREATE INDEX group_members_by_user ON group_members(user_id);
+        ALTER TABLE notes
+            ADD COLUMN author_id BIGINT REFERENCES users(id) ON DELETE SET NULL,
+            ADD COLUMN last_used_at DOUBLE PRECISION,
+            ADD COLUMN reinforcements INTEGER NOT NULL DEFAULT 0,
+            ADD COLUMN archived_at DOUBLE PRECISION,
+            ADD COLUMN sensitivity TEXT,
+            ADD COLUMN sealed BYTEA,
+            ADD COLUMN search TSVECTOR;
+        CREATE INDEX notes_sensitive_by_owner ON notes(owner_id) WHERE sensitivity IS NOT NULL;
+        CREATE INDEX notes_search ON notes USING gin (search);
+        UPDATE notes SET search = to_tsvector('english', content || ' ' || context || ' '
+            || keywords::text || ' ' || tags::text);
+        ALTER TABLE history ADD COLUMN sealed BYTEA;
+        CREATE TABLE user_keys (
+            user_id BIGINT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+            generation INTEGER NOT NULL,
+            wrapped BYTEA NOT NULL,
+            created_at DOUBLE PRECISION NOT NULL
+        );
+        CREATE TABLE key_check (
+            id INTEGER PRIMARY KEY CHECK (id = 1),
+            fingerprint TEXT NOT NULL,
+            sealed BYTEA NOT NULL
+        );
+        """
+    )
+    visible = _VISIBLE.replace("OR owner_id", "OR user_id")
+    conn.execute("ALTER TABLE user_keys ENABLE ROW LEVEL SECURITY")
+    conn.execute("ALTER TABLE user_keys FORCE ROW LEVEL SECURITY")
+    conn.execute(f"CREATE POLICY owner_isolation ON user_keys USING {visible} WITH CHECK {visible}")
+    _grant_terminal_role(conn)
+    conn.execute(sql.SQL("REVOKE UPDATE, DELETE ON key_check FROM {}").format(sql.Identifier(TERMINAL_ROLE)))
+
+
+FLEET_MIGRATIONS: list[FleetMigration] = [_v1_fleet, _v2_parity]
 FLEET_LATEST_VERSION = len(FLEET_MIGRATIONS)

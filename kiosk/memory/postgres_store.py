@@ -14,6 +14,10 @@ differs underneath:
   a deadlock or serialization failure retries the whole call, so concurrent terminals lose nothing.
 - `add_note(..., idempotency_key=...)`: a note re-sent after a lost acknowledgement or by the offline queue
   is stored once (unique `client_key`).
+- Scopes: groups and the public scope are pseudo-owners (rows of `users` of another kind), as on SQLite, so
+  the owner policy covers them: a gate scope names the requester, their groups and the public owner.
+- At rest (with a master key, kiosk/memory/pg_sealing.py): note fields, history and templates are sealed per
+  owner; vectors and the text-search vector stay in clear for search, as on SQLite.
 - A lost connection raises StoreUnavailable and the next call reconnects.
 """
 
@@ -28,7 +32,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any, NoReturn, TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import psycopg
@@ -36,10 +40,24 @@ from psycopg import errors as pg_errors
 from psycopg.types.json import Jsonb
 
 from kiosk.errors import StoreError, StoreUnavailable
-from kiosk.memory.lexical import STOPWORDS
+from kiosk.memory.lexical import STOPWORDS, indexed_text
 from kiosk.memory.note import EMBEDDING_DIM, Group, HistoryEntry, Link, Note, Template, User, from_epoch, to_epoch
 from kiosk.memory.pg_schema import FLEET_LATEST_VERSION, FLEET_MIGRATIONS
-from kiosk.memory.sqlite_store import MAX_K, _as_vector, _blob_to_vector, _changes
+from kiosk.memory.pg_sealing import FleetSealer, history_fields_aad, note_fields_aad, open_json, seal_json
+from kiosk.memory.row_sealing import is_sealed_vector, template_aad
+from kiosk.memory.sqlite_store import (
+    GROUP,
+    MAX_K,
+    PERSON,
+    PUBLIC,
+    _as_vector,
+    _blob_to_vector,
+    _changes,
+    _checked_sensitivity,
+    _group_name,
+    _scope_of,
+)
+from kiosk.security.sealing import Cipher, MasterKey, SealingError
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +74,15 @@ CONNECT_TIMEOUT_S = 5
 RETRIES = 5
 _MIGRATION_LOCK = 0x6B696F736B  # advisory lock id: one process migrates a fresh fleet database at a time
 _NOTE_COLUMNS = (
-    "id, owner_id, modality, content, timestamp, keywords, tags, context, embedding, "
-    "source, source_ref, created_at, updated_at"
+    "n.id, n.owner_id, n.modality, n.content, n.timestamp, n.keywords, n.tags, n.context, n.embedding, "
+    "n.source, n.source_ref, n.created_at, n.updated_at, n.author_id, n.last_used_at, n.reinforcements, "
+    "n.archived_at, u.kind, u.name, n.sensitivity, n.sealed, k.generation, k.wrapped"
 )
+_NOTES_WITH_OWNER = "notes n JOIN users u ON u.id = n.owner_id LEFT JOIN user_keys k ON k.user_id = n.owner_id"
+_GROUP_PREFIX = "group:"
+_PUBLIC_NAME = "scope:public"
+_RESERVED_PREFIXES = (_GROUP_PREFIX, "scope:")
+_ACTIVE = "archived_at IS NULL"
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -84,8 +108,12 @@ class PostgresStore:
         exact_pool_max: int = EXACT_POOL_MAX,
         hnsw_min_share: float = HNSW_MIN_SHARE,
         migrate: bool = True,
+        master_key: MasterKey | None = None,
     ) -> None:
+        """`master_key` seals note contents and templates at rest, as on SQLite (every terminal of the fleet
+        needs the same key); a database once opened with a key refuses terminals without it."""
         self.url = url
+        self._sealer = FleetSealer(master_key) if master_key is not None else None
         self.exact_pool_max = exact_pool_max
         self.hnsw_min_share = hnsw_min_share
         self._lock = threading.RLock()
@@ -95,6 +123,7 @@ class PostgresStore:
         if migrate:
             self._migrate()
         self._register_vector()
+        self._open_sealing()
 
     # ---- lifecycle -----------------------------------------------------------------------------
     def _connect(self) -> psycopg.Connection[tuple[Any, ...]]:
@@ -164,6 +193,142 @@ class PostgresStore:
             ) from exc
         log.info("fleet database at schema version %d", FLEET_LATEST_VERSION)
 
+    # ---- sealing at rest -----------------------------------------------------------------------
+    @property
+    def encrypted(self) -> bool:
+        return self._sealer is not None
+
+    def _open_sealing(self) -> None:
+        def check(cur: Cursor) -> int:
+            has_check = cur.execute("SELECT 1 FROM key_check").fetchone() is not None
+            if self._sealer is None:
+                if has_check:
+                    raise StoreError(
+                        "the fleet memory database is encrypted",
+                        "open it with the fleet's master key (security.encrypt_at_rest and security.key_file)",
+                    )
+                return 0
+            # One transaction, as on SQLite: once the key check exists no row is written in clear.
+            return self._seal_all_in_place(cur) if self._sealer.check_master(cur) else 0
+
+        sealed = self._run(_ALL, check, binary=True)
+        if sealed:
+            log.info("sealed %d fleet memory rows that were stored in clear", sealed)
+
+    def seal_plaintext_rows(self) -> int:
+        """Encrypt in place every row still stored in clear (the first keyed open already does); sealed rows stay."""
+        if self._sealer is None:
+            return 0
+        return self._run(_ALL, self._seal_all_in_place, binary=True)
+
+    def _seal_all_in_place(self, cur: Cursor) -> int:
+        sealer = self._sealer
+        assert sealer is not None
+        rows = cur.execute(
+            "SELECT id, owner_id, content, keywords, tags, context FROM notes WHERE sealed IS NULL"
+        ).fetchall()
+        for note_id, owner_id, content, keywords, tags, context in rows:
+            fields = {"content": content, "keywords": _json(keywords), "tags": _json(tags), "context": context}
+            cipher = sealer.cipher(cur, int(owner_id), create=True)
+            cur.execute(
+                "UPDATE notes SET content = '', keywords = '[]', tags = '[]', context = '', sealed = %s WHERE id = %s",
+                (seal_json(cipher, fields, note_fields_aad(int(note_id), int(owner_id))), note_id),
+            )
+        entries = cur.execute(
+            "SELECT id, note_id, owner_id, before, after FROM history WHERE sealed IS NULL"
+        ).fetchall()
+        for entry_id, note_id, owner_id, before, after in entries:
+            cipher = sealer.cipher(cur, int(owner_id), create=True)
+            sealed = seal_json(
+                cipher,
+                {"before": _json(before), "after": _json(after)},
+                history_fields_aad(entry_id, note_id, owner_id),
+            )
+            cur.execute("UPDATE history SET before = '{}', after = '{}', sealed = %s WHERE id = %s", (sealed, entry_id))
+        templates = cur.execute(
+            "SELECT id, user_id, modality, vector FROM templates WHERE length(vector) = dimension * 4"
+        ).fetchall()
+        for template_id, user_id, modality, vector in templates:
+            cipher = sealer.cipher(cur, int(user_id), create=True)
+            blob = cipher.seal(bytes(vector), template_aad(int(template_id), int(user_id), modality))
+            cur.execute("UPDATE templates SET vector = %s WHERE id = %s", (blob, template_id))
+        return len(rows) + len(entries) + len(templates)
+
+    def _key(self, cur: Cursor, owner_id: int) -> Cipher | None:
+        """The owner's data key for a write (created on first use; held against a concurrent re-key)."""
+        if self._sealer is None:
+            return None
+        return self._sealer.cipher(cur, owner_id, create=True, lock=True)
+
+    def _opened(self, owner_id: int, generation: Any, wrapped: Any) -> Cipher:
+        if self._sealer is None:
+            raise StoreError("the fleet memory database is encrypted", "open it with the fleet's master key")
+        if wrapped is None:
+            raise SealingError(f"owner {owner_id} has no data key", "the database was altered; restore a backup")
+        return self._sealer.unwrapped(owner_id, int(generation), bytes(wrapped))
+
+    def key_generation(self, user_id: int) -> int:
+        """The owner's data-key generation (rises with every re-key; 0 when not encrypted)."""
+        if self._sealer is None:
+            return 0
+        row = self._run(
+            [user_id],
+            lambda cur: cur.execute("SELECT generation FROM user_keys WHERE user_id = %s", (user_id,)).fetchone(),
+        )
+        return int(row[0]) if row else 0
+
+    def rekey_user(self, user_id: int) -> int:
+        """A new data key for the owner, every sealed row of theirs re-sealed with it in one transaction."""
+
+        def rekey(cur: Cursor) -> int:
+            generation = self._rekey(cur, user_id)
+            self._bump(cur, user_id)
+            return generation
+
+        return self._run([user_id], rekey, binary=True)
+
+    def _rekey(self, cur: Cursor, user_id: int) -> int:
+        sealer = self._sealer
+        if sealer is None:
+            return 0
+        old = sealer.cipher(cur, user_id, create=True, lock=True)
+        notes = cur.execute("SELECT id, sealed FROM notes WHERE owner_id = %s AND sealed IS NOT NULL", (user_id,))
+        note_fields = [(int(i), open_json(old, blob, note_fields_aad(int(i), user_id))) for i, blob in notes.fetchall()]
+        entries = cur.execute(
+            "SELECT id, note_id, sealed FROM history WHERE owner_id = %s AND sealed IS NOT NULL", (user_id,)
+        ).fetchall()
+        history = [(int(e), int(n), open_json(old, blob, history_fields_aad(e, n, user_id))) for e, n, blob in entries]
+        rows = cur.execute("SELECT id, modality, vector, dimension FROM templates WHERE user_id = %s", (user_id,))
+        templates = [
+            (int(t), modality, _open_template(old, int(t), user_id, modality, bytes(blob), int(dim)))
+            for t, modality, blob, dim in rows.fetchall()
+        ]
+        new = sealer.rotate(cur, user_id)
+        for note_id, fields in note_fields:
+            cur.execute(
+                "UPDATE notes SET sealed = %s WHERE id = %s",
+                (seal_json(new, fields, note_fields_aad(note_id, user_id)), note_id),
+            )
+        for entry_id, note_id, fields in history:
+            cur.execute(
+                "UPDATE history SET sealed = %s WHERE id = %s",
+                (seal_json(new, fields, history_fields_aad(entry_id, note_id, user_id)), entry_id),
+            )
+        for template_id, modality, vector in templates:
+            cur.execute(
+                "UPDATE templates SET vector = %s WHERE id = %s",
+                (new.seal(vector, template_aad(template_id, user_id, modality)), template_id),
+            )
+        row = cur.execute("SELECT generation FROM user_keys WHERE user_id = %s", (user_id,)).fetchone()
+        return int(row[0]) if row else 0
+
+    def rotate_master_key(self, new_master: MasterKey) -> int:
+        """Re-wrap every owner's data key under a new master key (run with the database owner's URL)."""
+        sealer = self._sealer
+        if sealer is None:
+            raise StoreError("this memory database is not encrypted", "open it with its master key first")
+        return self._run(_ALL, lambda cur: sealer.rewrap_all(cur, new_master))
+
     # ---- transactions --------------------------------------------------------------------------
     @contextmanager
     def owner_scope(self, owner_ids: Sequence[int]) -> Iterator[None]:
@@ -197,7 +362,12 @@ class PostgresStore:
                             "SELECT set_config('kiosk.owner_ids', %s, true), set_config('kiosk.all_owners', %s, true)",
                             ("{" + ",".join(str(o) for o in visible) + "}", "on" if all_owners else "off"),
                         )
-                        return work(cur)
+                        try:
+                            return work(cur)
+                        except BaseException:
+                            if self._sealer is not None:  # a key made in a rolled-back transaction is not reused
+                                self._sealer.forget_cached_keys()
+                            raise
                 except (pg_errors.DeadlockDetected, pg_errors.SerializationFailure):
                     if attempt == RETRIES - 1:
                         raise
@@ -230,46 +400,149 @@ class PostgresStore:
         name = name.strip()
         if not name:
             raise StoreError("a user needs a non-empty name", "give a name")
+        if name.casefold().startswith(_RESERVED_PREFIXES):
+            raise StoreError(f"'{name}' looks like a scope name", "people's names cannot start with group: or scope:")
         now = time.time()
+        user_id = self._add_owner(name, PERSON, now)
+        if user_id is None:
+            raise StoreError(f"user '{name}' already exists", "pick another name or delete that user first")
+        return User(user_id, name, from_epoch(now))
 
-        def insert(cur: Cursor) -> int:
+    def _add_owner(self, name: str, kind: str, now: float) -> int | None:
+        """A row of `users` (a person, a group or the public scope) with its data key; None if the name is taken."""
+
+        def insert(cur: Cursor) -> int | None:
             cur.execute(
-                "INSERT INTO users (name, created_at) VALUES (%s, %s) ON CONFLICT (name) DO NOTHING RETURNING id",
-                (name, now),
+                "INSERT INTO users (name, created_at, kind) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING RETURNING id",
+                (name, now, kind),
             )
             row = cur.fetchone()
             if row is None:
-                raise StoreError(f"user '{name}' already exists", "pick another name or delete that user first")
-            self._bump(cur, int(row[0]))
-            return int(row[0])
+                return None
+            owner_id = int(row[0])
+            self._key(cur, owner_id)
+            self._bump(cur, owner_id)
+            return owner_id
 
-        return User(self._run(_ALL, insert), name, from_epoch(now))
+        return self._run(_ALL, insert)
 
-    def _user_rows(self, where: str, params: Sequence[Any]) -> list[User]:
-        rows = self._run(
-            _ALL, lambda cur: cur.execute(f"SELECT id, name, created_at FROM users {where}", params).fetchall()
-        )
-        return [User(int(r[0]), r[1], from_epoch(r[2])) for r in rows]
+    def _user_rows(self, where: str, params: Sequence[Any], kind: str = PERSON) -> list[tuple[Any, ...]]:
+        query = f"SELECT id, name, created_at FROM users WHERE kind = %s {where}"
+        return self._run(_ALL, lambda cur: cur.execute(query, (kind, *params)).fetchall())
 
     def get_user(self, user_id: int) -> User | None:
-        users = self._user_rows("WHERE id = %s", (user_id,))
-        return users[0] if users else None
+        rows = self._user_rows("AND id = %s", (user_id,))
+        return _user(rows[0]) if rows else None
 
     def user_by_name(self, name: str) -> User | None:
-        users = self._user_rows("WHERE name = %s", (name.strip(),))
-        return users[0] if users else None
+        rows = self._user_rows("AND name = %s", (name.strip(),))
+        return _user(rows[0]) if rows else None
 
     def list_users(self) -> list[User]:
-        return self._user_rows("ORDER BY id", ())
+        return [_user(row) for row in self._user_rows("ORDER BY id", ())]
 
     def delete_user(self, user_id: int) -> None:
-        """Delete a user with every note, link, history entry and template of theirs (foreign-key cascades)."""
+        """Delete a user with every note, link, history entry, template, membership and data key of theirs
+        (foreign-key cascades). Group and public notes they said stay, without an author."""
+        self._delete_owner(user_id, PERSON)
 
+    def _delete_owner(self, owner_id: int, kind: str) -> None:
         def delete(cur: Cursor) -> None:
-            cur.execute("DELETE FROM users WHERE id = %s", (user_id,))
+            cur.execute("DELETE FROM users WHERE id = %s AND kind = %s", (owner_id, kind))
+            self._bump(cur, owner_id)
+
+        self._run([owner_id], delete)
+        if self._sealer is not None:
+            self._sealer.forget_cached_keys()
+
+    # ---- groups and the public scope -----------------------------------------------------------------
+    def add_group(self, name: str) -> Group:
+        clean = _group_name(name)
+        now = time.time()
+        group_id = self._add_owner(_GROUP_PREFIX + clean, GROUP, now)
+        if group_id is None:
+            raise StoreError(f"group '{clean}' already exists", "pick another name")
+        return Group(group_id, clean, from_epoch(now))
+
+    def group_by_name(self, name: str) -> Group | None:
+        rows = self._user_rows("AND name = %s", (_GROUP_PREFIX + name.strip(),), GROUP)
+        return _group(rows[0]) if rows else None
+
+    def get_group(self, group_id: int) -> Group | None:
+        rows = self._user_rows("AND id = %s", (group_id,), GROUP)
+        return _group(rows[0]) if rows else None
+
+    def list_groups(self) -> list[Group]:
+        return [_group(row) for row in self._user_rows("ORDER BY name", (), GROUP)]
+
+    def delete_group(self, group_id: int) -> None:
+        """Delete a group with its memberships and every note of the group (an admin's decision)."""
+        if self.get_group(group_id) is None:
+            raise StoreError(f"no group with id {group_id}", "see `kiosk groups list`")
+        self._delete_owner(group_id, GROUP)
+
+    def add_member(self, group_id: int, user_id: int) -> None:
+        def insert(cur: Cursor) -> None:
+            kinds: dict[int, str] = dict(
+                cur.execute(
+                    "SELECT id, kind FROM users WHERE id = ANY(%s) FOR KEY SHARE", ([group_id, user_id],)
+                ).fetchall()
+            )
+            if kinds.get(group_id) != GROUP:
+                raise StoreError(f"no group with id {group_id}", "see `kiosk groups list`")
+            if kinds.get(user_id) != PERSON:
+                raise StoreError(f"no user with id {user_id}", "enroll the person first")
+            cur.execute(
+                "INSERT INTO group_members (group_id, user_id, added_at) VALUES (%s, %s, %s) ON CONFLICT DO NOTHING",
+                (group_id, user_id, time.time()),
+            )
             self._bump(cur, user_id)
 
-        self._run([user_id], delete)
+        self._run(_ALL, insert)
+
+    def remove_member(self, group_id: int, user_id: int) -> None:
+        def delete(cur: Cursor) -> None:
+            cur.execute("DELETE FROM group_members WHERE group_id = %s AND user_id = %s", (group_id, user_id))
+            if cur.rowcount == 0:
+                raise StoreError(f"user {user_id} is not a member of group {group_id}", "see `kiosk groups list`")
+            self._bump(cur, user_id)
+
+        self._run(_ALL, delete)
+
+    def members(self, group_id: int) -> list[User]:
+        rows = self._run(
+            _ALL,
+            lambda cur: cur.execute(
+                "SELECT u.id, u.name, u.created_at FROM group_members m JOIN users u ON u.id = m.user_id "
+                "WHERE m.group_id = %s ORDER BY u.id",
+                (group_id,),
+            ).fetchall(),
+        )
+        return [_user(row) for row in rows]
+
+    def groups_of(self, user_id: int) -> list[Group]:
+        rows = self._run(
+            _ALL,
+            lambda cur: cur.execute(
+                "SELECT g.id, g.name, g.created_at FROM group_members m JOIN users g ON g.id = m.group_id "
+                "WHERE m.user_id = %s ORDER BY g.name",
+                (user_id,),
+            ).fetchall(),
+        )
+        return [_group(row) for row in rows]
+
+    def public_owner_id(self) -> int:
+        """The pseudo-owner of public notes (created on first use, once for the whole fleet)."""
+        rows = self._user_rows("", (), PUBLIC)
+        if rows:
+            return int(rows[0][0])
+        created = self._add_owner(_PUBLIC_NAME, PUBLIC, time.time())
+        if created is not None:
+            return created
+        rows = self._user_rows("", (), PUBLIC)  # another terminal created it meanwhile
+        if not rows:
+            raise StoreError(f"the name '{_PUBLIC_NAME}' is taken by another row", "rename that row")
+        return int(rows[0][0])
 
     # ---- templates -----------------------------------------------------------------------------
     def set_templates(self, user_id: int, modality: str, vectors: np.ndarray, model_sha256: str) -> list[Template]:
@@ -285,17 +558,26 @@ class PostgresStore:
         now = time.time()
 
         def replace(cur: Cursor) -> list[Template]:
-            if cur.execute("SELECT 1 FROM users WHERE id = %s FOR KEY SHARE", (user_id,)).fetchone() is None:
+            found = cur.execute(
+                "SELECT 1 FROM users WHERE id = %s AND kind = %s FOR KEY SHARE", (user_id, PERSON)
+            ).fetchone()
+            if found is None:
                 raise StoreError(f"no user with id {user_id}", "enroll the user first")
             cur.execute("DELETE FROM templates WHERE user_id = %s AND modality = %s", (user_id, modality))
+            if cur.rowcount:
+                self._rekey(cur, user_id)  # re-enrollment: the old templates' key no longer opens anything
+            cipher = self._key(cur, user_id)
             created = []
             for row in rows:
+                template_id = _next_id(cur, "templates")
+                blob = row.tobytes()
+                if cipher is not None:
+                    blob = cipher.seal(blob, template_aad(template_id, user_id, modality))
                 cur.execute(
-                    "INSERT INTO templates (user_id, modality, dimension, vector, model_sha256, created_at) "
-                    "VALUES (%s, %s, %s, %s, %s, %s) RETURNING id",
-                    (user_id, modality, int(row.shape[0]), row.tobytes(), model_sha256, now),
+                    "INSERT INTO templates (id, user_id, modality, dimension, vector, model_sha256, created_at) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+                    (template_id, user_id, modality, int(row.shape[0]), blob, model_sha256, now),
                 )
-                template_id = int(cur.fetchone()[0])  # type: ignore[index]
                 created.append(Template(template_id, user_id, modality, row, model_sha256, from_epoch(now)))
             self._bump(cur, user_id)
             return created
@@ -303,15 +585,40 @@ class PostgresStore:
         return self._run([user_id], replace)
 
     def templates(self, modality: str | None = None) -> list[Template]:
-        query = "SELECT id, user_id, modality, vector, model_sha256, created_at FROM templates"
+        query = (
+            "SELECT t.id, t.user_id, t.modality, t.vector, t.model_sha256, t.created_at, t.dimension, k.generation, "
+            "k.wrapped FROM templates t LEFT JOIN user_keys k ON k.user_id = t.user_id"
+        )
         params: tuple[Any, ...] = ()
         if modality is not None:
-            query += " WHERE modality = %s"
+            query += " WHERE t.modality = %s"
             params = (modality,)
-        rows = self._run(_ALL, lambda cur: cur.execute(query + " ORDER BY user_id, id", params).fetchall())
-        return [
-            Template(int(r[0]), int(r[1]), r[2], _blob_to_vector(bytes(r[3])), r[4], from_epoch(r[5])) for r in rows
-        ]
+        rows = self._run(_ALL, lambda cur: cur.execute(query + " ORDER BY t.user_id, t.id", params).fetchall())
+        templates = []
+        for template_id, user_id, kind, blob, sha, created, dimension, generation, wrapped in rows:
+            vector = bytes(blob)
+            if is_sealed_vector(vector, int(dimension)):
+                cipher = self._opened(int(user_id), generation, wrapped)
+                vector = cipher.open(vector, template_aad(int(template_id), int(user_id), kind))
+            templates.append(
+                Template(int(template_id), int(user_id), kind, _blob_to_vector(vector), sha, from_epoch(created))
+            )
+        return templates
+
+    def revoke_templates(self, user_id: int, modality: str | None = None) -> int:
+        """Revoke (delete) the user's templates of `modality` (all when None); their notes stay, unreachable by
+        the gate until the person is enrolled again. Returns how many templates were revoked."""
+
+        def revoke(cur: Cursor) -> int:
+            if modality is None:
+                cur.execute("DELETE FROM templates WHERE user_id = %s", (user_id,))
+            else:
+                cur.execute("DELETE FROM templates WHERE user_id = %s AND modality = %s", (user_id, modality))
+            revoked = cur.rowcount
+            self._bump(cur, user_id)
+            return revoked
+
+        return self._run([user_id], revoke)
 
     # ---- notes ---------------------------------------------------------------------------------
     def add_note(self, note: Note, *, idempotency_key: str | None = None) -> Note:
@@ -351,52 +658,101 @@ class PostgresStore:
             raise StoreError(f"note {note.id} has no embedding or times to import", "import stored notes")
         created, updated = to_epoch(note.created_at), to_epoch(note.updated_at)
 
+        _checked_sensitivity(note.sensitivity)
+
         def insert(cur: Cursor) -> tuple[int, bool]:
-            note_id = self._insert_note_row(cur, note, embedding, created, updated, key)
+            note_id = self._insert_note_row(cur, note, embedding, created, updated, key, keep_retention=True)
             if note_id is None:
                 existing = cur.execute("SELECT id FROM notes WHERE client_key = %s", (key,)).fetchone()
                 if existing is None:
                     raise StoreError(f"import key {key!r} belongs to another owner's note", "check the migration")
                 return int(existing[0]), False
             for entry in history:
-                cur.execute(
-                    "INSERT INTO history (note_id, owner_id, at, reason, before, after) "
-                    "VALUES (%s, %s, %s, %s, %s, %s)",
-                    (note_id, note.owner_id, to_epoch(entry.at), entry.reason, Jsonb(entry.before), Jsonb(entry.after)),
+                self._insert_history(
+                    cur, note_id, note.owner_id, to_epoch(entry.at), entry.reason, entry.before, entry.after
                 )
             self._bump(cur, note.owner_id)
             return note_id, True
 
         return self._run([note.owner_id], insert)
 
-    @staticmethod
     def _insert_note_row(
-        cur: Cursor, note: Note, embedding: np.ndarray, created: float, updated: float, key: str | None
+        self,
+        cur: Cursor,
+        note: Note,
+        embedding: np.ndarray,
+        created: float,
+        updated: float,
+        key: str | None,
+        *,
+        keep_retention: bool = False,
     ) -> int | None:
-        """Insert the note's row; its new id, or None when a row with this idempotency key already exists."""
+        """Insert the note's row (sealed with its owner's key when the store seals); its new id, or None when a
+        row with this idempotency key already exists. `keep_retention`: keep last use, reinforcements and the
+        archive time the note carries (a migration), else it starts fresh (a new note)."""
+        note_id = _next_id(cur, "notes")
+        content, keywords, tags, context, sealed = self._note_fields(cur, note_id, note)
+        retention = (
+            (_epoch_or_none(note.last_used_at), int(note.reinforcements), _epoch_or_none(note.archived_at))
+            if keep_retention
+            else (None, 0, None)
+        )
         cur.execute(
-            "INSERT INTO notes (owner_id, modality, content, timestamp, keywords, tags, context, embedding, "
-            "source, source_ref, created_at, updated_at, client_key) "
-            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) "
+            "INSERT INTO notes (id, owner_id, modality, content, timestamp, keywords, tags, context, embedding, "
+            "source, source_ref, created_at, updated_at, client_key, author_id, last_used_at, reinforcements, "
+            "archived_at, sensitivity, sealed, search) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+            "to_tsvector('english', %s)) "
             "ON CONFLICT (client_key) DO NOTHING RETURNING id",
             (
+                note_id,
                 note.owner_id,
                 note.modality,
-                note.content,
+                content,
                 to_epoch(note.timestamp),
-                Jsonb(note.keywords),
-                Jsonb(note.tags),
-                note.context,
+                keywords,
+                tags,
+                context,
                 embedding,
                 note.source,
                 note.source_ref,
                 created,
                 updated,
                 key,
+                note.author_id,
+                *retention,
+                note.sensitivity,
+                sealed,
+                _search_text(note),
             ),
         )
         row = cur.fetchone()
         return None if row is None else int(row[0])
+
+    def _note_fields(self, cur: Cursor, note_id: int, note: Note) -> tuple[str, Jsonb, Jsonb, str, bytes | None]:
+        """(content, keywords, tags, context, sealed) as stored: in clear, or placeholders + the sealed value."""
+        cipher = self._key(cur, note.owner_id)
+        if cipher is None:
+            return note.content, Jsonb(note.keywords), Jsonb(note.tags), note.context, None
+        fields = {"content": note.content, "keywords": note.keywords, "tags": note.tags, "context": note.context}
+        return "", Jsonb([]), Jsonb([]), "", seal_json(cipher, fields, note_fields_aad(note_id, note.owner_id))
+
+    def _insert_history(
+        self, cur: Cursor, note_id: int, owner_id: int, at: float, reason: str, before: Any, after: Any
+    ) -> None:
+        entry_id = _next_id(cur, "history")
+        cipher = self._key(cur, owner_id)
+        sealed = None
+        if cipher is not None:
+            sealed = seal_json(
+                cipher, {"before": before, "after": after}, history_fields_aad(entry_id, note_id, owner_id)
+            )
+            before, after = {}, {}
+        cur.execute(
+            "INSERT INTO history (id, note_id, owner_id, at, reason, before, after, sealed) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+            (entry_id, note_id, owner_id, at, reason, Jsonb(before), Jsonb(after), sealed),
+        )
 
     def keyed_notes(self, keys: Sequence[str]) -> dict[str, int]:
         """Note ids by idempotency key, for the keys that are stored (migration verification, resumption)."""
@@ -419,24 +775,25 @@ class PostgresStore:
         wanted = [int(i) for i in ids]
 
         def fetch(cur: Cursor) -> list[Note]:
-            cur.execute(f"SELECT {_NOTE_COLUMNS} FROM notes WHERE id = ANY(%s)", (wanted,))
+            cur.execute(f"SELECT {_NOTE_COLUMNS} FROM {_NOTES_WITH_OWNER} WHERE n.id = ANY(%s)", (wanted,))
             by_id = {int(row[0]): row for row in cur.fetchall()}
             links = _links_of(cur, list(by_id))
-            return [_note(by_id[i], links.get(i, [])) for i in wanted if i in by_id]
+            return [self._note(by_id[i], links.get(i, [])) for i in wanted if i in by_id]
 
         return self._run(_ALL, fetch, binary=True)
 
     def list_notes(self, owner_id: int, limit: int | None = None, offset: int = 0) -> list[Note]:
-        """The owner's notes in chronological order (timestamp, then id)."""
+        """The owner's notes in chronological order (timestamp, then id), archived ones included."""
 
         def fetch(cur: Cursor) -> list[Note]:
             cur.execute(
-                f"SELECT {_NOTE_COLUMNS} FROM notes WHERE owner_id = %s ORDER BY timestamp, id LIMIT %s OFFSET %s",
+                f"SELECT {_NOTE_COLUMNS} FROM {_NOTES_WITH_OWNER} WHERE n.owner_id = %s "
+                "ORDER BY n.timestamp, n.id LIMIT %s OFFSET %s",
                 (owner_id, limit, int(offset)),
             )
             rows = cur.fetchall()
             links = _links_of(cur, [int(r[0]) for r in rows])
-            return [_note(row, links.get(int(row[0]), [])) for row in rows]
+            return [self._note(row, links.get(int(row[0]), [])) for row in rows]
 
         return self._run([owner_id], fetch, binary=True)
 
@@ -467,42 +824,45 @@ class PostgresStore:
         if not note.content.strip():
             raise StoreError("a note needs non-empty content", "give some text")
         embedding = _as_vector(note.embedding, "note embedding") if note.embedding is not None else None
+        sensitivity = _checked_sensitivity(note.sensitivity)
         note_id = note.id
         now = time.time()
 
         def update(cur: Cursor) -> None:
-            cur.execute(f"SELECT {_NOTE_COLUMNS} FROM notes WHERE id = %s FOR UPDATE", (note_id,))
+            cur.execute(f"SELECT {_NOTE_COLUMNS} FROM {_NOTES_WITH_OWNER} WHERE n.id = %s FOR UPDATE OF n", (note_id,))
             row = cur.fetchone()
             if row is None:
                 raise StoreError(f"no note with id {note_id}", "it may have been deleted")
-            old = _note(row, [])
+            old = self._note(row, [])
             if old.owner_id != note.owner_id:
                 raise StoreError(f"note {note_id} belongs to user {old.owner_id}", "notes never change owner")
             before, after = _changes(old, note)
             new_embedding = embedding
             if new_embedding is not None and old.embedding is not None and np.array_equal(new_embedding, old.embedding):
                 new_embedding = None
+            content, keywords, tags, context, sealed = self._note_fields(cur, note_id, note)
             cur.execute(
                 "UPDATE notes SET modality = %s, content = %s, timestamp = %s, keywords = %s, tags = %s, "
-                "context = %s, embedding = coalesce(%s, embedding), updated_at = %s WHERE id = %s",
+                "context = %s, embedding = coalesce(%s, embedding), updated_at = %s, sensitivity = %s, sealed = %s, "
+                "search = to_tsvector('english', %s) WHERE id = %s",
                 (
                     note.modality,
-                    note.content,
+                    content,
                     to_epoch(note.timestamp),
-                    Jsonb(note.keywords),
-                    Jsonb(note.tags),
-                    note.context,
+                    keywords,
+                    tags,
+                    context,
                     new_embedding,
                     now,
+                    sensitivity,
+                    sealed,
+                    _search_text(note),
                     note_id,
                 ),
             )
             if new_embedding is not None:
                 before["embedding"], after["embedding"] = "previous", "re-encoded"
-            cur.execute(
-                "INSERT INTO history (note_id, owner_id, at, reason, before, after) VALUES (%s, %s, %s, %s, %s, %s)",
-                (note_id, old.owner_id, now, reason, Jsonb(before), Jsonb(after)),
-            )
+            self._insert_history(cur, note_id, old.owner_id, now, reason, before, after)
             self._bump(cur, old.owner_id)
 
         # The owner named by the note must be visible: a foreign note looks missing inside a scope.
@@ -542,10 +902,10 @@ class PostgresStore:
         return found
 
     def lexical(self, owner_ids: Sequence[int], query_text: str, k: int) -> list[tuple[int, float]]:
-        """Top-k (note id, full-text rank) among the given owners' notes only: any of the question's words.
+        """Top-k (note id, full-text rank) among the given owners' active notes only: any of the question's words.
 
-        PostgreSQL's English text search over content, keywords, tags and context (the SQLite store also
-        indexes date forms). No index: the owner filter comes first, so a person's pool is scanned.
+        PostgreSQL's English text search over the stored `search` vector (content, keywords, tags, context and
+        date forms, as SQLite's FTS5 index holds), GIN-indexed; archived notes are left out.
         """
         if k < 1 or k > MAX_K:
             raise StoreError(f"k={k} is out of range", f"use 1..{MAX_K}")
@@ -558,11 +918,8 @@ class PostgresStore:
 
         def search(cur: Cursor) -> list[tuple[int, float]]:
             cur.execute(
-                "WITH q AS (SELECT to_tsquery('english', %s) AS query), "
-                "pool AS (SELECT id, to_tsvector('english', content || ' ' || context || ' ' || keywords::text "
-                "|| ' ' || tags::text) AS document FROM notes WHERE owner_id = ANY(%s)) "
-                "SELECT id, ts_rank_cd(document, q.query) AS rank FROM pool, q WHERE document @@ q.query "
-                "ORDER BY rank DESC, id LIMIT %s",
+                "SELECT id, ts_rank_cd(search, q) AS rank FROM notes, to_tsquery('english', %s) AS q "
+                f"WHERE owner_id = ANY(%s) AND {_ACTIVE} AND search @@ q ORDER BY rank DESC, id LIMIT %s",
                 (any_word, owners, k),
             )
             return [(int(note_id), float(rank)) for note_id, rank in cur.fetchall()]
@@ -585,13 +942,13 @@ class PostgresStore:
         table = cur.execute("SELECT greatest(reltuples, 0) FROM pg_class WHERE oid = 'notes'::regclass").fetchone()
         share_floor = math.ceil(self.hnsw_min_share * float(table[0] if table else 0))
         cur.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM notes WHERE owner_id = ANY(%s) LIMIT %s) AS pool",
+            f"SELECT count(*) FROM (SELECT 1 FROM notes WHERE owner_id = ANY(%s) AND {_ACTIVE} LIMIT %s) AS pool",
             (owners, max(self.exact_pool_max, share_floor) + 1),
         )
         pool = int(cur.fetchone()[0])  # type: ignore[index]
         if pool <= self.exact_pool_max or pool < share_floor:
             return (
-                "WITH pool AS MATERIALIZED (SELECT id, embedding FROM notes WHERE owner_id = ANY(%s)) "
+                f"WITH pool AS MATERIALIZED (SELECT id, embedding FROM notes WHERE owner_id = ANY(%s) AND {_ACTIVE}) "
                 "SELECT id, embedding <=> %s AS distance FROM pool ORDER BY distance, id LIMIT %s",
                 (owners, vector, k),
             )
@@ -603,20 +960,21 @@ class PostgresStore:
             (str(max(HNSW_EF_SEARCH, k)),),
         )
         return (
-            "SELECT id, embedding <=> %s AS distance FROM notes WHERE owner_id = ANY(%s) "
+            f"SELECT id, embedding <=> %s AS distance FROM notes WHERE owner_id = ANY(%s) AND {_ACTIVE} "
             "ORDER BY embedding <=> %s LIMIT %s",
             (vector, owners, vector, k),
         )
 
     def owner_matrix(self, owner_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(note ids int64, timestamps float64 epoch s, embeddings (n, 384) float32), chronological."""
+        """(note ids int64, timestamps float64 epoch s, embeddings (n, 384) float32) of active notes, chronological."""
         owners = _owner_list(owner_ids)
         if not owners:
             return np.zeros(0, np.int64), np.zeros(0, np.float64), np.zeros((0, EMBEDDING_DIM), np.float32)
         rows = self._run(
             owners,
             lambda cur: cur.execute(
-                "SELECT id, timestamp, embedding FROM notes WHERE owner_id = ANY(%s) ORDER BY timestamp, id",
+                f"SELECT id, timestamp, embedding FROM notes WHERE owner_id = ANY(%s) AND {_ACTIVE} "
+                "ORDER BY timestamp, id",
                 (owners,),
             ).fetchall(),
             binary=True,
@@ -634,52 +992,123 @@ class PostgresStore:
         )
         return int(row[0]) if row else 0
 
-    # ---- not on the fleet store yet: groups, the public scope, archive ----------------------------------
-    # Every note here is personal (docs/fleet.md). What reads as "none" answers truthfully (no group, no public
-    # owner); what would create or move a note out of the personal scope is a clear error.
-    def add_group(self, name: str) -> Group:
-        _not_on_fleet("groups")
+    def sensitive_note_ids(self, owner_ids: Sequence[int]) -> set[int]:
+        """Ids of the given owners' notes that are marked sensitive (any category)."""
+        owners = _owner_list(owner_ids)
+        if not owners:
+            return set()
+        rows = self._run(
+            owners,
+            lambda cur: cur.execute(
+                "SELECT id FROM notes WHERE owner_id = ANY(%s) AND sensitivity IS NOT NULL", (owners,)
+            ).fetchall(),
+        )
+        return {int(r[0]) for r in rows}
 
-    def group_by_name(self, name: str) -> Group | None:
-        _not_on_fleet("groups")
-
-    def list_groups(self) -> list[Group]:
-        return []
-
-    def delete_group(self, group_id: int) -> None:
-        _not_on_fleet("groups")
-
-    def add_member(self, group_id: int, user_id: int) -> None:
-        _not_on_fleet("groups")
-
-    def remove_member(self, group_id: int, user_id: int) -> None:
-        _not_on_fleet("groups")
-
-    def members(self, group_id: int) -> list[User]:
-        _not_on_fleet("groups")
-
-    def groups_of(self, user_id: int) -> list[Group]:
-        return []
-
-    def public_owner_id(self) -> int | None:
-        return None
-
+    # ---- strength and archive ------------------------------------------------------------------------
     def retention_state(self, owner_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(ids, last use epoch s, reinforcements) by id: uses are not recorded here, so last use = timestamp."""
-        ids, stamps, _ = self.owner_matrix(owner_ids)
-        order = np.argsort(ids, kind="stable")
-        return ids[order], stamps[order], np.zeros(len(ids), dtype=np.int64)
+        """Active (not archived) notes of these owners: (ids, last use epoch s, reinforcements), by id.
+
+        A note never used counts from its timestamp (when it was said), not from when it was imported.
+        """
+        owners = _owner_list(owner_ids)
+        rows = self._run(
+            owners,
+            lambda cur: cur.execute(
+                "SELECT id, coalesce(last_used_at, timestamp), reinforcements FROM notes "
+                f"WHERE owner_id = ANY(%s) AND {_ACTIVE} ORDER BY id",
+                (owners,),
+            ).fetchall(),
+        )
+        ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        used = np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows))
+        counts = np.fromiter((r[2] for r in rows), dtype=np.int64, count=len(rows))
+        return ids, used, counts
 
     def reinforce(self, note_ids: Sequence[int], at: datetime) -> None:
-        """Uses are not recorded on the fleet store yet (no column for them): strength follows age only."""
+        """These notes were retrieved and used at `at`: one more reinforcement each, age restarts.
+
+        Not a change of the memory itself: no history entry, and owner versions (caches) stay.
+        """
+        wanted = sorted({int(i) for i in note_ids})
+        if not wanted:
+            return
+        moment = to_epoch(at)
+        self._run(
+            None,
+            lambda cur: cur.execute(
+                "UPDATE notes SET last_used_at = greatest(coalesce(last_used_at, timestamp), %s), "
+                f"reinforcements = reinforcements + 1 WHERE id = ANY(%s) AND {_ACTIVE}",
+                (moment, wanted),
+            ),
+        )
 
     def archive_notes(self, note_ids: Sequence[int], at: datetime) -> int:
-        if not note_ids:
+        """Take these notes out of retrieval (knn, owner_matrix, lexical); rows, links and history stay."""
+        wanted = sorted({int(i) for i in note_ids})
+        if not wanted:
             return 0
-        _not_on_fleet("archiving faded notes")
+        moment = to_epoch(at)
+
+        def archive(cur: Cursor) -> int:
+            cur.execute(
+                f"UPDATE notes SET archived_at = %s WHERE id = ANY(%s) AND {_ACTIVE} RETURNING owner_id",
+                (moment, wanted),
+            )
+            owners = [int(row[0]) for row in cur.fetchall()]
+            for owner in sorted(set(owners)):
+                self._bump(cur, owner)
+            return len(owners)
+
+        return self._run(None, archive)
 
     def restore_note(self, note_id: int, at: datetime) -> Note:
-        _not_on_fleet("archiving faded notes")
+        """Bring an archived note back into retrieval; restoring is a use, so its age restarts at `at`."""
+        moment = to_epoch(at)
+
+        def restore(cur: Cursor) -> None:
+            row = cur.execute("SELECT owner_id, archived_at FROM notes WHERE id = %s FOR UPDATE", (note_id,)).fetchone()
+            if row is None:
+                raise StoreError(f"no note with id {note_id}", "list the notes to see their ids")
+            if row[1] is None:
+                raise StoreError(f"note {note_id} is not archived", "only archived notes can be restored")
+            cur.execute("UPDATE notes SET archived_at = NULL, last_used_at = %s WHERE id = %s", (moment, note_id))
+            self._bump(cur, int(row[0]))
+
+        self._run(None, restore)
+        restored = self.get_note(note_id)
+        assert restored is not None
+        return restored
+
+    def _note(self, row: Sequence[Any], links: list[Link]) -> Note:
+        """A note from a `_NOTE_COLUMNS` row, its sealed fields opened with the owner's key."""
+        note_id, owner_id = int(row[0]), int(row[1])
+        content, keywords, tags, context = row[3], _json(row[5]), _json(row[6]), row[7]
+        if row[20] is not None:
+            fields = open_json(self._opened(owner_id, row[21], row[22]), row[20], note_fields_aad(note_id, owner_id))
+            content, keywords, tags, context = fields["content"], fields["keywords"], fields["tags"], fields["context"]
+        return Note(
+            id=note_id,
+            owner_id=owner_id,
+            modality=row[2],
+            content=content,
+            timestamp=from_epoch(row[4]),
+            keywords=list(keywords),
+            tags=list(tags),
+            context=context,
+            embedding=_vector(row[8]),
+            links=links,
+            source=row[9],
+            source_ref=row[10],
+            created_at=from_epoch(row[11]),
+            updated_at=from_epoch(row[12]),
+            scope=_scope_of(row[17], row[18]),
+            author_id=None if row[13] is None else int(row[13]),
+            last_used_at=None if row[14] is None else from_epoch(row[14]),
+            reinforcements=int(row[15]),
+            archived_at=None if row[16] is None else from_epoch(row[16]),
+            sensitivity=row[19],
+        )
 
     # ---- links and history ---------------------------------------------------------------------
     def add_link(self, a: int, b: int, kind: str) -> None:
@@ -698,10 +1127,21 @@ class PostgresStore:
         rows = self._run(
             _ALL,
             lambda cur: cur.execute(
-                "SELECT note_id, at, reason, before, after FROM history WHERE note_id = %s ORDER BY id", (note_id,)
+                "SELECT h.id, h.note_id, h.owner_id, h.at, h.reason, h.before, h.after, h.sealed, k.generation, "
+                "k.wrapped FROM history h LEFT JOIN user_keys k ON k.user_id = h.owner_id "
+                "WHERE h.note_id = %s ORDER BY h.id",
+                (note_id,),
             ).fetchall(),
         )
-        return [HistoryEntry(int(r[0]), from_epoch(r[1]), r[2], _json(r[3]), _json(r[4])) for r in rows]
+        entries = []
+        for entry_id, note, owner, at, reason, before, after, sealed, generation, wrapped in rows:
+            if sealed is not None:
+                fields = open_json(
+                    self._opened(int(owner), generation, wrapped), sealed, history_fields_aad(entry_id, note, owner)
+                )
+                before, after = fields["before"], fields["after"]
+            entries.append(HistoryEntry(int(note), from_epoch(at), reason, _json(before), _json(after)))
+        return entries
 
     @staticmethod
     def _insert_link(cur: Cursor, a: int, b: int, kind: str, now: float) -> int:
@@ -724,13 +1164,6 @@ class PostgresStore:
         return owners[a]
 
 
-def _not_on_fleet(feature: str) -> NoReturn:
-    raise StoreError(
-        f"{feature}: not on the fleet store yet (every note there is personal)",
-        "use the SQLite store (empty store.url) for groups, public notes and archiving (docs/fleet.md)",
-    )
-
-
 def _first_line(exc: Exception) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
@@ -744,6 +1177,7 @@ def validate_new_note(note: Note) -> np.ndarray:
     if note.embedding is None:
         raise StoreError("a note needs its embedding before it is stored", "build notes with kiosk.memory.build")
     to_epoch(note.timestamp)
+    _checked_sensitivity(note.sensitivity)
     return _as_vector(note.embedding, "note embedding")
 
 
@@ -777,20 +1211,30 @@ def _links_of(cur: Cursor, note_ids: list[int]) -> dict[int, list[Link]]:
     return out
 
 
-def _note(row: Sequence[Any], links: list[Link]) -> Note:
-    return Note(
-        id=int(row[0]),
-        owner_id=int(row[1]),
-        modality=row[2],
-        content=row[3],
-        timestamp=from_epoch(row[4]),
-        keywords=list(_json(row[5])),
-        tags=list(_json(row[6])),
-        context=row[7],
-        embedding=_vector(row[8]),
-        links=links,
-        source=row[9],
-        source_ref=row[10],
-        created_at=from_epoch(row[11]),
-        updated_at=from_epoch(row[12]),
-    )
+def _user(row: Sequence[Any]) -> User:
+    return User(int(row[0]), row[1], from_epoch(row[2]))
+
+
+def _group(row: Sequence[Any]) -> Group:
+    return Group(int(row[0]), str(row[1])[len(_GROUP_PREFIX) :], from_epoch(row[2]))
+
+
+def _next_id(cur: Cursor, table: str) -> int:
+    """The id the row will take (sealing binds the ciphertext to it before the insert)."""
+    row = cur.execute("SELECT nextval(pg_get_serial_sequence(%s, 'id'))", (table,)).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def _epoch_or_none(moment: datetime | None) -> float | None:
+    return None if moment is None else to_epoch(moment)
+
+
+def _search_text(note: Note) -> str:
+    return indexed_text(note.content, note.keywords, note.tags, note.context, note.timestamp)
+
+
+def _open_template(cipher: Cipher, template_id: int, user_id: int, modality: str, blob: bytes, dimension: int) -> bytes:
+    if not is_sealed_vector(blob, dimension):
+        return blob
+    return cipher.open(blob, template_aad(template_id, user_id, modality))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -10,9 +9,10 @@ import psycopg
 import pytest
 
 from kiosk.errors import StoreError
+from kiosk.memory.pg_schema import FLEET_LATEST_VERSION
 from kiosk.memory.postgres_store import PostgresStore
 
-from .builders import make_note, unit
+from .builders import count_rows, make_note, unit
 
 pytestmark = pytest.mark.usefixtures("pg_database")
 
@@ -122,7 +122,7 @@ def test_an_idempotency_key_stores_a_note_once(urls: tuple[str, str]) -> None:
 def test_schema_is_created_once_and_terminals_cannot_alter_it(urls: tuple[str, str]) -> None:
     admin_url, terminal_url = urls
     with PostgresStore(admin_url) as admin, PostgresStore(terminal_url) as terminal:
-        assert admin.schema_version() == terminal.schema_version() == 1
+        assert admin.schema_version() == terminal.schema_version() == FLEET_LATEST_VERSION
     with psycopg.connect(terminal_url, autocommit=True) as raw, pytest.raises(psycopg.errors.InsufficientPrivilege):
         raw.execute("UPDATE kiosk_schema SET version = 99")
 
@@ -179,23 +179,89 @@ def test_a_terminal_role_cannot_create_the_schema(pg_cluster: object) -> None:
             admin.execute(f"DROP ROLE {name}_t")
 
 
-def test_scopes_are_not_on_the_fleet_store_yet_and_say_so(urls: tuple[str, str]) -> None:
-    from kiosk.memory.scopes import PUBLIC, Scope, owner_for
+def test_raw_sql_as_a_non_members_gate_scope_returns_no_group_row(urls: tuple[str, str]) -> None:
     from kiosk.retrieval import GateDecision, scoped_pool
 
     _, terminal_url = urls
     with PostgresStore(terminal_url) as store:
+        ann, bob = store.add_user("Ann").id, store.add_user("Bob").id
+        family = store.add_group("family").id
+        store.add_member(family, ann)
+        public = store.public_owner_id()
+        group_notes = [store.add_note(make_note(family, f"family {i}", seed=i, author_id=ann)).id for i in range(2)]
+        store.add_link(group_notes[0] or 0, group_notes[1] or 0, "related")
+        store.add_note(make_note(public, "the lobby closes at ten", seed=5))
+        store.add_note(make_note(bob, "bob's own", seed=6))
+
+        def gate_scope(user: int) -> list[int]:
+            decision = GateDecision((user,), {user: 0.9}, "verified", "best-match", 0.5, "face")
+            return list(scoped_pool(decision, lambda u: [g.id for g in store.groups_of(u)], public).owner_ids)
+
+        bob_scope, ann_scope = gate_scope(bob), gate_scope(ann)
+        assert sorted(bob_scope) == sorted([bob, public]) and family in ann_scope
+        with store.owner_scope(bob_scope):
+            assert store.get_notes([n or 0 for n in group_notes]) == []
+    with psycopg.connect(terminal_url, autocommit=True) as raw:
+        for scope, expected in ((bob_scope, {bob, public}), (ann_scope, {family, public})):  # Ann has no own note
+            with raw.transaction():
+                raw.execute("SELECT set_config('kiosk.owner_ids', %s, true)", ("{" + ",".join(map(str, scope)) + "}",))
+                # No WHERE clause: the non-member's scope sees no row of the group, the member's does.
+                assert {r[0] for r in raw.execute("SELECT owner_id FROM notes").fetchall()} == expected
+                links = {r[0] for r in raw.execute("SELECT owner_id FROM links").fetchall()}
+                assert (family in links) == (family in expected)
+                assert raw.execute("UPDATE notes SET content = 'x' WHERE owner_id = %s", (family,)).rowcount == (
+                    2 if family in expected else 0
+                )
+                raise psycopg.Rollback()
+
+
+def test_sealed_fleet_store_keeps_no_text_or_template_in_clear(urls: tuple[str, str]) -> None:
+    from kiosk.security.sealing import MasterKey, SealingError, new_key
+
+    admin_url, terminal_url = urls
+    master = MasterKey(new_key(), "test")
+    with PostgresStore(terminal_url, master_key=master) as store:
         ann = store.add_user("Ann").id
-        store.add_note(make_note(ann, "sailing on Sunday", seed=1))
-        # What reads answers truthfully: no group, no public owner, so the gate's pool is the person alone.
-        assert store.groups_of(ann) == [] and store.list_groups() == [] and store.public_owner_id() is None
-        decision = GateDecision((ann,), {ann: 0.9}, "verified", "best-match", 0.5, "face")
-        assert scoped_pool(decision, lambda u: [g.id for g in store.groups_of(u)], None).owner_ids == (ann,)
-        with pytest.raises(StoreError, match="not on the fleet store yet"):
-            store.add_group("family")
-        with pytest.raises(StoreError, match="not on the fleet store yet"):
-            owner_for(store, Scope("group", "family"), ann)
-        with pytest.raises(StoreError, match="no public scope"):
-            owner_for(store, PUBLIC, ann)
-        with pytest.raises(StoreError, match="not on the fleet store yet"):
-            store.archive_notes([1], datetime(2024, 1, 1, tzinfo=UTC))
+        template = np.arange(1, 9, dtype=np.float32)
+        store.set_templates(ann, "face", template[None, :], "sha")
+        note = store.add_note(make_note(ann, "my locker code is 4711", seed=1, keywords=["locker"], context="gym"))
+        note.content = "my locker code is 4712"
+        store.update_note(note, reason="edit")
+        assert store.lexical([ann], "locker", 5)[0][0] == note.id  # the search vector is the documented exception
+        generation = store.key_generation(ann)
+        store.set_templates(ann, "face", template[None, :] * 2, "sha")  # re-enrollment re-keys the owner
+        assert store.key_generation(ann) == generation + 1
+    with psycopg.connect(admin_url, autocommit=True) as raw:
+        # Everything but the vectors and the text-search vector (the documented exception, as on SQLite).
+        dump = " ".join(
+            str(row)
+            for query in (
+                "SELECT content, keywords, tags, context, sealed FROM notes",
+                "SELECT before, after, sealed FROM history",
+            )
+            for row in raw.execute(query).fetchall()
+        )
+        assert "4711" not in dump and "4712" not in dump and "gym" not in dump
+        assert template.tobytes() not in b"".join(bytes(r[0]) for r in raw.execute("SELECT vector FROM templates"))
+    with PostgresStore(terminal_url, master_key=master) as reopened:
+        stored = reopened.get_note(note.id or 0)
+        assert stored is not None and stored.content == "my locker code is 4712" and stored.context == "gym"
+        assert reopened.history(note.id or 0)[-1].after == {"content": "my locker code is 4712"}
+        assert np.allclose(reopened.templates("face")[0].vector, template * 2)
+    with pytest.raises(StoreError, match="encrypted"):
+        PostgresStore(terminal_url)
+    with pytest.raises(SealingError, match="another master key"):
+        PostgresStore(terminal_url, master_key=MasterKey(new_key(), "other"))
+
+
+def test_a_clear_fleet_database_is_sealed_in_place_on_the_first_keyed_open(urls: tuple[str, str]) -> None:
+    from kiosk.security.sealing import MasterKey, new_key
+
+    _, terminal_url = urls
+    with PostgresStore(terminal_url) as clear:
+        ann = clear.add_user("Ann").id
+        note = clear.add_note(make_note(ann, "said in clear", seed=1))
+    master = MasterKey(new_key(), "test")
+    with PostgresStore(terminal_url, master_key=master) as sealed:
+        assert sealed.get_note(note.id or 0).content == "said in clear"  # type: ignore[union-attr]
+        assert count_rows(sealed, "notes", "WHERE content <> '' OR sealed IS NULL") == 0
