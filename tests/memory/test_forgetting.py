@@ -1,9 +1,9 @@
-"""Forgetting without losing: the strength formula, reinforcement, and the archive round trip on the real store."""
+"""Forgetting without losing: the strength formula, reinforcement, and the archive round trip on the real store
+(every test taking `store` runs on SQLite and on PostgreSQL, tests/memory/conftest.py)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -12,7 +12,7 @@ import pytest
 
 from kiosk.config import ForgettingConfig, RetrievalConfig, ScopesConfig, load_config
 from kiosk.errors import ConfigError, DataError
-from kiosk.memory import SqliteStore
+from kiosk.memory import SqliteStore, Store
 from kiosk.memory.forgetting import Decay, archive_faded, check_floor, note_strengths, pool_strengths
 from kiosk.retrieval import Retriever
 
@@ -20,12 +20,6 @@ from .builders import make_note, unit
 
 DAY = 86_400.0
 NOTE_TIME = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # make_note's timestamp
-
-
-@pytest.fixture()
-def store(tmp_path: Path) -> Iterator[SqliteStore]:
-    with SqliteStore(tmp_path / "memory.db") as opened:
-        yield opened
 
 
 def test_strength_halves_every_half_life_and_starts_at_one() -> None:
@@ -60,7 +54,7 @@ def test_bad_decay_settings_are_clear_errors() -> None:
             load_config(path=None, environ={"KIOSK_FORGETTING__HALF_LIFE_DAYS": value, "KIOSK_CONFIG": ""})
 
 
-def test_decay_archive_restore_round_trip(store: SqliteStore) -> None:
+def test_decay_archive_restore_round_trip(store: Store) -> None:
     ann = store.add_user("Ann").id
     old = store.add_note(make_note(ann, "said long ago", seed=1))
     fresh = store.add_note(make_note(ann, "said yesterday", seed=2, minutes=364 * 24 * 60))
@@ -93,7 +87,7 @@ def test_decay_archive_restore_round_trip(store: SqliteStore) -> None:
     assert pool_strengths(store, [ann], now, decay)[int(old.id or 0)] == pytest.approx(1.0)
 
 
-def test_reinforcement_counts_uses_and_skips_archived_notes(store: SqliteStore) -> None:
+def test_reinforcement_counts_uses_and_skips_archived_notes(store: Store) -> None:
     ann = store.add_user("Ann").id
     note = store.add_note(make_note(ann, "a", seed=1))
     archived = store.add_note(make_note(ann, "b", seed=2))
@@ -108,7 +102,7 @@ def test_reinforcement_counts_uses_and_skips_archived_notes(store: SqliteStore) 
     assert store.history(int(note.id or 0)) == []  # a use is not an edit
 
 
-def test_updating_an_archived_note_keeps_it_out_of_the_index(store: SqliteStore) -> None:
+def test_updating_an_archived_note_keeps_it_out_of_the_index(store: Store) -> None:
     ann = store.add_user("Ann").id
     note = store.add_note(make_note(ann, "a", seed=1))
     store.archive_notes([int(note.id or 0)], NOTE_TIME)
@@ -121,7 +115,7 @@ def test_updating_an_archived_note_keeps_it_out_of_the_index(store: SqliteStore)
     assert store.knn([ann], unit(5), 1)[0][0] == note.id
 
 
-def test_an_archived_note_leaves_the_lexical_index_and_restoring_brings_it_back(store: SqliteStore) -> None:
+def test_an_archived_note_leaves_the_lexical_index_and_restoring_brings_it_back(store: Store) -> None:
     ann = store.add_user("Ann").id
     kayak = store.add_note(make_note(ann, "we took the kayak to the lighthouse", seed=1))
     other = store.add_note(make_note(ann, "a kayak race in town", seed=2))
@@ -144,7 +138,7 @@ def test_an_archived_note_leaves_the_lexical_index_and_restoring_brings_it_back(
     assert keyword_only.retrieve([ann], unit(1), "the old lighthouse", k=5).note_ids == [kayak_id]
 
 
-def test_strength_weight_prefers_the_fresh_note_among_equals(store: SqliteStore) -> None:
+def test_strength_weight_prefers_the_fresh_note_among_equals(store: Store) -> None:
     ann = store.add_user("Ann").id
     old = store.add_note(make_note(ann, "old", seed=1))
     new = store.add_note(make_note(ann, "new", seed=1, minutes=60 * 24 * 300))

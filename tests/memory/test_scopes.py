@@ -1,13 +1,12 @@
 """Scopes on the real store: groups, membership, and who receives which note (member / non-member / stranger).
 
-Every test takes the `scoped_store` fixture; a second backend joins by adding a factory to STORE_FACTORIES.
+Every test taking `store` runs on both backends (tests/memory/conftest.py): SQLite, and PostgreSQL through a
+terminal role under row-level security.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -17,7 +16,6 @@ from kiosk.errors import DataError, StoreError
 from kiosk.identity.probe import Probe
 from kiosk.memory import Note, Store
 from kiosk.memory.scopes import PERSONAL, PUBLIC, Scope, owner_for, parse_scope, scope_kind
-from kiosk.memory.sqlite_store import SqliteStore
 from kiosk.retrieval import Retriever, gate, scoped_pool
 
 from .builders import make_note, unit
@@ -25,15 +23,6 @@ from .builders import make_note, unit
 SHA = "d" * 64
 TAU = 0.6
 FACES = {name: np.eye(8, dtype=np.float32)[i] for i, name in enumerate(["Ann", "Bob", "stranger"])}
-
-STORE_FACTORIES: dict[str, Callable[[Path], Store]] = {"sqlite": lambda tmp: SqliteStore(tmp / "memory.db")}
-
-
-@pytest.fixture(params=sorted(STORE_FACTORIES))
-def scoped_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    store = STORE_FACTORIES[request.param](tmp_path)
-    yield store
-    store.close()
 
 
 @dataclass
@@ -88,75 +77,75 @@ EXPECTED = {
 @pytest.mark.parametrize("mode", ["familiarity", "recollection"])
 @pytest.mark.parametrize("scope", ["personal", "group", "public"])
 @pytest.mark.parametrize("asker", ["Ann", "Bob", "stranger", None])
-def test_each_scope_reaches_exactly_its_readers(scoped_store: Store, asker: str | None, scope: str, mode: str) -> None:
-    home = household(scoped_store)
+def test_each_scope_reaches_exactly_its_readers(store: Store, asker: str | None, scope: str, mode: str) -> None:
+    home = household(store)
     got = received(home, asker, mode)
     assert (home.notes[scope] in got) == (scope in EXPECTED[asker])
     assert got <= set(home.notes.values())
 
 
-def test_leaving_a_group_closes_it_and_joining_opens_it(scoped_store: Store) -> None:
-    home = household(scoped_store)
-    scoped_store.add_member(home.family, home.bob)
+def test_leaving_a_group_closes_it_and_joining_opens_it(store: Store) -> None:
+    home = household(store)
+    store.add_member(home.family, home.bob)
     assert home.notes["group"] in received(home, "Bob")
-    scoped_store.remove_member(home.family, home.bob)
+    store.remove_member(home.family, home.bob)
     assert home.notes["group"] not in received(home, "Bob")
 
 
-def test_notes_carry_their_scope_and_author(scoped_store: Store) -> None:
-    home = household(scoped_store)
-    scopes = {note.scope for note in scoped_store.get_notes(list(home.notes.values()))}
+def test_notes_carry_their_scope_and_author(store: Store) -> None:
+    home = household(store)
+    scopes = {note.scope for note in store.get_notes(list(home.notes.values()))}
     assert scopes == {"personal", "group:family", "public"}
-    group_note = scoped_store.get_note(home.notes["group"])
+    group_note = store.get_note(home.notes["group"])
     assert group_note is not None and group_note.author_id == home.ann
 
 
-def test_groups_and_public_owner_are_not_people(scoped_store: Store) -> None:
-    home = household(scoped_store)
-    assert [u.name for u in scoped_store.list_users()] == ["Ann", "Bob"]
-    assert [g.name for g in scoped_store.list_groups()] == ["family"]
-    assert scoped_store.user_by_name("group:family") is None
-    assert scoped_store.public_owner_id() == scoped_store.public_owner_id()
-    assert [u.name for u in scoped_store.members(home.family)] == ["Ann"]
-    assert [g.name for g in scoped_store.groups_of(home.ann)] == ["family"]
-    assert scoped_store.groups_of(home.bob) == []
+def test_groups_and_public_owner_are_not_people(store: Store) -> None:
+    home = household(store)
+    assert [u.name for u in store.list_users()] == ["Ann", "Bob"]
+    assert [g.name for g in store.list_groups()] == ["family"]
+    assert store.user_by_name("group:family") is None
+    assert store.public_owner_id() == store.public_owner_id()
+    assert [u.name for u in store.members(home.family)] == ["Ann"]
+    assert [g.name for g in store.groups_of(home.ann)] == ["family"]
+    assert store.groups_of(home.bob) == []
 
 
-def test_forget_me_keeps_the_group_notes_and_drops_the_membership(scoped_store: Store) -> None:
-    home = household(scoped_store)
-    scoped_store.delete_user(home.ann)
-    assert scoped_store.get_note(home.notes["personal"]) is None
-    group_note = scoped_store.get_note(home.notes["group"])
+def test_forget_me_keeps_the_group_notes_and_drops_the_membership(store: Store) -> None:
+    home = household(store)
+    store.delete_user(home.ann)
+    assert store.get_note(home.notes["personal"]) is None
+    group_note = store.get_note(home.notes["group"])
     assert group_note is not None and group_note.author_id is None
-    assert scoped_store.members(home.family) == []
+    assert store.members(home.family) == []
 
 
-def test_deleting_a_group_deletes_its_notes_only(scoped_store: Store) -> None:
-    home = household(scoped_store)
-    scoped_store.delete_group(home.family)
-    assert scoped_store.get_note(home.notes["group"]) is None
-    assert scoped_store.get_note(home.notes["personal"]) is not None
-    assert scoped_store.groups_of(home.ann) == []
+def test_deleting_a_group_deletes_its_notes_only(store: Store) -> None:
+    home = household(store)
+    store.delete_group(home.family)
+    assert store.get_note(home.notes["group"]) is None
+    assert store.get_note(home.notes["personal"]) is not None
+    assert store.groups_of(home.ann) == []
 
 
-def test_owner_for_each_scope(scoped_store: Store) -> None:
-    home = household(scoped_store)
-    assert owner_for(scoped_store, PERSONAL, home.ann) == home.ann
-    assert owner_for(scoped_store, PUBLIC, home.bob) == scoped_store.public_owner_id()
-    assert owner_for(scoped_store, Scope("group", "family"), home.ann) == home.family
+def test_owner_for_each_scope(store: Store) -> None:
+    home = household(store)
+    assert owner_for(store, PERSONAL, home.ann) == home.ann
+    assert owner_for(store, PUBLIC, home.bob) == store.public_owner_id()
+    assert owner_for(store, Scope("group", "family"), home.ann) == home.family
 
 
 # ---- bad input ---------------------------------------------------------------------------------------
-def test_unknown_group_is_a_clear_error(scoped_store: Store) -> None:
-    home = household(scoped_store)
+def test_unknown_group_is_a_clear_error(store: Store) -> None:
+    home = household(store)
     with pytest.raises(StoreError, match="no group named 'friends'"):
-        owner_for(scoped_store, parse_scope("group:friends"), home.ann)
+        owner_for(store, parse_scope("group:friends"), home.ann)
 
 
-def test_non_member_cannot_write_into_a_group(scoped_store: Store) -> None:
-    home = household(scoped_store)
+def test_non_member_cannot_write_into_a_group(store: Store) -> None:
+    home = household(store)
     with pytest.raises(StoreError, match="Bob is not a member of group 'family'"):
-        owner_for(scoped_store, parse_scope("group:family"), home.bob)
+        owner_for(store, parse_scope("group:family"), home.bob)
 
 
 @pytest.mark.parametrize(
@@ -190,24 +179,24 @@ def test_scope_spellings(text: str, expected: Scope) -> None:
     assert scope_kind(str(expected)) == expected.kind
 
 
-def test_group_and_membership_errors(scoped_store: Store) -> None:
-    home = household(scoped_store)
+def test_group_and_membership_errors(store: Store) -> None:
+    home = household(store)
     with pytest.raises(StoreError, match="already exists"):
-        scoped_store.add_group(" family ")
+        store.add_group(" family ")
     with pytest.raises(StoreError, match="not a usable group name"):
-        scoped_store.add_group("a:b")
+        store.add_group("a:b")
     with pytest.raises(StoreError, match="not a member"):
-        scoped_store.remove_member(home.family, home.bob)
+        store.remove_member(home.family, home.bob)
     with pytest.raises(StoreError, match="no user with id"):
-        scoped_store.add_member(home.family, home.family)  # a group is not a person
+        store.add_member(home.family, home.family)  # a group is not a person
     with pytest.raises(StoreError, match="no group with id"):
-        scoped_store.add_member(home.ann, home.bob)  # a person is not a group
+        store.add_member(home.ann, home.bob)  # a person is not a group
     with pytest.raises(StoreError, match="looks like a scope name"):
-        scoped_store.add_user("group:family")
+        store.add_user("group:family")
 
 
-def test_a_note_with_a_scope_field_cannot_change_its_owner(scoped_store: Store) -> None:
+def test_a_note_with_a_scope_field_cannot_change_its_owner(store: Store) -> None:
     """The scope is the owner's: setting Note.scope by hand does not move a note anywhere."""
-    home = household(scoped_store)
-    stored = scoped_store.add_note(Note(**{**make_note(home.ann, "x", seed=9).__dict__, "scope": "public"}))
+    home = household(store)
+    stored = store.add_note(Note(**{**make_note(home.ann, "x", seed=9).__dict__, "scope": "public"}))
     assert stored.scope == "personal" and stored.owner_id == home.ann

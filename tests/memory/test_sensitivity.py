@@ -14,7 +14,7 @@ from doubles import ScriptedLLM
 
 from kiosk.config import KioskConfig
 from kiosk.errors import DataError, StoreError
-from kiosk.memory import SqliteStore
+from kiosk.memory import SqliteStore, Store
 from kiosk.memory.build import Draft, NoteBuilder
 from kiosk.memory.schema import LATEST_VERSION, MIGRATIONS
 from kiosk.memory.sensitivity import CATEGORIES, classify, classify_rules, validate_category
@@ -76,21 +76,21 @@ def test_llm_adds_a_category_but_never_removes_one_the_rules_found() -> None:
     assert broken.category is None and broken.llm_verdict is None  # invalid twice: stays unmarked
 
 
-def test_store_roundtrip_update_history_and_bad_value(tmp_path: Path) -> None:
-    with SqliteStore(tmp_path / "memory.db") as store:
-        owner = store.add_user("Ann").id
-        plain = store.add_note(make_note(owner, "a walk in the park", seed=1))
-        marked = store.add_note(make_note(owner, "my PIN is 1234", seed=2, sensitivity="credentials"))
-        assert store.get_note(marked.id or 0).sensitivity == "credentials"  # type: ignore[union-attr]
-        assert store.sensitive_note_ids([owner]) == {marked.id}
-        plain.sensitivity = "health"
-        store.update_note(plain, reason="user marked it")
-        assert store.sensitive_note_ids([owner]) == {marked.id, plain.id}
-        assert store.history(plain.id or 0)[-1].after == {"sensitivity": "health"}
-        with pytest.raises(StoreError, match="unknown sensitivity 'secret'"):
-            store.add_note(make_note(owner, "x", seed=3, sensitivity="secret"))
-        assert store.count_notes(owner) == 2
-        assert store.sensitive_note_ids([owner + 1]) == set()
+def test_store_roundtrip_update_history_and_bad_value(store: Store) -> None:
+    """On both backends (tests/memory/conftest.py)."""
+    owner = store.add_user("Ann").id
+    plain = store.add_note(make_note(owner, "a walk in the park", seed=1))
+    marked = store.add_note(make_note(owner, "my PIN is 1234", seed=2, sensitivity="credentials"))
+    assert store.get_note(marked.id or 0).sensitivity == "credentials"  # type: ignore[union-attr]
+    assert store.sensitive_note_ids([owner]) == {marked.id}
+    plain.sensitivity = "health"
+    store.update_note(plain, reason="user marked it")
+    assert store.sensitive_note_ids([owner]) == {marked.id, plain.id}
+    assert store.history(plain.id or 0)[-1].after == {"sensitivity": "health"}
+    with pytest.raises(StoreError, match="unknown sensitivity 'secret'"):
+        store.add_note(make_note(owner, "x", seed=3, sensitivity="secret"))
+    assert store.count_notes(owner) == 2
+    assert store.sensitive_note_ids([owner + 1]) == set()
 
 
 def test_sensitivity_migration_upgrades_a_v1_database(tmp_path: Path) -> None:

@@ -1,7 +1,8 @@
 """Sensitive notes need stronger verification: withheld below the stricter threshold, or without face + palm.
 
-Real SQLite + sqlite-vec store; the probes' cosines to the enrolled templates are set exactly, so a probe
-can pass the normal tau but not the sensitive threshold.
+Real stores, both backends (SQLite + sqlite-vec, and PostgreSQL + pgvector through a terminal role under
+row-level security); the probes' cosines to the enrolled templates are set exactly, so a probe can pass the
+normal tau but not the sensitive threshold.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from kiosk.assistant import Assistant
 from kiosk.config import KioskConfig
 from kiosk.errors import ConfigError, ProbeError
 from kiosk.identity.probe import Probe
-from kiosk.memory import Note, SqliteStore
+from kiosk.memory import Note, SqliteStore, Store
 from kiosk.retrieval.sensitive import BELOW_STRICT, CLEARED, MISMATCH, NEEDS_BOTH
 
 FACE_SHA = "f" * 64
@@ -43,10 +44,17 @@ def probe(modality: str, user: str, cosine: float) -> Probe:
     return Probe(modality, vector, sha, captured_at=0.0)  # type: ignore[arg-type]
 
 
-@pytest.fixture()
-def store(tmp_path: Path) -> Iterator[SqliteStore]:
-    with SqliteStore(tmp_path / "memory.db") as opened:
-        yield opened
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    if request.param == "sqlite":
+        opened: Store = SqliteStore(tmp_path / "memory.db")
+    else:
+        from kiosk.memory.postgres_store import PostgresStore
+
+        _, terminal_url = request.getfixturevalue("pg_database")
+        opened = PostgresStore(terminal_url)
+    yield opened
+    opened.close()
 
 
 @pytest.fixture()
@@ -58,7 +66,7 @@ def config(config: KioskConfig) -> KioskConfig:
 
 
 @pytest.fixture()
-def assistant(store: SqliteStore, config: KioskConfig) -> Assistant:
+def assistant(store: Store, config: KioskConfig) -> Assistant:
     encoder = BagOfWordsEncoder()
     start = datetime(2024, 3, 1, tzinfo=UTC)
     for name, axis in AXES.items():
@@ -151,7 +159,7 @@ def test_another_users_probe_never_reaches_the_sensitive_note(assistant: Assista
 
 
 def test_real_encoder_fast_construction_marks_and_withholds(
-    store: SqliteStore, config: KioskConfig, text_encoder: object
+    store: Store, config: KioskConfig, text_encoder: object
 ) -> None:
     """Real MiniLM encoder and fast construction's rules: the classification feeds the gate end to end."""
     from kiosk.memory.build import Draft, NoteBuilder
@@ -209,7 +217,7 @@ FAMILY_DIAGNOSIS = "The family doctor said grandma's biopsy needs a second look"
 PUBLIC_DIAGNOSIS = "The kiosk doctor reads biopsy results on Mondays"
 
 
-def test_sensitive_group_and_public_notes_need_a_cleared_reader(assistant: Assistant, store: SqliteStore) -> None:
+def test_sensitive_group_and_public_notes_need_a_cleared_reader(assistant: Assistant, store: Store) -> None:
     encoder = BagOfWordsEncoder()
     alice, bob = store.user_by_name("Alice"), store.user_by_name("Bob")
     assert alice is not None and bob is not None
