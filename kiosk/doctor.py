@@ -127,12 +127,14 @@ def check_fleet_database(config: KioskConfig, url: str) -> list[Check]:
     from kiosk.memory.offline_queue import OfflineQueue
     from kiosk.memory.open import describe_url
     from kiosk.memory.postgres_store import PostgresStore
+    from kiosk.security.sealing import master_key_for
 
     queue_path = config.store.offline_queue or config.paths.data_dir / "fleet-queue.db"
     pending = len(OfflineQueue(queue_path)) if queue_path.exists() else 0
     queued = f"; {pending} notes queued offline" if pending else ""
     try:
-        with PostgresStore(url) as store:
+        key = master_key_for(config.security, config.paths.data_dir) if config.security.encrypt_at_rest else None
+        with PostgresStore(url, master_key=key) as store:
             notes, users, version = store.count_notes(), len(store.list_users()), store.schema_version()
     except KioskError as exc:
         return [Check("memory database", "fail", f"{describe_url(url)}: {exc.message}{queued}", exc.hint)]

@@ -62,12 +62,13 @@ def test_a_camera_that_does_not_exist_is_red(config: KioskConfig) -> None:
 
 def test_fleet_database_is_checked_over_the_network(config: KioskConfig, pg_database: tuple[str, str]) -> None:
     from kiosk.memory.fleet_store import FleetStore
+    from kiosk.memory.pg_schema import FLEET_LATEST_VERSION
 
     config.store.url = pg_database[1]
     with FleetStore(config.store.url, config.paths.data_dir / "fleet-queue.db") as store:
         store.add_user("someone")
     [check] = check_database(config)
-    assert check.status == "ok" and "fleet schema v1, 1 users, 0 notes" in check.message
+    assert check.status == "ok" and f"fleet schema v{FLEET_LATEST_VERSION}, 1 users, 0 notes" in check.message
     assert "secret" not in check.message  # the URL is shown without its password
     config.store.url = "postgresql://kiosk:pw@127.0.0.1:1/none"
     [check] = check_database(config)

@@ -2,7 +2,8 @@
 
 While the database is reachable every call goes to it (after pushing any queued notes, oldest first).
 When it is not: `add_note` queues the note locally with its idempotency key and returns it without an id;
-the gate keeps working from the last users and templates seen; reading or changing stored notes raises
+the gate keeps working from the last users, templates, groups, memberships and public owner seen (so a
+person's scoped pool, and the owner of a group or public note, resolve offline); reading or changing stored notes raises
 StoreUnavailable (a clear message, nothing is guessed). Reconnection is tried at most every
 `retry_after_s`, so an offline terminal does not wait on a connect timeout at every call.
 """
@@ -26,6 +27,7 @@ from kiosk.errors import StoreError
 from kiosk.memory.note import Group, HistoryEntry, Link, Note, Template, User
 from kiosk.memory.offline_queue import OfflineQueue
 from kiosk.memory.postgres_store import PostgresStore, StoreUnavailable, validate_new_note
+from kiosk.security.sealing import MasterKey
 
 log = logging.getLogger(__name__)
 
@@ -42,12 +44,14 @@ class FleetStore:
         queue_path: Path,
         *,
         retry_after_s: float = RETRY_AFTER_S,
-        connect: Callable[[str], PostgresStore] = PostgresStore,
+        master_key: MasterKey | None = None,
+        connect: Callable[[str], PostgresStore] | None = None,
     ) -> None:
+        """`master_key`: the fleet's master key when notes are sealed at rest (security.encrypt_at_rest)."""
         self.url = url
         self.queue = OfflineQueue(queue_path)
         self.retry_after_s = retry_after_s
-        self._connect_remote = connect
+        self._connect_remote = connect or (lambda target: PostgresStore(target, master_key=master_key))
         self._remote: PostgresStore | None = None
         self._next_attempt = 0.0
         self._sync_lock = threading.Lock()
@@ -219,15 +223,38 @@ class FleetStore:
     def history(self, note_id: int) -> list[HistoryEntry]:
         return self._call(lambda remote: remote.history(note_id))
 
-    # ---- scopes and archive: not on the fleet store yet (PostgresStore says so) ----------------------
+    def sensitive_note_ids(self, owner_ids: Sequence[int]) -> set[int]:
+        return self._call(lambda remote: remote.sensitive_note_ids(owner_ids))
+
+    def revoke_templates(self, user_id: int, modality: str | None = None) -> int:
+        return self._call(lambda remote: remote.revoke_templates(user_id, modality))
+
+    def key_generation(self, user_id: int) -> int:
+        return self._call(lambda remote: remote.key_generation(user_id))
+
+    # ---- scopes: what the gate's pool needs is served from the local cache when offline -------------
     def add_group(self, name: str) -> Group:
         return self._call(lambda remote: remote.add_group(name))
 
+    def get_group(self, group_id: int) -> Group | None:
+        return next((g for g in self.list_groups() if g.id == group_id), None)
+
     def group_by_name(self, name: str) -> Group | None:
-        return self._call(lambda remote: remote.group_by_name(name))
+        try:
+            group = self._call(lambda remote: remote.group_by_name(name))
+        except StoreUnavailable:
+            return next((g for g in self.queue.cached_groups() if g.name == name.strip()), None)
+        if group is not None:
+            self.queue.cache_groups([*[g for g in self.queue.cached_groups() if g.id != group.id], group])
+        return group
 
     def list_groups(self) -> list[Group]:
-        return []
+        try:
+            groups = self._call(lambda remote: remote.list_groups())
+        except StoreUnavailable:
+            return self.queue.cached_groups()
+        self.queue.cache_groups(groups)
+        return groups
 
     def delete_group(self, group_id: int) -> None:
         self._call(lambda remote: remote.delete_group(group_id))
@@ -239,14 +266,32 @@ class FleetStore:
         self._call(lambda remote: remote.remove_member(group_id, user_id))
 
     def members(self, group_id: int) -> list[User]:
-        return self._call(lambda remote: remote.members(group_id))
+        try:
+            users = self._call(lambda remote: remote.members(group_id))
+        except StoreUnavailable:
+            ids = set(self.queue.cached_member_ids(group_id))
+            return [u for u in self.queue.cached_users() if u.id in ids]
+        self.queue.cache_members(group_id, users)
+        return users
 
     def groups_of(self, user_id: int) -> list[Group]:
-        return []  # also offline: the gate keeps working from its cache
+        try:
+            groups = self._call(lambda remote: remote.groups_of(user_id))
+        except StoreUnavailable:
+            return self.queue.cached_groups_of(user_id)
+        self.queue.cache_groups_of(user_id, groups)
+        return groups
 
     def public_owner_id(self) -> int | None:
-        return None
+        """The public owner; offline, the last one seen (None before this terminal ever saw it)."""
+        try:
+            owner = self._call(lambda remote: remote.public_owner_id())
+        except StoreUnavailable:
+            return self.queue.cached_public_owner()
+        self.queue.cache_public_owner(owner)
+        return owner
 
+    # ---- strength and archive --------------------------------------------------------------------------
     def retention_state(self, owner_ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         return self._call(lambda remote: remote.retention_state(owner_ids))
 

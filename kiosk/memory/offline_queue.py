@@ -1,5 +1,6 @@
 """A terminal's local SQLite file for the fleet store: notes written while the database is unreachable, and the
-last users and templates seen (so the gate can still verify people offline).
+last users, templates, groups, memberships and public owner seen (so the gate can still verify people and
+build their scoped pool offline, and a group or public note can still be queued).
 
 Each queued note carries its idempotency key; a note leaves the queue only after the fleet database stored
 it, and the database stores a key once, so a sync cut short at any point re-sends without duplicating.
@@ -17,7 +18,7 @@ import apsw
 import numpy as np
 
 from kiosk.errors import StoreError
-from kiosk.memory.note import Link, Note, Template, User, from_epoch, to_epoch
+from kiosk.memory.note import Group, Link, Note, Template, User, from_epoch, to_epoch
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS pending (
@@ -32,6 +33,11 @@ CREATE TABLE IF NOT EXISTS cached_templates (
     id INTEGER PRIMARY KEY, user_id INTEGER NOT NULL, modality TEXT NOT NULL, vector BLOB NOT NULL,
     model_sha256 TEXT NOT NULL, created_at REAL NOT NULL
 );
+CREATE TABLE IF NOT EXISTS cached_groups (id INTEGER PRIMARY KEY, name TEXT NOT NULL, created_at REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS cached_members (
+    group_id INTEGER NOT NULL, user_id INTEGER NOT NULL, PRIMARY KEY (group_id, user_id)
+);
+CREATE TABLE IF NOT EXISTS cached_public (id INTEGER PRIMARY KEY CHECK (id = 1), owner_id INTEGER NOT NULL);
 """
 
 
@@ -130,12 +136,71 @@ class OfflineQueue:
             for r in rows
         ]
 
+    # ---- scopes: groups, memberships, the public owner -------------------------------------------
+    def cache_groups(self, groups: list[Group]) -> None:
+        """The full list of groups: groups no longer listed (deleted) leave the cache with their memberships."""
+        with self._lock, self._conn:
+            self._conn.execute("DELETE FROM cached_groups")
+            for group in groups:
+                self._upsert_group(group)
+            self._conn.execute("DELETE FROM cached_members WHERE group_id NOT IN (SELECT id FROM cached_groups)")
+
+    def cache_groups_of(self, user_id: int, groups: list[Group]) -> None:
+        with self._lock, self._conn:
+            self._conn.execute("DELETE FROM cached_members WHERE user_id = ?", (user_id,))
+            for group in groups:
+                self._upsert_group(group)
+                self._conn.execute("INSERT OR IGNORE INTO cached_members VALUES (?, ?)", (group.id, user_id))
+
+    def cache_members(self, group_id: int, users: list[User]) -> None:
+        with self._lock, self._conn:
+            self._conn.execute("DELETE FROM cached_members WHERE group_id = ?", (group_id,))
+            for user in users:
+                self._conn.execute("INSERT OR IGNORE INTO cached_members VALUES (?, ?)", (group_id, user.id))
+
+    def _upsert_group(self, group: Group) -> None:
+        self._conn.execute(
+            "INSERT OR REPLACE INTO cached_groups VALUES (?, ?, ?)", (group.id, group.name, to_epoch(group.created_at))
+        )
+
+    def cached_groups(self) -> list[Group]:
+        with self._lock:
+            rows = list(self._conn.execute("SELECT id, name, created_at FROM cached_groups ORDER BY name"))
+        return [Group(int(r[0]), str(r[1]), from_epoch(float(r[2]))) for r in rows]
+
+    def cached_groups_of(self, user_id: int) -> list[Group]:
+        with self._lock:
+            rows = list(
+                self._conn.execute(
+                    "SELECT g.id, g.name, g.created_at FROM cached_members m JOIN cached_groups g ON g.id = m.group_id "
+                    "WHERE m.user_id = ? ORDER BY g.name",
+                    (user_id,),
+                )
+            )
+        return [Group(int(r[0]), str(r[1]), from_epoch(float(r[2]))) for r in rows]
+
+    def cached_member_ids(self, group_id: int) -> list[int]:
+        with self._lock:
+            rows = list(self._conn.execute("SELECT user_id FROM cached_members WHERE group_id = ?", (group_id,)))
+        return sorted(int(r[0]) for r in rows)
+
+    def cache_public_owner(self, owner_id: int) -> None:
+        with self._lock, self._conn:
+            self._conn.execute("INSERT OR REPLACE INTO cached_public VALUES (1, ?)", (owner_id,))
+
+    def cached_public_owner(self) -> int | None:
+        with self._lock:
+            row = self._conn.execute("SELECT owner_id FROM cached_public WHERE id = 1").fetchone()
+        return None if row is None else int(row[0])
+
 
 def _note(payload: dict[str, object], embedding: bytes) -> Note:
     def text(name: str) -> str:
         return str(payload[name])
 
     source_ref = payload.get("source_ref")
+    sensitivity = payload.get("sensitivity")
+    author_id = payload.get("author_id")
     return Note(
         id=None,
         owner_id=int(payload["owner_id"]),  # type: ignore[call-overload]
@@ -149,4 +214,6 @@ def _note(payload: dict[str, object], embedding: bytes) -> Note:
         links=[Link(int(target), str(kind)) for target, kind in payload["links"]],  # type: ignore[attr-defined]
         source=text("source"),
         source_ref=None if source_ref is None else str(source_ref),
+        sensitivity=None if sensitivity is None else str(sensitivity),
+        author_id=None if author_id is None else int(author_id),  # type: ignore[call-overload]
     )

@@ -3,7 +3,6 @@ or what `store.url` names instead (another SQLite file, or the fleet store on Po
 
 from __future__ import annotations
 
-import logging
 from pathlib import Path
 
 from kiosk.config import KioskConfig
@@ -11,8 +10,6 @@ from kiosk.errors import ConfigError
 from kiosk.memory.sqlite_store import SqliteStore
 from kiosk.memory.store import Store
 from kiosk.security.sealing import master_key_for
-
-log = logging.getLogger(__name__)
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
@@ -45,9 +42,9 @@ def open_store(config: KioskConfig) -> Store:
     if url.startswith(POSTGRES_SCHEMES):
         from kiosk.memory.fleet_store import FleetStore
 
-        if config.security.encrypt_at_rest:
-            log.warning("the fleet store does not seal note contents yet: rely on TLS and the server's disk encryption")
-        return FleetStore(url, config.store.offline_queue or config.paths.data_dir / "fleet-queue.db")
+        # The same master key handling as SQLite; every terminal of the fleet must hold the same key.
+        key = master_key_for(config.security, config.paths.data_dir) if config.security.encrypt_at_rest else None
+        return FleetStore(url, config.store.offline_queue or config.paths.data_dir / "fleet-queue.db", master_key=key)
     raise ConfigError(
         f"store url '{describe_url(url)}' is neither 'sqlite:PATH' nor 'postgresql://...'",
         "set store.url to one of the two forms (empty for the default SQLite file)",

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from kiosk.config import KioskConfig
+from kiosk.errors import StoreError
 from kiosk.memory.fleet_store import FleetStore
 from kiosk.memory.pg_local import LocalCluster
 from kiosk.memory.postgres_store import StoreUnavailable
@@ -95,4 +96,44 @@ def test_remembering_on_an_offline_terminal_queues_the_built_note(
     assert report.note.id is None and store.pending == 1
     ((_, queued),) = store.queue.pending()
     assert queued.content == "My locker code is 4512." and queued.keywords and queued.embedding is not None
+    store.close()
+
+
+def test_offline_scopes_and_sensitivity_survive_the_queue_on_a_sealed_store(
+    pg_cluster: LocalCluster, pg_database: tuple[str, str], tmp_path: Path
+) -> None:
+    from kiosk.memory.scopes import Scope, owner_for
+    from kiosk.security.sealing import MasterKey, new_key
+
+    _, terminal_url = pg_database
+    store = FleetStore(terminal_url, tmp_path / "queue.db", retry_after_s=0, master_key=MasterKey(new_key(), "t"))
+    ann, bob = store.add_user("Ann").id, store.add_user("Bob").id
+    family = store.add_group("family").id
+    store.add_member(family, ann)
+    # What a gated request reads online is what the terminal can answer offline.
+    assert [g.id for g in store.groups_of(ann)] == [family] and store.groups_of(bob) == []
+    public = store.public_owner_id()
+    assert [g.name for g in store.list_groups()] == ["family"] and [u.id for u in store.members(family)] == [ann]
+    assert [u.name for u in store.list_users()] == ["Ann", "Bob"]
+
+    pg_cluster.stop()
+    try:
+        assert [g.id for g in store.groups_of(ann)] == [family] and store.groups_of(bob) == []
+        assert store.public_owner_id() == public
+        owner = owner_for(store, Scope("group", "family"), ann)  # membership checked from the cache
+        assert owner == family
+        with pytest.raises(StoreError, match="Bob is not a member"):
+            owner_for(store, Scope("group", "family"), bob)
+        queued = store.add_note(
+            make_note(owner, "grandma's pills at eight", seed=3, author_id=ann, sensitivity="health")
+        )
+        assert queued.id is None and store.pending == 1
+    finally:
+        pg_cluster.start()
+
+    assert store.sync() == 1
+    (synced,) = store.list_notes(family)
+    assert synced.content == "grandma's pills at eight" and synced.sensitivity == "health"
+    assert synced.author_id == ann and synced.scope == "group:family"
+    assert store.sensitive_note_ids([family]) == {synced.id}
     store.close()
