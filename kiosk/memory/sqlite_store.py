@@ -622,11 +622,16 @@ class SqliteStore:
         )
         return [self._group(row) for row in rows]
 
+    def existing_public_owner_id(self) -> int | None:
+        """The pseudo-owner of public notes if one was ever made (never creates it: a read-only look)."""
+        rows = self._query("SELECT id FROM users WHERE kind = 'public'")
+        return int(rows[0][0]) if rows else None
+
     def public_owner_id(self) -> int:
         """The pseudo-owner of public notes (created on first use)."""
-        rows = self._query("SELECT id FROM users WHERE kind = 'public'")
-        if rows:
-            return int(rows[0][0])
+        existing = self.existing_public_owner_id()
+        if existing is not None:
+            return existing
         with self._write():
             row = self._conn.execute("SELECT id FROM users WHERE kind = 'public'").fetchone()
             if row is not None:

@@ -50,16 +50,31 @@ def _terminal_memory(path: Path) -> dict[str, list[str]]:
         return {u.name: [n.content for n in store.list_notes(u.id)] for u in store.list_users()}
 
 
+def _scoped_terminal_memory(path: Path) -> None:
+    """A group with Ann in it, a sensitive group note she said, a public note, a reinforced and an archived one."""
+    with SqliteStore(path) as store:
+        ann = store.user_by_name("Ann")
+        assert ann is not None
+        family = store.add_group("family")
+        store.add_member(family.id, ann.id)
+        store.add_note(make_note(family.id, "grandma's pills at eight", 4, author_id=ann.id, sensitivity="health"))
+        store.add_note(make_note(store.public_owner_id(), "the lobby closes at ten", 5))
+        first, second = store.list_notes(ann.id)
+        store.reinforce([first.id or 0], datetime(2024, 1, 2, tzinfo=UTC))
+        store.archive_notes([second.id or 0], datetime(2024, 6, 1, tzinfo=UTC))
+
+
 def test_migrate_moves_everything_verifies_and_is_idempotent(tmp_path: Path, pg_database: tuple[str, str]) -> None:
     _, url = pg_database
     db = tmp_path / "memory.db"
     expected = _terminal_memory(db)
+    _scoped_terminal_memory(db)
     with PostgresStore(url) as fleet:
         fleet.add_user("Bob")  # enrolled at another terminal already: merged by name
 
     done = _kiosk("--from", f"sqlite:{db}", "--to", url)
     assert done.returncode == 0, done.stderr
-    assert "verified: 3/3 notes and 1/1 links" in done.stdout
+    assert "verified: 5/5 notes, 1/1 links and 1/1 group memberships" in done.stdout
 
     with PostgresStore(url) as fleet:
         users = {u.name: u.id for u in fleet.list_users()}
@@ -70,15 +85,25 @@ def test_migrate_moves_everything_verifies_and_is_idempotent(tmp_path: Path, pg_
         assert first.source_ref == "D1:1" and np.allclose(first.embedding, unit(1))
         faces = fleet.templates("face")
         assert [t.user_id for t in faces] == [users["Ann"]] * 2 and faces[0].model_sha256 == "sha-face"
-        assert fleet.knn([users["Ann"]], unit(2), 1)[0][0] == second.id
+        assert fleet.knn([users["Ann"]], unit(1), 1)[0][0] == first.id
+        # Strength and archive state come along: the archived note is listed but out of retrieval.
+        assert first.reinforcements == 1 and first.last_used_at == datetime(2024, 1, 2, tzinfo=UTC)
+        assert second.archived and second.id not in {i for i, _ in fleet.knn([users["Ann"]], unit(2), 3)}
+        family = fleet.group_by_name("family")
+        assert family is not None and [u.name for u in fleet.members(family.id)] == ["Ann"]
+        (group_note,) = fleet.list_notes(family.id)
+        assert group_note.scope == "group:family" and group_note.author_id == users["Ann"]
+        assert group_note.sensitivity == "health" and fleet.sensitive_note_ids([family.id]) == {group_note.id}
+        (public_note,) = fleet.list_notes(fleet.public_owner_id())
+        assert public_note.content == "the lobby closes at ten" and public_note.scope == "public"
 
     again = _kiosk("--from", f"sqlite:{db}", "--to", url, "--json")
     assert again.returncode == 0, again.stderr
     report = json.loads(again.stdout)
-    assert (report["notes_copied"], report["notes_already_there"], report["verified"]) == (0, 3, True)
+    assert (report["notes_copied"], report["notes_already_there"], report["verified"]) == (0, 5, True)
     assert "secret" not in again.stdout  # the password never appears in the report
     with PostgresStore(url) as fleet:
-        assert fleet.count_notes() == 3
+        assert fleet.count_notes() == 5 and len(fleet.list_groups()) == 1
 
 
 def test_migrate_bad_arguments_are_one_clear_line(tmp_path: Path) -> None:

@@ -265,3 +265,28 @@ def test_a_clear_fleet_database_is_sealed_in_place_on_the_first_keyed_open(urls:
     with PostgresStore(terminal_url, master_key=master) as sealed:
         assert sealed.get_note(note.id or 0).content == "said in clear"  # type: ignore[union-attr]
         assert count_rows(sealed, "notes", "WHERE content <> '' OR sealed IS NULL") == 0
+
+
+def test_migrating_a_sealed_terminal_into_a_sealed_fleet_keeps_scopes(urls: tuple[str, str], tmp_path: Path) -> None:
+    from kiosk.memory import SqliteStore
+    from kiosk.memory.migrate import migrate
+    from kiosk.security.sealing import MasterKey, new_key
+
+    _, terminal_url = urls
+    master = MasterKey(new_key(), "fleet")
+    with SqliteStore(tmp_path / "memory.db", master_key=master) as lite:
+        ann = lite.add_user("Ann").id
+        family = lite.add_group("family").id
+        lite.add_member(family, ann)
+        lite.add_note(
+            make_note(family, "the spare key is under the pot", seed=1, author_id=ann, sensitivity="location")
+        )
+        lite.add_note(make_note(ann, "mine", seed=2))
+        with PostgresStore(terminal_url, master_key=master) as fleet:
+            report = migrate(lite, fleet)
+            assert report.verified and (report.notes_total, report.memberships_total) == (2, 1)
+            fleet_family = fleet.group_by_name("family")
+            assert fleet_family is not None
+            (note,) = fleet.list_notes(fleet_family.id)
+            assert note.content == "the spare key is under the pot" and note.sensitivity == "location"
+            assert count_rows(fleet, "notes", "WHERE sealed IS NULL") == 0
