@@ -3,6 +3,9 @@
 Worlds have groups with random members and public notes; the reference (reference.py) decides per note
 whether some reader passes the gate, so a non-member never receives a group note. The lexical index is held
 to the same rule: its candidates are exactly the matching notes of the gated, scoped pool.
+
+The pool and lexical properties also run on the fleet store (PostgreSQL through a terminal role under
+row-level security, each retrieval inside the gate's owner scope as the assistant runs it), fewer examples.
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ from hypothesis import strategies as st
 
 from kiosk.config import ForgettingConfig, RetrievalConfig, ScopesConfig
 from kiosk.identity.probe import Probe
-from kiosk.memory import Note, SqliteStore
+from kiosk.memory import Note, SqliteStore, Store
 from kiosk.memory.note import EMBEDDING_DIM
+from kiosk.memory.sqlite_store import MAX_K
+from kiosk.memory.store import owner_scope
 from kiosk.retrieval import Retriever, ScopedPool, gate, scoped_pool
 
 from .reference import Scopes, cosine, reference_context
@@ -87,7 +92,7 @@ def _unit(rng: np.random.Generator, dim: int) -> np.ndarray:
 
 @dataclass
 class Built:
-    store: SqliteStore
+    store: Store
     notes: list[Note]
     probe: Probe
     query: np.ndarray
@@ -96,9 +101,9 @@ class Built:
     scopes: Scopes
 
 
-def build(world: World) -> Built:
+def build(world: World, store: Store | None = None) -> Built:
     rng = np.random.default_rng(world.seed)
-    store = SqliteStore(":memory:")
+    store = store if store is not None else SqliteStore(":memory:")
     user_ids: list[int] = []
     user_templates: list[np.ndarray] = []
     for index in range(world.users):
@@ -171,8 +176,8 @@ def build(world: World) -> Built:
 
 
 @pytest.fixture()
-def cleanup() -> Iterator[list[SqliteStore]]:
-    opened: list[SqliteStore] = []
+def cleanup() -> Iterator[list[Store]]:
+    opened: list[Store] = []
     yield opened
     for store in opened:
         store.close()
@@ -241,7 +246,7 @@ EQUAL_NOTES_IN_ONE_POOL = World(
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(world=worlds())
 @example(world=EQUAL_NOTES_IN_ONE_POOL)
-def test_gated_familiarity_equals_per_note_formula(world: World, cleanup: list[SqliteStore]) -> None:
+def test_gated_familiarity_equals_per_note_formula(world: World, cleanup: list[Store]) -> None:
     built = build(world)
     cleanup.append(built.store)
     templates = built.store.templates()
@@ -267,11 +272,17 @@ def test_gated_familiarity_equals_per_note_formula(world: World, cleanup: list[S
 @settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(world=worlds())
 def test_lexical_candidates_are_exactly_the_matching_notes_of_the_gated_pool(
-    world: World, cleanup: list[SqliteStore]
+    world: World, cleanup: list[Store]
 ) -> None:
     built = build(world)
     cleanup.append(built.store)
-    found = built.store.lexical(_pool(built, world).owner_ids, built.query_text, 10_000)
+    _check_lexical(built, world)
+
+
+def _check_lexical(built: Built, world: World) -> None:
+    pool = _pool(built, world)
+    with owner_scope(built.store, pool.owner_ids):
+        found = built.store.lexical(pool.owner_ids, built.query_text, MAX_K)
 
     words = {w for w in VOCABULARY if w in built.query_text}
     allowed = gated_pool(built, world)
@@ -286,11 +297,13 @@ def test_lexical_candidates_are_exactly_the_matching_notes_of_the_gated_pool(
     mode=st.sampled_from(["familiarity", "recollection", "adaptive"]),
     fusion=st.sampled_from(["rrf", "weighted", "off", "lexical-only"]),
 )
-def test_every_path_stays_inside_the_gated_pool(
-    world: World, mode: str, fusion: str, cleanup: list[SqliteStore]
-) -> None:
+def test_every_path_stays_inside_the_gated_pool(world: World, mode: str, fusion: str, cleanup: list[Store]) -> None:
     built = build(world)
     cleanup.append(built.store)
+    _check_paths(built, world, mode, fusion)
+
+
+def _check_paths(built: Built, world: World, mode: str, fusion: str) -> None:
     pool = _pool(built, world)
     config = RetrievalConfig(
         mode=mode,  # type: ignore[arg-type]
@@ -300,7 +313,8 @@ def test_every_path_stays_inside_the_gated_pool(
         fusion_depth=5,
     )
     retriever = Retriever(built.store, config, ScopesConfig(beta=world.beta), ForgettingConfig())
-    got = retriever.retrieve(pool.owner_ids, built.query, built.query_text, k=world.k, scopes=pool.scopes)
+    with owner_scope(built.store, pool.owner_ids):
+        got = retriever.retrieve(pool.owner_ids, built.query, built.query_text, k=world.k, scopes=pool.scopes)
 
     allowed = gated_pool(built, world)
     assert set(got.note_ids) <= allowed
@@ -311,3 +325,65 @@ def test_every_path_stays_inside_the_gated_pool(
     assert len(set(got.note_ids)) == len(got.note_ids)
     stamps = [(item.note.timestamp, item.note.id) for item in got.notes]
     assert stamps == sorted(stamps)
+
+
+_FLEET_TABLES = "users, templates, notes, links, history, owner_versions, group_members, user_keys"
+
+
+def _fresh_fleet_store(pg_database: tuple[str, str]) -> Store:
+    """The test's fleet database emptied (one database per test, not per example: creating one costs more)."""
+    import psycopg
+
+    from kiosk.memory.postgres_store import PostgresStore
+
+    admin_url, terminal_url = pg_database
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        admin.execute(f"TRUNCATE {_FLEET_TABLES} RESTART IDENTITY CASCADE")
+    return PostgresStore(terminal_url)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    world=worlds(),
+    mode=st.sampled_from(["familiarity", "recollection", "adaptive"]),
+    fusion=st.sampled_from(["rrf", "weighted", "off", "lexical-only"]),
+)
+def test_every_path_stays_inside_the_gated_pool_on_the_fleet_store(
+    world: World, mode: str, fusion: str, pg_database: tuple[str, str]
+) -> None:
+    with _fresh_fleet_store(pg_database) as store:
+        _check_paths(build(world, store), world, mode, fusion)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(world=worlds())
+def test_lexical_candidates_are_the_gated_pool_on_the_fleet_store(world: World, pg_database: tuple[str, str]) -> None:
+    with _fresh_fleet_store(pg_database) as store:
+        _check_lexical(build(world, store), world)
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(world=worlds())
+@example(world=EQUAL_NOTES_IN_ONE_POOL)
+def test_gated_familiarity_equals_per_note_formula_on_the_fleet_store(
+    world: World, pg_database: tuple[str, str]
+) -> None:
+    with _fresh_fleet_store(pg_database) as store:
+        built = build(world, store)
+        pool = _pool(built, world)
+        with owner_scope(store, pool.owner_ids):
+            got = _retrieve(built, world, "familiarity", world.k)
+        expected = reference_context(
+            built.notes,
+            store.templates(),
+            built.probe.vector,
+            "face",
+            SHA,
+            built.tau,
+            built.query,
+            world.k,
+            world.policy,
+            world.margin,
+            built.scopes,
+        )
+        assert got == expected
