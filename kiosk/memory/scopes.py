@@ -59,12 +59,13 @@ def scope_kind(scope: str) -> ScopeKind:
 
 
 def public_owner(store: Store) -> int:
-    """The public scope's owner id; a clear error on a store without one (the fleet store, not yet)."""
+    """The public scope's owner id; a clear error when the store cannot tell (a fleet terminal that has been
+    offline since it started has never seen it)."""
     owner = store.public_owner_id()
     if owner is None:
         raise StoreError(
-            "this memory store has no public scope yet (the fleet store keeps personal notes only)",
-            "use the SQLite store (empty store.url) for public notes",
+            "the public scope is not known on this terminal yet (the fleet database was never reached)",
+            "retry when the fleet database is reachable",
         )
     return owner
 

@@ -30,7 +30,7 @@ class Store(Protocol):
     def remove_member(self, group_id: int, user_id: int) -> None: ...
     def members(self, group_id: int) -> list[User]: ...
     def groups_of(self, user_id: int) -> list[Group]: ...
-    def public_owner_id(self) -> int | None: ...  # None: this store has no public scope (the fleet store)
+    def public_owner_id(self) -> int | None: ...  # None: not known (a fleet terminal offline since it started)
 
     # ---- templates -----------------------------------------------------------------------------
     def set_templates(self, user_id: int, modality: str, vectors: np.ndarray, model_sha256: str) -> list[Template]: ...
@@ -77,7 +77,6 @@ def owner_scope(store: object, owner_ids: Sequence[int]) -> AbstractContextManag
 
 @runtime_checkable
 class SensitiveIndex(Protocol):
-    """Stores that keep note sensitivity (schema v4). The fleet (PostgreSQL) store does not yet: on it no note
-    is marked, so nothing is withheld for sensitivity (kiosk/assistant.py)."""
+    """Stores that keep note sensitivity: SQLite (schema v4) and the fleet store (pg schema v2)."""
 
     def sensitive_note_ids(self, owner_ids: Sequence[int]) -> set[int]: ...

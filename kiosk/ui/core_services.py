@@ -31,7 +31,6 @@ from kiosk.identity.verify import ContinuousVerifier, ProbeFuser, verify
 from kiosk.llm.backend import LLM, Message
 from kiosk.memory.note import Template
 from kiosk.memory.open import open_store
-from kiosk.memory.sqlite_store import SqliteStore
 from kiosk.memory.store import Store
 from kiosk.security.audit import audit_log_for
 from kiosk.ui.services import (
@@ -517,7 +516,7 @@ class CoreServices:
             user_id=enrolled.user_id,
             modality="face",
             templates=enrolled.templates,
-            key_generation=self.store.key_generation(enrolled.user_id) if isinstance(self.store, SqliteStore) else 0,
+            key_generation=self.store.key_generation(enrolled.user_id) if hasattr(self.store, "key_generation") else 0,
         )
         self._forget_templates()
         return UserView(enrolled.user_id, enrolled.name, self.store.count_notes(enrolled.user_id), ("face",))
