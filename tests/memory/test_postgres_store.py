@@ -290,3 +290,29 @@ def test_migrating_a_sealed_terminal_into_a_sealed_fleet_keeps_scopes(urls: tupl
             (note,) = fleet.list_notes(fleet_family.id)
             assert note.content == "the spare key is under the pot" and note.sensitivity == "location"
             assert count_rows(fleet, "notes", "WHERE sealed IS NULL") == 0
+
+
+def test_a_v1_fleet_database_upgrades_with_its_notes_personal_active_and_searchable(urls: tuple[str, str]) -> None:
+    from kiosk.memory.pg_schema import FLEET_MIGRATIONS
+
+    admin_url, terminal_url = urls
+    with psycopg.connect(admin_url, autocommit=True) as admin:  # back to a database as the v1 build left it
+        admin.execute("DROP SCHEMA public CASCADE")
+        admin.execute("CREATE SCHEMA public")
+        with admin.transaction():
+            admin.execute("CREATE TABLE kiosk_schema (version INTEGER NOT NULL); INSERT INTO kiosk_schema VALUES (1)")
+            FLEET_MIGRATIONS[0](admin)
+            admin.execute("INSERT INTO users (id, name, created_at) VALUES (1, 'Ann', 0)")
+            admin.execute(
+                "INSERT INTO notes (id, owner_id, modality, content, timestamp, embedding, source, created_at, "
+                "updated_at) VALUES (1, 1, 'face', 'we sailed to the lighthouse', 1.7e9, %s, 'chat', 0, 0)",
+                (str(unit(4).tolist()),),
+            )
+    with PostgresStore(admin_url) as upgraded:
+        assert upgraded.schema_version() == FLEET_LATEST_VERSION
+    with PostgresStore(terminal_url) as store:
+        note = store.get_note(1)
+        assert note is not None and note.scope == "personal" and not note.archived and note.sensitivity is None
+        assert note.reinforcements == 0 and note.last_used_at is None and note.author_id is None
+        assert store.lexical([1], "lighthouse", 5)[0][0] == 1 and store.knn([1], unit(4), 1)[0][0] == 1
+        assert [u.name for u in store.list_users()] == ["Ann"] and store.list_groups() == []
