@@ -55,6 +55,7 @@ class FleetStore:
         self._remote: PostgresStore | None = None
         self._next_attempt = 0.0
         self._sync_lock = threading.Lock()
+        self._cached_scopes: dict[object, object] = {}
         try:
             self._online()
         except StoreUnavailable as exc:
@@ -115,6 +116,12 @@ class FleetStore:
             return
         with remote.owner_scope(owner_ids):
             yield
+
+    def _cache(self, what: object, value: object, write: Callable[[], None]) -> None:
+        """Write a scope answer to the queue file only when it changed (the gate asks at every question)."""
+        if self._cached_scopes.get(what) != value:
+            write()
+            self._cached_scopes[what] = value
 
     @property
     def pending(self) -> int:
@@ -245,7 +252,11 @@ class FleetStore:
         except StoreUnavailable:
             return next((g for g in self.queue.cached_groups() if g.name == name.strip()), None)
         if group is not None:
-            self.queue.cache_groups([*[g for g in self.queue.cached_groups() if g.id != group.id], group])
+            self._cache(
+                ("group", group.id),
+                group,
+                lambda: self.queue.cache_groups([*[g for g in self.queue.cached_groups() if g.id != group.id], group]),
+            )
         return group
 
     def list_groups(self) -> list[Group]:
@@ -253,7 +264,7 @@ class FleetStore:
             groups = self._call(lambda remote: remote.list_groups())
         except StoreUnavailable:
             return self.queue.cached_groups()
-        self.queue.cache_groups(groups)
+        self._cache("groups", groups, lambda: self.queue.cache_groups(groups))
         return groups
 
     def delete_group(self, group_id: int) -> None:
@@ -271,7 +282,7 @@ class FleetStore:
         except StoreUnavailable:
             ids = set(self.queue.cached_member_ids(group_id))
             return [u for u in self.queue.cached_users() if u.id in ids]
-        self.queue.cache_members(group_id, users)
+        self._cache(("members", group_id), users, lambda: self.queue.cache_members(group_id, users))
         return users
 
     def groups_of(self, user_id: int) -> list[Group]:
@@ -279,7 +290,7 @@ class FleetStore:
             groups = self._call(lambda remote: remote.groups_of(user_id))
         except StoreUnavailable:
             return self.queue.cached_groups_of(user_id)
-        self.queue.cache_groups_of(user_id, groups)
+        self._cache(("groups_of", user_id), groups, lambda: self.queue.cache_groups_of(user_id, groups))
         return groups
 
     def public_owner_id(self) -> int | None:
@@ -288,7 +299,7 @@ class FleetStore:
             owner = self._call(lambda remote: remote.public_owner_id())
         except StoreUnavailable:
             return self.queue.cached_public_owner()
-        self.queue.cache_public_owner(owner)
+        self._cache("public", owner, lambda: self.queue.cache_public_owner(owner))
         return owner
 
     # ---- strength and archive --------------------------------------------------------------------------

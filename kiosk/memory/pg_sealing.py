@@ -77,8 +77,20 @@ class FleetSealer:
     def rotate(self, cur: Any, user_id: int) -> Cipher:
         """A new data key for the owner (generation + 1); the caller re-seals their rows in the same transaction."""
         row = cur.execute("SELECT generation FROM user_keys WHERE user_id = %s FOR UPDATE", (user_id,)).fetchone()
-        generation = int(row[0]) + 1 if row else 1
         key = new_key()
+        if row is None:
+            # The owner's first key: another terminal may be creating it at this moment; the first one wins
+            # and this one uses it (replacing it would orphan what the other sealed with it).
+            cur.execute(
+                "INSERT INTO user_keys (user_id, generation, wrapped, created_at) VALUES (%s, 1, %s, %s) "
+                "ON CONFLICT (user_id) DO NOTHING",
+                (user_id, self.master.wrap(key, _user_key_aad(user_id, 1)), time.time()),
+            )
+            if cur.rowcount == 0:
+                return self.cipher(cur, user_id, lock=True)
+            self._ciphers[(user_id, 1)] = Cipher(key)
+            return self._ciphers[(user_id, 1)]
+        generation = int(row[0]) + 1
         cur.execute(
             "INSERT INTO user_keys (user_id, generation, wrapped, created_at) VALUES (%s, %s, %s, %s) "
             "ON CONFLICT (user_id) DO UPDATE SET generation = excluded.generation, wrapped = excluded.wrapped, "

@@ -231,7 +231,8 @@ class PostgresStore:
             fields = {"content": content, "keywords": _json(keywords), "tags": _json(tags), "context": context}
             cipher = sealer.cipher(cur, int(owner_id), create=True)
             cur.execute(
-                "UPDATE notes SET content = '', keywords = '[]', tags = '[]', context = '', sealed = %s WHERE id = %s",
+                "UPDATE notes SET content = '', keywords = '[]', tags = '[]', context = '', sealed = %s "
+                "WHERE id = %s AND sealed IS NULL",  # re-checked: another terminal may have sealed it meanwhile
                 (seal_json(cipher, fields, note_fields_aad(int(note_id), int(owner_id))), note_id),
             )
         entries = cur.execute(
@@ -244,14 +245,19 @@ class PostgresStore:
                 {"before": _json(before), "after": _json(after)},
                 history_fields_aad(entry_id, note_id, owner_id),
             )
-            cur.execute("UPDATE history SET before = '{}', after = '{}', sealed = %s WHERE id = %s", (sealed, entry_id))
+            cur.execute(
+                "UPDATE history SET before = '{}', after = '{}', sealed = %s WHERE id = %s AND sealed IS NULL",
+                (sealed, entry_id),
+            )
         templates = cur.execute(
             "SELECT id, user_id, modality, vector FROM templates WHERE length(vector) = dimension * 4"
         ).fetchall()
         for template_id, user_id, modality, vector in templates:
             cipher = sealer.cipher(cur, int(user_id), create=True)
             blob = cipher.seal(bytes(vector), template_aad(int(template_id), int(user_id), modality))
-            cur.execute("UPDATE templates SET vector = %s WHERE id = %s", (blob, template_id))
+            cur.execute(
+                "UPDATE templates SET vector = %s WHERE id = %s AND length(vector) = dimension * 4", (blob, template_id)
+            )
         return len(rows) + len(entries) + len(templates)
 
     def _key(self, cur: Cursor, owner_id: int) -> Cipher | None:
@@ -291,7 +297,8 @@ class PostgresStore:
         sealer = self._sealer
         if sealer is None:
             return 0
-        old = sealer.cipher(cur, user_id, create=True, lock=True)
+        cur.execute("SELECT 1 FROM user_keys WHERE user_id = %s FOR UPDATE", (user_id,))  # one re-key at a time
+        old = sealer.cipher(cur, user_id, create=True)
         notes = cur.execute("SELECT id, sealed FROM notes WHERE owner_id = %s AND sealed IS NOT NULL", (user_id,))
         note_fields = [(int(i), open_json(old, blob, note_fields_aad(int(i), user_id))) for i, blob in notes.fetchall()]
         entries = cur.execute(

@@ -267,6 +267,25 @@ def test_a_clear_fleet_database_is_sealed_in_place_on_the_first_keyed_open(urls:
         assert count_rows(sealed, "notes", "WHERE content <> '' OR sealed IS NULL") == 0
 
 
+def test_two_terminals_sealing_a_clear_fleet_at_once_lose_nothing(urls: tuple[str, str]) -> None:
+    """Both make the owners' first data keys and seal the same rows: one key per owner wins, every note reads."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from kiosk.security.sealing import MasterKey, new_key
+
+    _, terminal_url = urls
+    with PostgresStore(terminal_url) as clear:
+        owners = [clear.add_user(f"user{i}").id for i in range(4)]
+        for i in range(40):
+            clear.add_note(make_note(owners[i % 4], f"note {i}", seed=i))
+    master = MasterKey(new_key(), "fleet")
+    with ThreadPoolExecutor(2) as pool:
+        opened = list(pool.map(lambda _: PostgresStore(terminal_url, master_key=master), range(2)))
+    for store in opened:
+        assert sorted(n.content for o in owners for n in store.list_notes(o)) == sorted(f"note {i}" for i in range(40))
+        store.close()
+
+
 def test_migrating_a_sealed_terminal_into_a_sealed_fleet_keeps_scopes(urls: tuple[str, str], tmp_path: Path) -> None:
     from kiosk.memory import SqliteStore
     from kiosk.memory.migrate import migrate
