@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from kiosk.config import ForgettingConfig, RetrievalConfig, ScopesConfig, load_config
-from kiosk.errors import ConfigError, DataError
+from kiosk.errors import ConfigError, DataError, StoreError
 from kiosk.memory import SqliteStore, Store
 from kiosk.memory.forgetting import Decay, archive_faded, check_floor, note_strengths, pool_strengths
 from kiosk.retrieval import Retriever
@@ -191,3 +191,16 @@ def test_a_v1_database_upgrades_to_scopes_with_its_notes_personal_and_active(tmp
         assert upgraded.knn([1], unit(4), 1)[0][0] == 1
         assert upgraded.list_groups() == [] and [u.name for u in upgraded.list_users()] == ["Ann"]
         assert list(tmp_path.glob("memory.db.v1-*.bak"))  # backed up before migrating
+
+
+def test_restoring_a_missing_or_active_note_is_a_clear_error_and_changes_nothing(store: Store) -> None:
+    ann = store.add_user("Ann").id
+    note = store.add_note(make_note(ann, "still here", seed=1))
+    with pytest.raises(StoreError, match="is not archived"):
+        store.restore_note(int(note.id or 0), NOTE_TIME)
+    with pytest.raises(StoreError, match="no note with id 999"):
+        store.restore_note(999, NOTE_TIME)
+    assert store.archive_notes([], NOTE_TIME) == 0 and store.archive_notes([999], NOTE_TIME) == 0
+    assert store.archive_notes([int(note.id or 0)] * 2, NOTE_TIME) == 1  # an id twice archives once
+    assert store.archive_notes([int(note.id or 0)], NOTE_TIME) == 0  # already archived
+    assert [n.content for n in store.list_notes(ann)] == ["still here"]
