@@ -6,6 +6,7 @@ import typer
 
 from kiosk.cli.common import JsonOption, config, emit, handle_errors
 from kiosk.errors import KioskError
+from kiosk.memory.open import POSTGRES_SCHEMES
 from kiosk.memory.sqlite_store import SqliteStore
 from kiosk.security.audit import audit_log_for
 from kiosk.security.sealing import activate_new_master_key, master_key_for, store_new_master_key
@@ -21,6 +22,14 @@ def register(app: typer.Typer) -> None:
         cfg = config()
         if not cfg.security.encrypt_at_rest:
             raise KioskError("encryption at rest is off", "set security.encrypt_at_rest = true first")
+        if cfg.store.url.strip().startswith(POSTGRES_SCHEMES):
+            # Every terminal of a fleet holds the same key: replacing it here alone would lock this one out.
+            raise KioskError(
+                "this terminal uses the fleet store, whose master key all terminals share",
+                "rotate it once for the fleet with the database owner's URL "
+                "(PostgresStore(url, master_key=old).rotate_master_key(new), docs/fleet.md) and copy the new key "
+                "file to every terminal",
+            )
         current = master_key_for(cfg.security, cfg.paths.data_dir)
         with SqliteStore(cfg.paths.db, master_key=current) as store:
             new = store_new_master_key(cfg.security, cfg.paths.data_dir, current)

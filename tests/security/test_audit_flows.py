@@ -78,3 +78,17 @@ def test_master_key_rotation_keeps_the_notes_readable_and_is_audited(
         assert reopened.get_note(int(note.id or 0)).content == SECRET  # type: ignore[union-attr]
     (entry,) = audit_log_for(cfg).entries()
     assert entry["action"] == "master-key-rotated" and entry["user_keys"] == 1
+
+
+def test_rotating_the_key_of_a_fleet_terminal_alone_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kiosk.cli import security as security_cli
+
+    monkeypatch.setenv("KIOSK_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("KIOSK_STORE__URL", "postgresql://terminal:pw@127.0.0.1:1/fleet")
+    monkeypatch.delenv("KIOSK_CONFIG", raising=False)
+    app = typer.Typer()
+    security_cli.register(app)
+    app.command("noop")(lambda: None)
+    result = CliRunner().invoke(app, ["security", "rotate-key"])
+    assert result.exit_code != 0 and "fleet store, whose master key all terminals share" in result.output
+    assert not list((tmp_path / "home").glob("**/master.key*"))  # refused before any key was made or replaced
