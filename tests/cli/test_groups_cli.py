@@ -1,4 +1,5 @@
-"""`kiosk groups ...`, `kiosk remember --scope` and `kiosk memory list/restore/archive-faded` in-process."""
+"""`kiosk groups ...`, `kiosk remember --scope` and `kiosk memory list/restore/archive-faded` in-process, on
+the SQLite store and on the fleet store."""
 
 from __future__ import annotations
 
@@ -26,8 +27,14 @@ def make_old_note(store: SqliteStore, owner_id: int, content: str = "said in 202
     return int(store.add_note(note).id or 0)
 
 
-@pytest.fixture()
-def cli(base_config: KioskConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
+@pytest.fixture(params=["sqlite", "fleet"])
+def cli(
+    request: pytest.FixtureRequest, base_config: KioskConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Any]:
+    """The CLI on the default SQLite file, and on the fleet store (store.url = a PostgreSQL terminal role)."""
+    if request.param == "fleet":
+        _, terminal_url = request.getfixturevalue("pg_database")
+        monkeypatch.setenv("KIOSK_STORE__URL", terminal_url)
     app = typer.Typer()
     groups_cli.register(app)
     memory_cli.register(app)
