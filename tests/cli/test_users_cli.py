@@ -24,9 +24,19 @@ def face_embedder(base_config: KioskConfig) -> Any:
     return load_face_embedder(base_config)
 
 
-@pytest.fixture()
-def cli(base_config: KioskConfig, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, face_embedder: Any) -> Iterator[Any]:
-    """Invoke `kiosk users ...` in-process with a fresh home; the real embedder is loaded once per module."""
+@pytest.fixture(params=["sqlite", "fleet"])
+def cli(
+    request: pytest.FixtureRequest,
+    base_config: KioskConfig,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    face_embedder: Any,
+) -> Iterator[Any]:
+    """Invoke `kiosk users ...` in-process with a fresh home, on the SQLite store and on the fleet store (sealed
+    at rest by default on both); the real embedder is loaded once per module."""
+    if request.param == "fleet":
+        _, terminal_url = request.getfixturevalue("pg_database")
+        monkeypatch.setenv("KIOSK_STORE__URL", terminal_url)
     app = typer.Typer()
     users_cli.register(app)
     monkeypatch.setenv("KIOSK_HOME", str(tmp_path / "home"))
