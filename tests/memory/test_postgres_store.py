@@ -190,6 +190,10 @@ def test_raw_sql_as_a_non_members_gate_scope_returns_no_group_row(urls: tuple[st
         public = store.public_owner_id()
         group_notes = [store.add_note(make_note(family, f"family {i}", seed=i, author_id=ann)).id for i in range(2)]
         store.add_link(group_notes[0] or 0, group_notes[1] or 0, "related")
+        edited = store.get_note(group_notes[0] or 0)
+        assert edited is not None
+        edited.tags = ["medication"]
+        store.update_note(edited, reason="evolution")  # a history row of the group
         store.add_note(make_note(public, "the lobby closes at ten", seed=5))
         store.add_note(make_note(bob, "bob's own", seed=6))
 
@@ -207,8 +211,9 @@ def test_raw_sql_as_a_non_members_gate_scope_returns_no_group_row(urls: tuple[st
                 raw.execute("SELECT set_config('kiosk.owner_ids', %s, true)", ("{" + ",".join(map(str, scope)) + "}",))
                 # No WHERE clause: the non-member's scope sees no row of the group, the member's does.
                 assert {r[0] for r in raw.execute("SELECT owner_id FROM notes").fetchall()} == expected
-                links = {r[0] for r in raw.execute("SELECT owner_id FROM links").fetchall()}
-                assert (family in links) == (family in expected)
+                for table in ("links", "history"):
+                    owners = {r[0] for r in raw.execute(f"SELECT owner_id FROM {table}").fetchall()}
+                    assert owners == ({family} & expected)
                 assert raw.execute("UPDATE notes SET content = 'x' WHERE owner_id = %s", (family,)).rowcount == (
                     2 if family in expected else 0
                 )
