@@ -6,9 +6,10 @@ links and history (so every owner-data table carries the column its row-level se
 and the policies. `FLEET_MIGRATIONS[i]` turns version i into i + 1, like the SQLite migrations; never edit
 a released step, append one. `_v2_parity` brings what SQLite's `_v2_fts` .. `_v5_scopes` added: a stored
 text-search vector with a GIN index, per-user data keys for sealing at rest, sensitivity, scopes (groups and
-the public scope as pseudo-owners in `users`) and strength/archive state.
+the public scope as pseudo-owners in `users`) and strength/archive state; sealed rows keep their fields in
+`notes.sealed` / `history.sealed` (kiosk/memory/pg_sealing.py).
 
-Row-level security: a row of notes/links/history is visible only when its owner is in the transaction's
+Row-level security: a row of notes/links/history/user_keys is visible only when its owner is in the transaction's
 `kiosk.owner_ids` setting (set by the store from the owners the gate resolved, `SET LOCAL`), or when the
 transaction declared `kiosk.all_owners = on` (administrative calls that name no owner). With neither
 setting nothing is visible. Terminals log in as members of `kiosk_terminal`, which owns no table and has
