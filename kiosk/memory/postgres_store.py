@@ -1,7 +1,7 @@
 """The memory store on PostgreSQL + pgvector: one memory shared by a fleet of terminals.
 
-Same semantics as SqliteStore for every operation (tests/memory/test_store.py runs against both). What
-differs underneath:
+Same semantics as SqliteStore for every operation (the `store` fixture of tests/memory/conftest.py runs the
+store suites against both). What differs underneath:
 - Every call is one transaction that first declares whose rows it may see (`kiosk.owner_ids`, SET LOCAL):
   the owners named by the call (knn, owner_matrix, list_notes, add_note...), the owners of an enclosing
   `owner_scope(...)` (the gate's result), or, for an administrative call that names no owner outside any
