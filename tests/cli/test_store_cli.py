@@ -25,9 +25,10 @@ def make_note(owner_id: int, content: str, seed: int, minutes: int = 0, **extra:
     return Note(None, owner_id, "face", content, moment, embedding=unit(seed), **extra)  # type: ignore[arg-type]
 
 
-def _kiosk(*args: str) -> subprocess.CompletedProcess[str]:
+def _kiosk(*args: str, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if k != "KIOSK_CONFIG"}
     env["PYTHONPATH"] = str(Path(__file__).resolve().parents[2])
+    env.update(extra_env or {})
     return subprocess.run(
         [sys.executable, "-m", "kiosk", "store", "migrate", *args],
         capture_output=True,
@@ -114,3 +115,28 @@ def test_migrate_bad_arguments_are_one_clear_line(tmp_path: Path) -> None:
     (tmp_path / "memory.db").touch()
     unreachable = _kiosk("--from", f"sqlite:{tmp_path / 'memory.db'}", "--to", "postgresql://kiosk:pw@127.0.0.1:1/x")
     assert unreachable.returncode == 2 and "unreachable" in unreachable.stderr and "pw" not in unreachable.stderr
+
+
+def test_a_sealed_terminal_memory_moves_into_a_sealed_fleet_with_the_configured_key(
+    tmp_path: Path, pg_database: tuple[str, str]
+) -> None:
+    from kiosk.config import load_config
+    from kiosk.security.sealing import master_key_for
+
+    _, url = pg_database
+    env = {"KIOSK_HOME": str(tmp_path / "home"), "KIOSK_SECURITY__KEY_SOURCE": "file"}
+    cfg = load_config(None, environ=env)
+    key = master_key_for(cfg.security, cfg.paths.data_dir)
+    db = tmp_path / "memory.db"
+    with SqliteStore(db, master_key=key) as sealed:
+        ann = sealed.add_user("Ann").id
+        sealed.add_note(make_note(ann, "the spare key is under the blue pot", 1, sensitivity="location"))
+
+    done = _kiosk("--from", f"sqlite:{db}", "--to", url, extra_env=env)
+    assert done.returncode == 0, done.stderr
+    assert "verified: 1/1 notes" in done.stdout
+    with PostgresStore(url, master_key=key) as fleet:
+        (note,) = fleet.list_notes(fleet.user_by_name("Ann").id)  # type: ignore[union-attr]
+        assert note.content == "the spare key is under the blue pot" and note.sensitivity == "location"
+        query = "SELECT count(*) FROM notes WHERE sealed IS NOT NULL AND content = ''"
+        assert fleet._run(None, lambda cur: cur.execute(query).fetchone()) == (1,)
