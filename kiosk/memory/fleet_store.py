@@ -49,7 +49,7 @@ class FleetStore:
     ) -> None:
         """`master_key`: the fleet's master key when notes are sealed at rest (security.encrypt_at_rest)."""
         self.url = url
-        self.queue = OfflineQueue(queue_path)
+        self.queue = OfflineQueue(queue_path, master_key)
         self.retry_after_s = retry_after_s
         self._connect_remote = connect or (lambda target: PostgresStore(target, master_key=master_key))
         self._remote: PostgresStore | None = None

@@ -4,6 +4,10 @@ build their scoped pool offline, and a group or public note can still be queued)
 
 Each queued note carries its idempotency key; a note leaves the queue only after the fleet database stored
 it, and the database stores a key once, so a sync cut short at any point re-sends without duplicating.
+
+With a master key (sealing at rest), a queued note's fields and the cached templates are sealed with it
+(AES-GCM, bound to the queue key / template row), so the terminal's disk holds no note text or template in
+clear while it is offline either; note vectors stay in clear, as in the stores.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import numpy as np
 
 from kiosk.errors import StoreError
 from kiosk.memory.note import Group, Link, Note, Template, User, from_epoch, to_epoch
+from kiosk.security.sealing import Cipher, MasterKey, SealingError
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS pending (
@@ -41,9 +46,18 @@ CREATE TABLE IF NOT EXISTS cached_public (id INTEGER PRIMARY KEY CHECK (id = 1),
 """
 
 
+def _note_aad(key: str) -> bytes:
+    return f"queue:note:{key}".encode()
+
+
+def _template_aad(template_id: int, user_id: int, modality: str) -> bytes:
+    return f"queue:template:{template_id}:{user_id}:{modality}".encode()
+
+
 class OfflineQueue:
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, master_key: MasterKey | None = None) -> None:
         self.path = path
+        self._cipher = Cipher(master_key.key) if master_key is not None else None
         self._lock = threading.Lock()
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -64,17 +78,31 @@ class OfflineQueue:
     def put(self, key: str, note: Note) -> None:
         assert note.embedding is not None
         payload = {**note.as_dict(), "links": [[link.target_id, link.kind] for link in note.links]}
+        text = json.dumps(payload)
+        stored: str | bytes = text if self._cipher is None else self._cipher.seal(text.encode(), _note_aad(key))
         with self._lock:
             self._conn.execute(
                 "INSERT OR IGNORE INTO pending (key, queued_at, note, embedding) VALUES (?, ?, ?, ?)",
-                (key, time.time(), json.dumps(payload), np.asarray(note.embedding, np.float32).tobytes()),
+                (key, time.time(), stored, np.asarray(note.embedding, np.float32).tobytes()),
             )
 
     def pending(self) -> list[tuple[str, Note]]:
         """Queued notes, oldest first, with their idempotency keys."""
         with self._lock:
             rows = list(self._conn.execute("SELECT key, note, embedding FROM pending ORDER BY seq"))
-        return [(str(key), _note(json.loads(text), bytes(blob))) for key, text, blob in rows]
+        return [(str(key), _note(json.loads(self._open_note(str(key), text)), bytes(blob))) for key, text, blob in rows]
+
+    def _open_note(self, key: str, stored: str | bytes) -> str:
+        if isinstance(stored, str):
+            return stored
+        return self._opener().open(bytes(stored), _note_aad(key)).decode()
+
+    def _opener(self) -> Cipher:
+        if self._cipher is None:
+            raise SealingError(
+                f"the offline queue {self.path} is sealed", "open the fleet store with its master key (security)"
+            )
+        return self._cipher
 
     def remove(self, key: str) -> None:
         with self._lock:
@@ -105,13 +133,16 @@ class OfflineQueue:
             else:
                 self._conn.execute("DELETE FROM cached_templates WHERE modality = ?", (modality,))
             for t in templates:
+                vector = t.vector.astype(np.float32).tobytes()
+                if self._cipher is not None:  # sealed length is 4n + 29: never a float32 array's
+                    vector = self._cipher.seal(vector, _template_aad(t.id, t.user_id, t.modality))
                 self._conn.execute(
                     "INSERT OR REPLACE INTO cached_templates VALUES (?, ?, ?, ?, ?, ?)",
                     (
                         t.id,
                         t.user_id,
                         t.modality,
-                        t.vector.astype(np.float32).tobytes(),
+                        vector,
                         t.model_sha256,
                         to_epoch(t.created_at),
                     ),
@@ -129,12 +160,17 @@ class OfflineQueue:
                 int(r[0]),
                 int(r[1]),
                 str(r[2]),
-                np.frombuffer(bytes(r[3]), np.float32).copy(),
+                np.frombuffer(self._open_vector(int(r[0]), int(r[1]), str(r[2]), bytes(r[3])), np.float32).copy(),
                 str(r[4]),
                 from_epoch(float(r[5])),
             )
             for r in rows
         ]
+
+    def _open_vector(self, template_id: int, user_id: int, modality: str, blob: bytes) -> bytes:
+        if len(blob) % 4 == 0:
+            return blob
+        return self._opener().open(blob, _template_aad(template_id, user_id, modality))
 
     # ---- scopes: groups, memberships, the public owner -------------------------------------------
     def cache_groups(self, groups: list[Group]) -> None:

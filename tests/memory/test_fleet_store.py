@@ -110,6 +110,8 @@ def test_offline_scopes_and_sensitivity_survive_the_queue_on_a_sealed_store(
     ann, bob = store.add_user("Ann").id, store.add_user("Bob").id
     family = store.add_group("family").id
     store.add_member(family, ann)
+    store.set_templates(ann, "face", unit(1, 512), "sha")
+    assert len(store.templates("face")) == 1  # cached for the gate offline
     # What a gated request reads online is what the terminal can answer offline.
     assert [g.id for g in store.groups_of(ann)] == [family] and store.groups_of(bob) == []
     public = store.public_owner_id()
@@ -128,6 +130,11 @@ def test_offline_scopes_and_sensitivity_survive_the_queue_on_a_sealed_store(
             make_note(owner, "grandma's pills at eight", seed=3, author_id=ann, sensitivity="health")
         )
         assert queued.id is None and store.pending == 1
+        # Sealed at rest on the terminal too while it waits: no note text or template in the queue files.
+        raw = b"".join(p.read_bytes() for p in tmp_path.glob("queue.db*"))
+        assert b"grandma" not in raw
+        assert unit(1, 512).astype(np.float32).tobytes()[:64] not in raw
+        assert [t.user_id for t in store.templates("face")] == [ann]  # the cached template opens with the key
     finally:
         pg_cluster.start()
 
