@@ -582,6 +582,19 @@ class SecurityConfig(Section):
     backoff_reset_s: float = Field(
         default=900.0, gt=0, description="Quiet time after which the failure count of verifications starts over."
     )
+    admin_challenge: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="Admin unlock and destructive admin actions (remove a user, apply a calibration, delete a "
+        "group) also need a passed blink / head-turn liveness challenge at the face camera: auto = when a face "
+        "camera is configured (capture.face_source) and the Face Mesh liveness checks are on (pad.enabled, "
+        "pad.mesh), PIN only otherwise (palm-only terminals); on = always (refused when the challenge cannot run); "
+        "off = PIN only. A failed challenge counts as a wrong PIN for the admin back-off.",
+    )
+    admin_challenge_fresh_s: float = Field(
+        default=120.0,
+        gt=0,
+        description="Seconds a passed admin challenge also covers destructive admin actions; later ones ask again.",
+    )
 
     def key_path(self, data_dir: Path) -> Path:
         return self.key_file or data_dir / "keys" / "master.key"
