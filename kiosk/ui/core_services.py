@@ -180,6 +180,7 @@ class CoreServices:
         self._challenge_passed_at: float | None = None
         self._challenge_recorded = False
         self._challenge_kind = ""
+        self._challenge_purpose = ""
         self.verifier = ContinuousVerifier(
             source, self._paced_analyse, self.fuser, on_analysis=liveness.observe if liveness is not None else None
         )
@@ -474,11 +475,12 @@ class CoreServices:
             return EnrollSample(False, quality_hint(analysis) or "Look at the camera")
         return EnrollSample(True, None, analysis.embedding.copy())
 
-    def start_challenge(self) -> ChallengeView:
+    def start_challenge(self, purpose: str = "enrollment") -> ChallengeView:
         if self.liveness is None or self.liveness.mesh is None:
             return ChallengeView("off", "", "liveness checks are off (pad.enabled / pad.mesh)")
         self._challenge_passed_at = None
         self._challenge_recorded = False
+        self._challenge_purpose = purpose
         self._challenge_kind = choose_kind(self.config.pad.challenge)
         state = self.liveness.start_challenge(self._challenge_kind, time.time())
         return ChallengeView(state.status, state.prompt, state.message)
@@ -493,13 +495,16 @@ class CoreServices:
             self._challenge_passed_at = time.monotonic()
         if state.status != "waiting" and not self._challenge_recorded:
             self._challenge_recorded = True
-            self.audit.record("liveness-challenge", kind=self._challenge_kind, passed=state.passed)
+            self.audit.record(
+                "liveness-challenge", kind=self._challenge_kind, purpose=self._challenge_purpose, passed=state.passed
+            )
         return ChallengeView(state.status, state.prompt, state.message)
 
     def enroll(self, name: str, samples: Sequence[EnrollSample]) -> UserView:
         if self.liveness is not None and self.liveness.mesh is not None:
             passed_at = self._challenge_passed_at
-            if passed_at is None or time.monotonic() - passed_at > CHALLENGE_VALID_S:
+            stale = passed_at is None or time.monotonic() - passed_at > CHALLENGE_VALID_S
+            if stale or self._challenge_purpose != "enrollment":  # an admin's challenge does not enrol anyone
                 raise ProbeError(
                     "the liveness challenge was not passed just before enrolling",
                     "start the enrollment again and follow the blink / head-turn prompt",
