@@ -21,6 +21,7 @@ from kiosk.identity.challenge import ActiveChallenge, ChallengeKind, ChallengeSa
 from kiosk.identity.facemesh import FaceMesh, Mesh, eye_aspect_ratio, head_yaw
 from kiosk.identity.liveness import LivenessVerdict, PassiveLiveness, frame_evidence
 from kiosk.identity.probe import Probe
+from kiosk.identity.quality import TOO_SMALL
 
 log = logging.getLogger(__name__)
 MIN_MESH_PRESENCE = 0.5
@@ -34,11 +35,29 @@ def usable_mesh(mesh: FaceMesh | None, bgr: np.ndarray, landmarks: np.ndarray) -
     return result if result.presence >= MIN_MESH_PRESENCE else None
 
 
+def challenge_face(analysis: Any) -> Any:
+    """The face the active challenge watches in one analysed frame (a FaceAnalysis), or None.
+
+    The requester when there is one; otherwise the most prominent face big enough to count. The quality gates
+    serve the embedding and reject a face turned past `face.max_turn` or blurred by motion, which is exactly
+    what a head-turn or blink challenge asks for: without this, the turned frames never reach the challenge.
+    """
+    requester = getattr(analysis, "requester", None)
+    if requester is not None:
+        return requester
+    in_view = [face for face in getattr(analysis, "faces", ()) if TOO_SMALL not in face.quality.reasons]
+    return max(in_view, key=lambda face: face.prominence) if in_view else None
+
+
 def challenge_sample(mesh: Mesh | None, timestamp: float) -> ChallengeSample:
     """One active-challenge sample from a frame's Face Mesh (None: no face seen in that frame)."""
     if mesh is None:
         return ChallengeSample(timestamp, None, None)
     return ChallengeSample(timestamp, eye_aspect_ratio(mesh.points), head_yaw(mesh.points))
+
+
+def _xy(mesh: Mesh | None) -> np.ndarray | None:
+    return mesh.xy if mesh is not None else None
 
 
 class LivenessMonitor:
@@ -51,19 +70,26 @@ class LivenessMonitor:
 
     def observe_face(self, bgr: np.ndarray, landmarks: np.ndarray, timestamp: float) -> None:
         found = usable_mesh(self.mesh, bgr, landmarks)
-        self.passive.add(frame_evidence(bgr, landmarks, timestamp, found.xy if found is not None else None))
+        self.passive.add(frame_evidence(bgr, landmarks, timestamp, _xy(found)))
         self._feed_challenge(challenge_sample(found, timestamp))
 
     def observe(self, analysed: Any) -> None:
-        """ContinuousVerifier callback (an AnalysedFrame): record the requester's face, if the frame had one."""
-        requester = getattr(analysed.analysis, "requester", None)
-        if requester is None:
-            self._feed_challenge(ChallengeSample(analysed.frame.timestamp, None, None))
+        """ContinuousVerifier callback (an AnalysedFrame): passive evidence from the requester's face, if the frame
+        had one; the running challenge watches `challenge_face` (the requester, or a face the gates rejected)."""
+        timestamp = analysed.frame.timestamp
+        requester: Any = getattr(analysed.analysis, "requester", None)
+        watched: Any = challenge_face(analysed.analysis) if self._challenge_running() else requester
+        if watched is None:
+            self._feed_challenge(ChallengeSample(timestamp, None, None))
             return
         from kiosk.identity.face import as_bgr8
 
         try:
-            self.observe_face(as_bgr8(analysed.frame.image), requester.detection.landmarks, analysed.frame.timestamp)
+            bgr = as_bgr8(analysed.frame.image)
+            found = usable_mesh(self.mesh, bgr, watched.detection.landmarks)
+            if watched is requester:
+                self.passive.add(frame_evidence(bgr, watched.detection.landmarks, timestamp, _xy(found)))
+            self._feed_challenge(challenge_sample(found, timestamp))
         except Exception:  # liveness evidence is best effort per frame; the verdict says when frames are missing
             log.exception("liveness evidence failed on frame %d", analysed.frame.index)
 
@@ -93,6 +119,10 @@ class LivenessMonitor:
             if self._challenge is None:
                 return None
             return self._challenge.feed(ChallengeSample(now, None, None))
+
+    def _challenge_running(self) -> bool:
+        with self._lock:
+            return self._challenge is not None and self._challenge.state().status == "waiting"
 
     def _feed_challenge(self, sample: ChallengeSample) -> None:
         with self._lock:

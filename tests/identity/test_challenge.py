@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from landmarks import mesh
+from landmarks import mesh, samples
 
 from kiosk.config import PadConfig
 from kiosk.identity.challenge import ActiveChallenge, ChallengeSample, choose_kind
@@ -74,3 +74,22 @@ def test_choose_kind_respects_the_policy() -> None:
     assert {choose_kind("blink", rng) for _ in range(20)} == {"blink"}
     assert {choose_kind("turn", rng) for _ in range(40)} == {"turn-left", "turn-right"}
     assert {choose_kind("either", rng) for _ in range(60)} == {"blink", "turn-left", "turn-right"}
+
+
+def test_eyes_closing_before_the_face_leaves_the_view_are_no_blink() -> None:
+    """Seen on the looped face video: a 'closed' frame, then no face (a cut), then open eyes on the next shot."""
+    challenge = ActiveChallenge("blink", PadConfig(), started_at=0.0)
+    sequence = [(0.30, 0.0)] * 4 + [(0.12, 0.0)] + [None] * 4 + [(0.30, 0.0)] * 3
+    for index, frame in enumerate(sequence):
+        if frame is None:
+            state = challenge.feed(ChallengeSample(index / 10, None, None))
+        else:
+            state = challenge.feed(samples([frame], start=index / 10)[0])
+    assert state.status == "waiting", state
+
+
+def test_eye_openness_of_a_turned_head_neither_sets_the_baseline_nor_blinks() -> None:
+    """A profile's eye looks wide (short corner-to-corner): back to frontal, the eyes must not read as shut."""
+    turned_frontal_turned = [(0.55, -0.8)] * 4 + [(0.30, 0.0)] * 3 + [(0.55, -0.8)] * 2
+    assert run("blink", turned_frontal_turned).startswith("waiting")
+    assert run("blink", [(0.55, -0.8)] * 3 + [(0.30, 0.0)] * 4 + [(0.12, 0.0)] * 2 + [(0.30, 0.0)]).startswith("passed")

@@ -121,3 +121,47 @@ def test_the_challenge_times_out_without_faces_and_needs_the_mesh_model() -> Non
     feed(monitor, [np.zeros((200, 200, 3), np.uint8)] * 3, with_face=False)
     state = monitor.challenge_state(PadConfig().challenge_timeout_s + 1)
     assert state is not None and state.status == "failed" and "no face" in state.message
+
+
+@dataclass
+class Quality:
+    reasons: tuple[str, ...]
+
+
+@dataclass
+class RejectedFace:
+    detection: Detection
+    quality: Quality
+    prominence: float
+
+
+@dataclass
+class GatedAnalysis:
+    """A frame whose only face failed the quality gates (no requester), as a head turn or a blink produces."""
+
+    faces: tuple[RejectedFace, ...]
+    requester: Face | None = None
+
+
+def test_a_running_challenge_watches_a_face_the_quality_gates_rejected_but_the_passive_cues_do_not() -> None:
+    monitor = LivenessMonitor(PadConfig(), ScriptedMesh([0.3] * 5 + [0.1, 0.1] + [0.3] * 2))  # type: ignore[arg-type]
+    monitor.start_challenge("blink", now=0.0)
+    rng = np.random.default_rng(3)
+    turned = RejectedFace(Detection(LANDMARKS), Quality(("too-turned",)), 1.0)
+    tiny = RejectedFace(Detection(LANDMARKS), Quality(("too-small",)), 5.0)  # too small to count: never watched
+    for index in range(9):
+        image = rng.integers(0, 255, (200, 200, 3), dtype=np.uint8)
+        monitor.observe(Analysed(Frame(image, index / 10, index), GatedAnalysis((tiny, turned))))  # type: ignore[arg-type]
+    state = monitor.challenge_state(0.9)
+    assert state is not None and state.passed, state
+    assert monitor.verdict(0.9).frames == 0  # the passive cues judge the requester only
+
+
+def test_the_challenge_ignores_faces_too_small_to_count() -> None:
+    monitor = LivenessMonitor(PadConfig(), ScriptedMesh([0.3] * 5 + [0.1, 0.1] + [0.3] * 2))  # type: ignore[arg-type]
+    monitor.start_challenge("blink", now=0.0)
+    tiny = RejectedFace(Detection(LANDMARKS), Quality(("too-small",)), 5.0)
+    for index in range(9):
+        monitor.observe(Analysed(Frame(np.zeros((200, 200, 3), np.uint8), index / 10, index), GatedAnalysis((tiny,))))  # type: ignore[arg-type]
+    state = monitor.challenge_state(PadConfig().challenge_timeout_s + 1)
+    assert state is not None and state.status == "failed" and "no face" in state.message
