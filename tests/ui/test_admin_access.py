@@ -12,6 +12,8 @@ from PySide6.QtCore import Qt
 from kiosk.config import KioskConfig
 from kiosk.ui.screens.base import ADMIN, MAIN
 
+from .conftest import save_screenshot
+
 PIN = "2580"
 
 
@@ -43,6 +45,7 @@ def test_the_pin_then_the_liveness_check_unlocks(qtbot, make_window, fake, ui_co
     assert admin.stack.currentWidget() is admin.check and not admin.unlocked
     qtbot.waitUntil(lambda: admin.check.prompt.text() == "Please blink once", timeout=5000)
     assert "liveness check" in admin.check.intro.text()
+    save_screenshot(window, "fake-admin-liveness-check")
     qtbot.waitUntil(lambda: admin.unlocked, timeout=5000)
     assert admin.stack.currentWidget() is admin.tabs
     assert fake.challenge_polls >= 5 and fake.challenge_purposes == ["unlock"]
@@ -58,6 +61,7 @@ def test_a_failed_check_returns_to_the_pin_is_audited_and_backs_off(qtbot, make_
     assert not admin.unlocked
     assert "No live person confirmed" in admin.gate.message.text() and "2 attempts left" in admin.gate.message.text()
     assert pin_failures(ui_config) == 1
+    save_screenshot(window, "fake-admin-liveness-failed")
     for _ in range(ui_config.ui.admin_pin_attempts - 1):
         admin.gate.pad.type_pin(PIN)
         qtbot.waitUntil(lambda: admin.stack.currentWidget() is admin.gate, timeout=5000)
