@@ -11,13 +11,16 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
-from typing import Any
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
 from kiosk.config import PadConfig
 from kiosk.errors import ModelError
-from kiosk.identity.challenge import ActiveChallenge, ChallengeKind, ChallengeSample, ChallengeState
+from kiosk.identity.challenge import ActiveChallenge, ChallengeKind, ChallengeSample, ChallengeState, choose_kind
 from kiosk.identity.facemesh import FaceMesh, Mesh, eye_aspect_ratio, head_yaw
 from kiosk.identity.liveness import LivenessVerdict, PassiveLiveness, frame_evidence
 from kiosk.identity.probe import Probe
@@ -128,3 +131,80 @@ class LivenessMonitor:
         with self._lock:
             if self._challenge is not None:
                 self._challenge.feed(sample)
+
+
+class Recorder(Protocol):
+    def record(self, action: str, **details: Any) -> None: ...
+
+
+@dataclass(frozen=True)
+class ChallengeReport:
+    status: Literal["waiting", "passed", "failed", "off"]  # off: the terminal cannot run a challenge
+    prompt: str
+    message: str
+
+
+CHALLENGE_OFF = ChallengeReport("off", "", "liveness checks are off (pad.enabled / pad.mesh)")
+
+
+class ChallengeSession:
+    """The terminal's liveness challenge as the app runs it: started for a purpose ("enrollment" or the admin
+    action it guards), polled, logged once when it ends. `vouches_for` tells whether a recent pass covers a
+    purpose, so a check passed to unlock the admin screen never lets anyone enrol (and the other way round)."""
+
+    def __init__(
+        self,
+        monitor: LivenessMonitor | None,
+        policy: str,
+        audit: Recorder,
+        *,
+        wall: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.monitor = monitor if monitor is not None and monitor.mesh is not None else None
+        self.policy = policy
+        self.audit = audit
+        self._wall = wall
+        self._clock = clock
+        self._kind: ChallengeKind | None = None
+        self._purpose = ""
+        self._passed_at: float | None = None
+        self._recorded = False
+
+    @property
+    def available(self) -> bool:
+        return self.monitor is not None
+
+    def start(self, purpose: str) -> ChallengeReport:
+        if self.monitor is None:
+            return CHALLENGE_OFF
+        self._kind = choose_kind(self.policy)
+        self._purpose = purpose
+        self._passed_at = None
+        self._recorded = False
+        return _report(self.monitor.start_challenge(self._kind, self._wall()))
+
+    def status(self) -> ChallengeReport:
+        if self.monitor is None:
+            return CHALLENGE_OFF
+        state = self.monitor.challenge_state(self._wall())
+        if state is None or self._kind is None:
+            return ChallengeReport("failed", "", "no challenge was started")
+        if state.passed and self._passed_at is None:
+            self._passed_at = self._clock()
+        if state.status != "waiting" and not self._recorded:
+            self._recorded = True
+            self.audit.record("liveness-challenge", kind=self._kind, purpose=self._purpose, passed=state.passed)
+        return _report(state)
+
+    def vouches_for(self, purpose: str, within_s: float) -> bool:
+        """A challenge for `purpose` passed less than `within_s` ago (and was not used up)."""
+        passed_at = self._passed_at
+        return self._purpose == purpose and passed_at is not None and self._clock() - passed_at <= within_s
+
+    def use_up(self) -> None:
+        self._passed_at = None
+
+
+def _report(state: ChallengeState) -> ChallengeReport:
+    return ChallengeReport(state.status, state.prompt, state.message)
