@@ -192,6 +192,12 @@ class PadConfig(Section):
         description="Median spectral peak excess (log10 amplitude over its frequency ring) above which a screen's "
         "moire, refresh banding or print halftone is suspected.",
     )
+    chroma_max_peak: float = Field(
+        default=0.8,
+        ge=0,
+        description="Median low-frequency spectral peak excess of the face's red-minus-blue difference above which "
+        "a filmed screen's RGB sub-pixel grid (colour moire) is suspected.",
+    )
     block_undecided: bool = Field(
         default=False,
         description="Hide personal memory while the passive cues have too few frames to decide (stricter).",
