@@ -3,11 +3,13 @@
 `measure` runs the live path on every frame once (face pipeline -> `challenge_face` -> Face Mesh -> eye openness and
 head yaw), exactly what `LivenessMonitor.observe` feeds a running challenge.
 `replay` then starts a challenge at a given frame of the looped recording and feeds it one measured frame every
-`step` frames (29.97 fps / 3 = the kiosk's 10 analysed frames a second) until it passes or fails.
+`step` frames (29.97 fps / 3 = the kiosk's 10 analysed frames a second) until it passes or fails; a pass counts
+only if the passive cues over the same moment do not call an attack (`confirm_pass`, as `ChallengeSession`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -17,7 +19,8 @@ from kiosk.config import PadConfig
 from kiosk.identity.challenge import BASELINE_FRAMES, ActiveChallenge, ChallengeKind, ChallengeSample, ChallengeState
 from kiosk.identity.face import FaceAnalysis, FaceObservation, FacePipeline
 from kiosk.identity.facemesh import FaceMesh, eye_aspect_ratio, head_yaw
-from kiosk.identity.pad import challenge_face, usable_mesh
+from kiosk.identity.liveness import FrameEvidence, frame_evidence, judge
+from kiosk.identity.pad import challenge_face, confirm_pass, usable_mesh
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,7 @@ class FrameMeasure:
 
     eye_openness: float | None
     yaw: float | None
+    evidence: FrameEvidence | None = None  # the passive cues' evidence, when the watched face is the requester
 
 
 @dataclass(frozen=True)
@@ -49,28 +53,46 @@ def measure(
 ) -> list[FrameMeasure]:
     out = []
     for frame in frames:
-        watched = watch(pipeline.analyse(frame, embed=False))
+        analysis = pipeline.analyse(frame, embed=False)
+        watched = watch(analysis)
         found = usable_mesh(mesh, frame, watched.detection.landmarks) if watched is not None else None
+        evidence = None
+        if watched is not None and watched is analysis.requester:  # as LivenessMonitor.observe
+            evidence = frame_evidence(frame, watched.detection.landmarks, 0.0, found.xy if found is not None else None)
         if found is None:
-            out.append(FrameMeasure(None, None))
+            out.append(FrameMeasure(None, None, evidence))
         else:
-            out.append(FrameMeasure(eye_aspect_ratio(found.points), head_yaw(found.points)))
+            out.append(FrameMeasure(eye_aspect_ratio(found.points), head_yaw(found.points), evidence))
     return out
 
 
 def replay(
-    measures: Sequence[FrameMeasure], kind: ChallengeKind, start: int, config: PadConfig, step: int = 3, fps: float = 10
+    measures: Sequence[FrameMeasure],
+    kind: ChallengeKind,
+    start: int,
+    config: PadConfig,
+    step: int = 3,
+    fps: float = 10,
+    passive: bool = True,
 ) -> Replay:
-    """One challenge on the looped recording from frame `start`; runs until it passes or times out."""
+    """One challenge on the looped recording from frame `start`; runs until it passes or times out. With `passive`,
+    a pass is confirmed by the passive cues over the last `pad.window_s` as the kiosk does (`confirm_pass`)."""
     challenge = ActiveChallenge(kind, config, started_at=0.0)
     index, tick = start, 0
     state = challenge.state()
+    seen: list[FrameEvidence] = []
     while state.status == "waiting":
         found = measures[index % len(measures)]
-        state = challenge.feed(ChallengeSample(tick / fps, found.eye_openness, found.yaw))
+        now = tick / fps
+        state = challenge.feed(ChallengeSample(now, found.eye_openness, found.yaw))
+        if found.evidence is not None:
+            seen.append(dataclasses.replace(found.evidence, timestamp=now))
         index += step
         tick += 1
-    return Replay(kind, start, state, (tick - 1) / fps)
+    seconds = (tick - 1) / fps
+    if passive:
+        state = confirm_pass(state, judge([e for e in seen if e.timestamp >= seconds - config.window_s], config))
+    return Replay(kind, start, state, seconds)
 
 
 def closed_eye_frames(measures: Sequence[FrameMeasure], config: PadConfig) -> list[int]:

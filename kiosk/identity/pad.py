@@ -169,7 +169,7 @@ class ChallengeSession:
         self._kind: ChallengeKind | None = None
         self._purpose = ""
         self._passed_at: float | None = None
-        self._recorded = False
+        self._final: ChallengeReport | None = None  # the ended challenge's outcome, logged once
 
     @property
     def available(self) -> bool:
@@ -181,21 +181,26 @@ class ChallengeSession:
         self._kind = choose_kind(self.policy)
         self._purpose = purpose
         self._passed_at = None
-        self._recorded = False
+        self._final = None
         return _report(self.monitor.start_challenge(self._kind, self._wall()))
 
     def status(self) -> ChallengeReport:
         if self.monitor is None:
             return CHALLENGE_OFF
-        state = self.monitor.challenge_state(self._wall())
+        if self._final is not None:
+            return self._final
+        now = self._wall()
+        state = self.monitor.challenge_state(now)
         if state is None or self._kind is None:
             return ChallengeReport("failed", "", "no challenge was started")
-        if state.passed and self._passed_at is None:
+        if state.status == "waiting":
+            return _report(state)
+        state = confirm_pass(state, self.monitor.verdict(now))
+        if state.passed:
             self._passed_at = self._clock()
-        if state.status != "waiting" and not self._recorded:
-            self._recorded = True
-            self.audit.record("liveness-challenge", kind=self._kind, purpose=self._purpose, passed=state.passed)
-        return _report(state)
+        self._final = _report(state)
+        self.audit.record("liveness-challenge", kind=self._kind, purpose=self._purpose, passed=state.passed)
+        return self._final
 
     def vouches_for(self, purpose: str, within_s: float) -> bool:
         """A challenge for `purpose` passed less than `within_s` ago (and was not used up)."""
@@ -204,6 +209,14 @@ class ChallengeSession:
 
     def use_up(self) -> None:
         self._passed_at = None
+
+
+def confirm_pass(state: ChallengeState, verdict: LivenessVerdict) -> ChallengeState:
+    """A seen blink or turn counts only when the passive cues over the same moment do not call an attack: a
+    recording that happens to show the asked movement on a screen still shows the screen (colour moire)."""
+    if not state.passed or not verdict.attack:
+        return state
+    return ChallengeState("failed", state.prompt, f"{state.message}, but {verdict.reason}")
 
 
 def _report(state: ChallengeState) -> ChallengeReport:

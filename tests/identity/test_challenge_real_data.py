@@ -1,6 +1,7 @@
 """The active challenge on the shared face video, run as the kiosk runs it on a looped camera (live path, one frame
 in three). The footage holds one head turn to the performer's right and back, no turn to his left and no blink:
-only turn-right may pass, and only with the turn ahead; stills and printed stills never pass. Skips without data."""
+only turn-right may pass, and only with the turn ahead; stills and printed stills never pass, and the same turn
+replayed off a screen is refused by the passive colour moire cue. Skips without data."""
 
 from __future__ import annotations
 
@@ -82,3 +83,12 @@ def test_a_frozen_or_printed_still_never_passes(frames, pipeline, mesh, base_con
         for material in (frozen, printed):
             state = replay(material, kind, 0, base_config.pad, step=1).state  # type: ignore[arg-type]
             assert state.status == "failed" and "asked movement was not seen" in state.message, (kind, state)
+
+
+def test_a_screen_replay_showing_the_turn_is_refused_by_the_passive_cues(frames, pipeline, mesh, base_config) -> None:  # type: ignore[no-untyped-def]
+    screen = measure(list(pad_attacks.screen_replay(frames[:180], seed=7)), pipeline, mesh)  # the turn is in 85-160
+    unconfirmed = replay(screen, "turn-right", 0, base_config.pad, passive=False)
+    assert unconfirmed.state.passed  # the recording does show the asked turn
+    confirmed = replay(screen, "turn-right", 0, base_config.pad).state
+    assert confirmed.status == "failed" and "head turn and return seen" in confirmed.message
+    assert "filmed screen" in confirmed.message

@@ -222,3 +222,18 @@ def test_without_the_face_mesh_model_the_session_is_off() -> None:
     assert not session.available
     assert session.start("unlock").status == "off" and session.status().status == "off"
     assert not ChallengeSession(None, "either", Log()).available
+
+
+def test_a_seen_blink_does_not_pass_when_the_passive_cues_call_an_attack() -> None:
+    """Landmarks that blink on a picture that never changes (a replayed clip frozen on screen, an injected feed)."""
+    log, clock = Log(), Clock()
+    monitor = LivenessMonitor(PadConfig(), ScriptedMesh(list(BLINK)))  # type: ignore[arg-type]
+    session = ChallengeSession(monitor, "blink", log, wall=clock, clock=clock)
+    session.start("unlock")
+    still = np.random.default_rng(5).integers(0, 255, (200, 200, 3), dtype=np.uint8)
+    feed(monitor, [still] * 9)
+    clock.now = 0.9
+    report = session.status()
+    assert report.status == "failed" and "blink seen" in report.message and "does not change" in report.message
+    assert not session.vouches_for("unlock", 60)
+    assert session.status() == report and log.entries[-1][1]["passed"] is False and len(log.entries) == 1
