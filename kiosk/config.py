@@ -192,6 +192,12 @@ class PadConfig(Section):
         description="Median spectral peak excess (log10 amplitude over its frequency ring) above which a screen's "
         "moire, refresh banding or print halftone is suspected.",
     )
+    chroma_max_peak: float = Field(
+        default=0.8,
+        ge=0,
+        description="Median low-frequency spectral peak excess of the face's red-minus-blue difference above which "
+        "a filmed screen's RGB sub-pixel grid (colour moire) is suspected.",
+    )
     block_undecided: bool = Field(
         default=False,
         description="Hide personal memory while the passive cues have too few frames to decide (stricter).",
@@ -581,6 +587,19 @@ class SecurityConfig(Section):
     backoff_max_s: float = Field(default=300.0, gt=0, description="Longest back-off, for verifications and PINs.")
     backoff_reset_s: float = Field(
         default=900.0, gt=0, description="Quiet time after which the failure count of verifications starts over."
+    )
+    admin_challenge: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="Admin unlock and destructive admin actions (remove a user, apply a calibration, delete a "
+        "group) also need a passed blink / head-turn liveness challenge at the face camera: auto = when a face "
+        "camera is configured (capture.face_source) and the Face Mesh liveness checks are on (pad.enabled, "
+        "pad.mesh), PIN only otherwise (palm-only terminals); on = always (refused when the challenge cannot run); "
+        "off = PIN only. A failed challenge counts as a wrong PIN for the admin back-off.",
+    )
+    admin_challenge_fresh_s: float = Field(
+        default=120.0,
+        gt=0,
+        description="Seconds a passed admin challenge also covers destructive admin actions; later ones ask again.",
     )
 
     def key_path(self, data_dir: Path) -> Path:

@@ -84,7 +84,14 @@ class ActiveChallenge:
             missing = "no face was seen" if self._faces == 0 else "the asked movement was not seen"
             return self._finish("failed", f"time is up ({self.config.challenge_timeout_s:.0f} s): {missing}")
         if self.kind == "blink":
-            if sample.eye_openness is not None:
+            if sample.eye_openness is None:
+                self._closed_since = None  # the face left the view: eyes "closed" before that are no blink
+            elif sample.yaw is not None and abs(sample.yaw) > self.config.turn_min_yaw:
+                # A turned face's eye aspect ratio is not comparable with the frontal baseline (a profile's eye
+                # looks short and open): such frames neither build the baseline nor open or close a blink.
+                self._faces += 1
+                self._closed_since = None
+            else:
                 self._faces += 1
                 self._blink(sample.timestamp, sample.eye_openness)
         elif sample.yaw is not None:

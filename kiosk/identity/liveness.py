@@ -12,6 +12,9 @@ when the Face Mesh ran, its 468 landmarks. Over a window of such frames three cu
 - spectral: isolated peaks in the face region's spectrum (amplitude far above the ring's median at the same
   frequency). Natural skin and hair give a smooth 1/f spectrum; a screen's pixel grid seen by a camera (moire),
   refresh banding and printers' halftone dots give periodic patterns.
+- moire: the same peak measure on the face's colour difference (red minus blue) at low frequencies. A screen's
+  red, green and blue sub-pixels sit side by side; filmed by a camera whose pixels do not line up with them they
+  beat into coarse colour fringes, while skin's colour varies smoothly.
 
 The verdict is "live", "attack" (with the cue(s) and their values as the reason) or "undecided" (not enough frames
 in the window yet). Thresholds live in `config.pad` with descriptions; `bench/bench_pad.py` reports APCER/BPCER.
@@ -34,10 +37,11 @@ from kiosk.config import PadConfig
 from kiosk.identity.align import landmark_box
 
 LivenessDecision = Literal["live", "attack", "undecided"]
-FROZEN, RIGID, SPECTRAL = "frozen", "rigid", "spectral"
+FROZEN, RIGID, SPECTRAL, MOIRE = "frozen", "rigid", "spectral", "moire"
 REGION_MAX = 160  # face region side (pixels, native resolution) analysed for spectral peaks
 FROZEN_SIZE = 64  # face region resized to this side for the frame-difference cue
 SPECTRAL_BAND = (0.12, 0.48)  # band of radial frequency (cycles/pixel, Nyquist = 0.5) searched for peaks
+CHROMA_BAND = (0.03, 0.2)  # colour moire beats sit low: a sub-pixel period near 1 camera pixel aliases to ~0.05-0.15
 
 
 @dataclass(frozen=True)
@@ -48,6 +52,7 @@ class FrameEvidence:
     mesh_xy: np.ndarray | None  # (468, 2) Face Mesh points in frame pixels, None when the mesh was not run/found
     inter_ocular: float  # pixels, from the detector's eye landmarks
     spectral: float  # spectral_peak of the region, computed once on the analysis thread (not at query time)
+    chroma: float = 0.0  # chroma_peak of the colour region (0 for a gray camera)
 
 
 def frame_evidence(
@@ -62,11 +67,13 @@ def frame_evidence(
     y1 = int(np.clip(round(centre_y - side / 2), 0, max(height - 1, 0)))
     x2, y2 = min(width, x1 + int(side)), min(height, y1 + int(side))
     region = bgr[y1:y2, x1:x2]
+    colour = region.ndim == 3 and region.shape[2] == 3 and region.size > 0
     gray = cv2.cvtColor(region, cv2.COLOR_BGR2GRAY) if region.ndim == 3 else region
     gray = np.ascontiguousarray(gray if gray.size else np.zeros((8, 8), np.uint8))
     small = cv2.resize(gray, (FROZEN_SIZE, FROZEN_SIZE), interpolation=cv2.INTER_AREA).astype(np.float32)
     inter_ocular = float(np.linalg.norm(landmarks[1] - landmarks[0]))
-    return FrameEvidence(timestamp, gray, small, mesh_xy, max(inter_ocular, 1.0), spectral_peak(gray))
+    chroma = chroma_peak(region) if colour else 0.0
+    return FrameEvidence(timestamp, gray, small, mesh_xy, max(inter_ocular, 1.0), spectral_peak(gray), chroma)
 
 
 # ---- the cues ---------------------------------------------------------------------------------------------
@@ -112,27 +119,39 @@ def spectral_peak(region: np.ndarray) -> float:
     gray = region.astype(np.float32)
     if gray.ndim == 3:
         gray = np.asarray(cv2.cvtColor(gray, cv2.COLOR_BGR2GRAY), dtype=np.float32)
-    size = min(gray.shape[:2])
+    return _peak_excess(gray, SPECTRAL_BAND)
+
+
+def chroma_peak(region: np.ndarray) -> float:
+    """`spectral_peak`'s measure on the red-minus-blue difference of a BGR face region, in CHROMA_BAND."""
+    if region.ndim != 3 or region.shape[2] < 3:
+        return 0.0
+    colour = region.astype(np.float32)
+    return _peak_excess(colour[:, :, 2] - colour[:, :, 0], CHROMA_BAND)
+
+
+def _peak_excess(channel: np.ndarray, band: tuple[float, float]) -> float:
+    size = min(channel.shape[:2])
     if size < 32:
         return 0.0
-    gray = gray[:size, :size] - float(gray[:size, :size].mean())
+    square = channel[:size, :size] - float(channel[:size, :size].mean())
     window = np.outer(np.hanning(size), np.hanning(size)).astype(np.float32)
-    spectrum = np.fft.fftshift(np.abs(np.fft.fft2(gray * window)))
+    spectrum = np.fft.fftshift(np.abs(np.fft.fft2(square * window)))
     log_amp = np.log10(spectrum + 1e-3)
-    rings, in_band = _rings(size)
+    rings, in_band = _rings(size, band)
     counts = np.bincount(rings.ravel(), minlength=size // 2 + 2)
     ring_mean = np.bincount(rings.ravel(), weights=log_amp.ravel(), minlength=size // 2 + 2) / np.maximum(counts, 1)
     excess = log_amp - ring_mean[rings]
     return float(excess[in_band].max()) if in_band.any() else 0.0
 
 
-@functools.lru_cache(maxsize=16)
-def _rings(size: int) -> tuple[np.ndarray, np.ndarray]:
+@functools.lru_cache(maxsize=32)
+def _rings(size: int, band: tuple[float, float]) -> tuple[np.ndarray, np.ndarray]:
     """Ring index (radial frequency in bins) of every bin of a centred size x size spectrum, and the band mask."""
     coords = np.fft.fftshift(np.fft.fftfreq(size))
     radius = np.hypot(coords[None, :], coords[:, None])
     rings = np.minimum((radius * size).astype(int), size // 2 + 1)
-    in_band = (radius >= SPECTRAL_BAND[0]) & (radius <= SPECTRAL_BAND[1])
+    in_band = (radius >= band[0]) & (radius <= band[1])
     return rings, in_band
 
 
@@ -200,6 +219,12 @@ def judge(evidence: Sequence[FrameEvidence], config: PadConfig) -> LivenessVerdi
     if peak > config.spectral_max_peak:
         fired.append(SPECTRAL)
         messages.append(f"a regular pattern like a screen or print shows in the face (peak {peak:.2f})")
+
+    chroma = float(np.median([e.chroma for e in evidence]))
+    cues["chroma_peak"] = chroma
+    if chroma > config.chroma_max_peak:
+        fired.append(MOIRE)
+        messages.append(f"colour fringes like a filmed screen's pixel grid show in the face (peak {chroma:.2f})")
 
     if fired:
         return LivenessVerdict(

@@ -83,26 +83,45 @@ class AdminPin:
             }
         )
 
-    def check(self, pin: str) -> PinCheck:
+    def check(self, pin: str, *, final: bool = True) -> PinCheck:
+        """Check a PIN. With `final=False` (a second factor follows) a right PIN does not clear the back-off:
+        only `record_success` does, so right PIN + failed challenge, repeated, still locks."""
         state = self._read()
         backoff = self._backoff(state)
         wait = backoff.wait_s()
         if wait > 0:
-            return PinCheck(False, f"Too many wrong PINs. Try again in {wait:.0f} s.", 0, wait)
+            return PinCheck(False, f"Too many failed attempts. Try again in {wait:.0f} s.", 0, wait)
         expected = bytes.fromhex(state["hash"])
         given = _hash(pin, bytes.fromhex(state["salt"]), int(state["n"]), int(state["r"]), int(state["p"]))
         if hmac.compare_digest(expected, given):
-            backoff.success()
-            state["backoff"] = backoff.state.as_dict()
-            self._write(state)
-            return PinCheck(True, "PIN accepted.", self.attempts)
+            if final:
+                backoff.success()
+                state["backoff"] = backoff.state.as_dict()
+                self._write(state)
+            return PinCheck(True, "PIN accepted.", backoff.failures_left)
+        return self._failed(state, backoff, "Wrong PIN.")
+
+    def record_failure(self, what: str = "Check failed.") -> PinCheck:
+        """A failed second factor after a right PIN: it counts like a wrong PIN."""
+        state = self._read()
+        return self._failed(state, self._backoff(state), what)
+
+    def record_success(self) -> None:
+        """PIN and second factor both passed: the back-off starts over."""
+        state = self._read()
+        backoff = self._backoff(state)
+        backoff.success()
+        state["backoff"] = backoff.state.as_dict()
+        self._write(state)
+
+    def _failed(self, state: dict[str, Any], backoff: Backoff, what: str) -> PinCheck:
         lock = backoff.failure()
         state["backoff"] = backoff.state.as_dict()
         self._write(state)
         if lock > 0:
-            return PinCheck(False, f"Wrong PIN. Locked for {lock:.0f} s.", 0, lock)
+            return PinCheck(False, f"{what} Locked for {lock:.0f} s.", 0, lock)
         left = backoff.failures_left
-        return PinCheck(False, f"Wrong PIN. {left} attempt{'s' if left != 1 else ''} left.", left)
+        return PinCheck(False, f"{what} {left} attempt{'s' if left != 1 else ''} left.", left)
 
     def _read(self) -> dict[str, Any]:
         try:

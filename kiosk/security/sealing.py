@@ -1,8 +1,9 @@
 """Authenticated encryption at rest (AES-256-GCM) for note contents and biometric templates.
 
 One master key per installation, from the OS keyring when one is usable, else from a key file created at
-first run with mode 0600. The master key never encrypts data directly: it wraps one random data key per
-user, so re-enrolling a person re-keys only their rows and forgetting them destroys their key.
+first run with mode 0600 (a file-based python-keyring backend counts only when chosen explicitly). The master
+key never encrypts data directly: it wraps one random data key per user, so re-enrolling a person re-keys
+only their rows and forgetting them destroys their key.
 
 Every sealed value carries associated data naming the row it belongs to (table, id, owner, field): a
 ciphertext copied into another row, or another user's row, fails authentication instead of decrypting.
@@ -97,7 +98,22 @@ class MasterKey:
         return f"MasterKey(source={self.source!r}, fingerprint={self.fingerprint})"
 
 
-def _keyring_module() -> Any | None:
+FILE_KEYRING_MODULES = ("keyrings.alt",)
+
+
+def is_os_keyring(backend: Any) -> bool:
+    """The operating system's own secret store (Secret Service, KWallet, macOS Keychain, Windows Credential
+    Locker), not a python-keyring backend that keeps secrets in a file of its own (keyrings.alt's plaintext or
+    password-encrypted files). Installing keyrings.alt makes its plaintext file the *default* backend when no OS
+    store is running, so 'auto' must not take whatever `keyring.get_keyring()` returns."""
+    chained = getattr(backend, "backends", None)  # keyring's ChainerBackend: every chained store must qualify
+    if isinstance(chained, list | tuple):
+        return bool(chained) and all(is_os_keyring(inner) for inner in chained)
+    return not type(backend).__module__.startswith(FILE_KEYRING_MODULES)
+
+
+def _keyring_module(os_keyring_only: bool = False) -> Any | None:
+    """python-keyring when it has a usable backend (with `os_keyring_only`: an OS secret store), else None."""
     try:
         import keyring  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
@@ -107,6 +123,9 @@ def _keyring_module() -> Any | None:
     except Exception:  # a keyring without a usable backend raises its own errors
         return None
     if "fail" in type(backend).__module__.lower() or "null" in type(backend).__name__.lower():
+        return None
+    if os_keyring_only and not is_os_keyring(backend):
+        log.info("python-keyring's backend %s is file-based: key_source 'auto' uses the key file", type(backend))
         return None
     return keyring
 
@@ -159,19 +178,21 @@ def _from_file(path: Path) -> MasterKey:
 
 
 def load_master_key(source: KeySource, key_file: Path, keyring_service: str) -> MasterKey:
-    """The master key: keyring ('auto' when a usable keyring exists and the file does not), else the key file.
+    """The master key: keyring ('auto' when an OS keyring is usable and the file does not exist), else the key file.
 
-    An existing key file always wins under 'auto', so installing a keyring later never orphans the data.
+    An existing key file always wins under 'auto', so installing a keyring later never orphans the data. 'auto'
+    takes only an OS secret store; 'keyring' takes whatever backend python-keyring is configured with (for
+    example a keyrings.alt file backend chosen with PYTHON_KEYRING_BACKEND): the deployer's explicit choice.
     """
     if source == "file" or (source == "auto" and key_file.exists()):
         return _from_file(key_file)
-    keyring = _keyring_module()
+    keyring = _keyring_module(os_keyring_only=source == "auto")
     if keyring is not None:
         found = _from_keyring(keyring, keyring_service, create=True)
         if found is not None:
             return found
     if source == "keyring":
-        raise SealingError("no usable OS keyring holds the memory key", "set security.key_source = 'file'")
+        raise SealingError("no usable keyring holds the memory key", "set security.key_source = 'file'")
     return _from_file(key_file)
 
 

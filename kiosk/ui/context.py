@@ -1,4 +1,4 @@
-"""What every screen shares: config, look, services (once loaded), the admin PIN and the audit log."""
+"""What every screen shares: config, look, services (once loaded), admin access (PIN + liveness) and the audit log."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from PySide6.QtCore import QThreadPool
 
 from kiosk.config import KioskConfig
+from kiosk.security.admin_access import AdminAccess
 from kiosk.security.admin_pin import AdminPin
 from kiosk.security.audit import AuditLog, audit_log_for
 from kiosk.ui.services import KioskServices
@@ -20,6 +21,7 @@ class AppContext:
     desktop: bool
     audit: AuditLog
     admin_pin: AdminPin
+    admin_access: AdminAccess
     services: KioskServices | None = None
     pool: QThreadPool = field(default_factory=QThreadPool)
 
@@ -27,17 +29,20 @@ class AppContext:
     def create(cls, config: KioskConfig, metrics: Metrics, desktop: bool) -> AppContext:
         pool = QThreadPool()
         pool.setMaxThreadCount(4)
+        audit = audit_log_for(config)
+        admin_pin = AdminPin(
+            config.paths.data_dir / "admin_pin.json",
+            config.ui.admin_pin_attempts,
+            config.ui.admin_lockout_s,
+            max_lockout_s=max(config.security.backoff_max_s, config.ui.admin_lockout_s),
+        )
         return cls(
             config=config,
             metrics=metrics,
             desktop=desktop,
-            audit=audit_log_for(config),
-            admin_pin=AdminPin(
-                config.paths.data_dir / "admin_pin.json",
-                config.ui.admin_pin_attempts,
-                config.ui.admin_lockout_s,
-                max_lockout_s=max(config.security.backoff_max_s, config.ui.admin_lockout_s),
-            ),
+            audit=audit,
+            admin_pin=admin_pin,
+            admin_access=AdminAccess.for_config(config, admin_pin, audit),
             pool=pool,
         )
 

@@ -20,11 +20,10 @@ import numpy as np
 
 from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError, DataError, KioskError, LLMError, ProbeError, StoreError
-from kiosk.identity.challenge import choose_kind
 from kiosk.identity.face import FaceAnalysis, FaceEmbedder
 from kiosk.identity.gallery import Gallery, Sample, build_gallery
 from kiosk.identity.gallery import enroll as enroll_gallery
-from kiosk.identity.pad import LivenessMonitor
+from kiosk.identity.pad import ChallengeSession, LivenessMonitor
 from kiosk.identity.probe import Probe
 from kiosk.identity.sources import SourceState, ThreadedSource, as_bgr8
 from kiosk.identity.verify import ContinuousVerifier, ProbeFuser, verify
@@ -177,9 +176,7 @@ class CoreServices:
         self._analysis_period_s = 1.0 / config.ui.analysis_fps
         self._last_analysis = 0.0
         self.liveness = liveness
-        self._challenge_passed_at: float | None = None
-        self._challenge_recorded = False
-        self._challenge_kind = ""
+        self.challenge = ChallengeSession(liveness, config.pad.challenge, self.audit)
         self.verifier = ContinuousVerifier(
             source, self._paced_analyse, self.fuser, on_analysis=liveness.observe if liveness is not None else None
         )
@@ -474,37 +471,22 @@ class CoreServices:
             return EnrollSample(False, quality_hint(analysis) or "Look at the camera")
         return EnrollSample(True, None, analysis.embedding.copy())
 
-    def start_challenge(self) -> ChallengeView:
-        if self.liveness is None or self.liveness.mesh is None:
-            return ChallengeView("off", "", "liveness checks are off (pad.enabled / pad.mesh)")
-        self._challenge_passed_at = None
-        self._challenge_recorded = False
-        self._challenge_kind = choose_kind(self.config.pad.challenge)
-        state = self.liveness.start_challenge(self._challenge_kind, time.time())
-        return ChallengeView(state.status, state.prompt, state.message)
+    def start_challenge(self, purpose: str = "enrollment") -> ChallengeView:
+        report = self.challenge.start(purpose)
+        return ChallengeView(report.status, report.prompt, report.message)
 
     def challenge_status(self) -> ChallengeView:
-        if self.liveness is None or self.liveness.mesh is None:
-            return ChallengeView("off", "", "liveness checks are off (pad.enabled / pad.mesh)")
-        state = self.liveness.challenge_state(time.time())
-        if state is None:
-            return ChallengeView("failed", "", "no challenge was started")
-        if state.passed and self._challenge_passed_at is None:
-            self._challenge_passed_at = time.monotonic()
-        if state.status != "waiting" and not self._challenge_recorded:
-            self._challenge_recorded = True
-            self.audit.record("liveness-challenge", kind=self._challenge_kind, passed=state.passed)
-        return ChallengeView(state.status, state.prompt, state.message)
+        report = self.challenge.status()
+        return ChallengeView(report.status, report.prompt, report.message)
 
     def enroll(self, name: str, samples: Sequence[EnrollSample]) -> UserView:
-        if self.liveness is not None and self.liveness.mesh is not None:
-            passed_at = self._challenge_passed_at
-            if passed_at is None or time.monotonic() - passed_at > CHALLENGE_VALID_S:
+        if self.challenge.available:
+            if not self.challenge.vouches_for("enrollment", CHALLENGE_VALID_S):
                 raise ProbeError(
                     "the liveness challenge was not passed just before enrolling",
                     "start the enrollment again and follow the blink / head-turn prompt",
                 )
-            self._challenge_passed_at = None
+            self.challenge.use_up()
         vectors = [s.embedding for s in samples if s.ok and s.embedding is not None]
         gallery: Gallery = build_gallery(
             _PrecomputedEmbedder(self.face.model_sha256),

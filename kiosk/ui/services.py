@@ -122,7 +122,7 @@ class EnrollSample:
 
 @dataclass(frozen=True)
 class ChallengeView:
-    """The enrollment liveness challenge: what to ask, and whether it is done."""
+    """The liveness challenge (enrollment, admin actions): what to ask, and whether it is done."""
 
     status: Literal["waiting", "passed", "failed", "off"]  # off: liveness checks are disabled in the config
     prompt: str
@@ -193,8 +193,11 @@ class KioskServices(Protocol):
 
     def enrollment_sample(self) -> EnrollSample: ...
 
-    def start_challenge(self) -> ChallengeView:
-        """Begin a random active liveness challenge (blink / head turn) on the live camera."""
+    def start_challenge(self, purpose: str = "enrollment") -> ChallengeView:
+        """Begin a random active liveness challenge (blink / head turn) on the live camera.
+
+        `purpose` ("enrollment", or the admin action it guards) goes to the audit log; only an "enrollment"
+        challenge lets `enroll` store a template."""
         ...
 
     def challenge_status(self) -> ChallengeView: ...

@@ -4,40 +4,13 @@ from __future__ import annotations
 
 import random
 
-import numpy as np
 import pytest
+from landmarks import mesh, samples
 
 from kiosk.config import PadConfig
 from kiosk.identity.challenge import ActiveChallenge, ChallengeSample, choose_kind
-from kiosk.identity.facemesh import (
-    CHEEK_IMAGE_LEFT,
-    CHEEK_IMAGE_RIGHT,
-    LEFT_EYE,
-    NOSE_TIP,
-    POINTS,
-    RIGHT_EYE,
-    eye_aspect_ratio,
-    head_yaw,
-)
+from kiosk.identity.facemesh import eye_aspect_ratio, head_yaw
 from kiosk.identity.pad import challenge_sample
-
-
-def mesh(openness: float, yaw: float) -> np.ndarray:
-    """468 synthetic landmarks with eyes of the given aspect ratio and the nose at the given yaw."""
-    points = np.zeros((POINTS, 3), np.float32)
-    for eye, centre_x in ((RIGHT_EYE, 170.0), (LEFT_EYE, 230.0)):
-        half_gap = openness * 20.0 / 2  # eye width 20 px: aspect ratio = gap / width
-        corner_a, top_1, top_2, corner_b, bottom_2, bottom_1 = eye
-        points[corner_a, :2] = (centre_x - 10, 200)
-        points[corner_b, :2] = (centre_x + 10, 200)
-        points[top_1, :2] = (centre_x - 4, 200 - half_gap)
-        points[top_2, :2] = (centre_x + 4, 200 - half_gap)
-        points[bottom_2, :2] = (centre_x + 4, 200 + half_gap)
-        points[bottom_1, :2] = (centre_x - 4, 200 + half_gap)
-    points[CHEEK_IMAGE_LEFT, :2] = (140, 230)
-    points[CHEEK_IMAGE_RIGHT, :2] = (260, 230)
-    points[NOSE_TIP, :2] = (200 + yaw * 60, 235)
-    return points
 
 
 def run(kind: str, sequence: list[tuple[float, float]], config: PadConfig | None = None, fps: float = 10.0) -> str:
@@ -101,3 +74,22 @@ def test_choose_kind_respects_the_policy() -> None:
     assert {choose_kind("blink", rng) for _ in range(20)} == {"blink"}
     assert {choose_kind("turn", rng) for _ in range(40)} == {"turn-left", "turn-right"}
     assert {choose_kind("either", rng) for _ in range(60)} == {"blink", "turn-left", "turn-right"}
+
+
+def test_eyes_closing_before_the_face_leaves_the_view_are_no_blink() -> None:
+    """Seen on the looped face video: a 'closed' frame, then no face (a cut), then open eyes on the next shot."""
+    challenge = ActiveChallenge("blink", PadConfig(), started_at=0.0)
+    sequence = [(0.30, 0.0)] * 4 + [(0.12, 0.0)] + [None] * 4 + [(0.30, 0.0)] * 3
+    for index, frame in enumerate(sequence):
+        if frame is None:
+            state = challenge.feed(ChallengeSample(index / 10, None, None))
+        else:
+            state = challenge.feed(samples([frame], start=index / 10)[0])
+    assert state.status == "waiting", state
+
+
+def test_eye_openness_of_a_turned_head_neither_sets_the_baseline_nor_blinks() -> None:
+    """A profile's eye looks wide (short corner-to-corner): back to frontal, the eyes must not read as shut."""
+    turned_frontal_turned = [(0.55, -0.8)] * 4 + [(0.30, 0.0)] * 3 + [(0.55, -0.8)] * 2
+    assert run("blink", turned_frontal_turned).startswith("waiting")
+    assert run("blink", [(0.55, -0.8)] * 3 + [(0.30, 0.0)] * 4 + [(0.12, 0.0)] * 2 + [(0.30, 0.0)]).startswith("passed")

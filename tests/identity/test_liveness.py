@@ -11,11 +11,14 @@ import pytest
 from kiosk.config import PadConfig
 from kiosk.identity.liveness import (
     FROZEN,
+    MOIRE,
     RIGID,
     SPECTRAL,
     FrameEvidence,
     LivenessVerdict,
     PassiveLiveness,
+    chroma_peak,
+    frame_evidence,
     frozen_score,
     judge,
     nonrigid_motion,
@@ -97,6 +100,35 @@ def test_spectral_peak_is_low_for_natural_texture_and_high_for_a_regular_grid() 
     assert spectral_peak(np.zeros((16, 16), np.uint8)) == 0.0  # too small to judge
 
 
+def colour_face(size: int = 160, seed: int = 0) -> np.ndarray:
+    """A skin-coloured BGR region with natural (aperiodic) texture and a gentle red-blue shading."""
+    texture = natural_texture(size, seed).astype(np.float32) - 128
+    ys = np.linspace(-1, 1, size, dtype=np.float32)[:, None]
+    image = np.stack([130 + 0.3 * texture + 10 * ys, 150 + 0.4 * texture, 200 + 0.4 * texture - 10 * ys], axis=2)
+    return np.clip(image, 0, 255).astype(np.uint8)
+
+
+def test_chroma_peak_is_low_for_skin_and_high_for_a_filmed_screen() -> None:
+    from kiosk.eval.pad_attacks import screen_replay
+
+    face = colour_face()
+    assert chroma_peak(face) < PadConfig().chroma_max_peak
+    frame = np.full((360, 640, 3), 60, np.uint8)
+    frame[100:260, 240:400] = face
+    filmed = next(iter(screen_replay([frame], seed=1)))
+    assert chroma_peak(filmed[110:250, 250:390]) > PadConfig().chroma_max_peak
+    assert chroma_peak(face[:, :, 0]) == 0.0  # a gray camera has no colour to judge
+
+
+def test_frame_evidence_measures_the_colour_region() -> None:
+    frame = np.full((360, 640, 3), 60, np.uint8)
+    frame[100:260, 240:400] = colour_face()
+    landmarks = np.array([[290, 160], [350, 160], [320, 190], [295, 220], [345, 220]], np.float32)
+    found = frame_evidence(frame, landmarks, 0.0)
+    assert 0.0 < found.chroma < PadConfig().chroma_max_peak
+    assert frame_evidence(frame[:, :, 0], landmarks, 0.0).chroma == 0.0
+
+
 # ---- the verdict -----------------------------------------------------------------------------------------------
 
 
@@ -115,7 +147,7 @@ def test_judge_calls_a_moving_changing_noisy_face_live() -> None:
     verdict = judge(live_window(), PadConfig())
     assert verdict.decision == "live", verdict.reason
     assert not verdict.blocking
-    assert set(verdict.cues) == {"frozen_diff", "nonrigid_residual", "motion", "spectral_peak"}
+    assert set(verdict.cues) == {"frozen_diff", "nonrigid_residual", "motion", "spectral_peak", "chroma_peak"}
 
 
 def test_judge_names_each_cue_that_fires() -> None:
@@ -136,6 +168,11 @@ def test_judge_names_each_cue_that_fires() -> None:
     verdict = judge(screen, config)
     assert verdict.fired == (SPECTRAL,)
     assert "screen or print" in verdict.reason
+
+    fringes = [dataclasses.replace(e, chroma=1.2) for e in window]
+    verdict = judge(fringes, config)
+    assert verdict.fired == (MOIRE,) and verdict.blocking
+    assert "filmed screen" in verdict.reason
 
 
 def test_a_still_person_is_not_called_flat() -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from kiosk.config import PadConfig
-from kiosk.identity.pad import LivenessMonitor
+from kiosk.identity.pad import ChallengeSession, LivenessMonitor
 from kiosk.identity.probe import Probe
 
 LANDMARKS = np.array([[80, 90], [120, 90], [100, 110], [85, 130], [115, 130]], np.float32)
@@ -121,3 +121,119 @@ def test_the_challenge_times_out_without_faces_and_needs_the_mesh_model() -> Non
     feed(monitor, [np.zeros((200, 200, 3), np.uint8)] * 3, with_face=False)
     state = monitor.challenge_state(PadConfig().challenge_timeout_s + 1)
     assert state is not None and state.status == "failed" and "no face" in state.message
+
+
+@dataclass
+class Quality:
+    reasons: tuple[str, ...]
+
+
+@dataclass
+class RejectedFace:
+    detection: Detection
+    quality: Quality
+    prominence: float
+
+
+@dataclass
+class GatedAnalysis:
+    """A frame whose only face failed the quality gates (no requester), as a head turn or a blink produces."""
+
+    faces: tuple[RejectedFace, ...]
+    requester: Face | None = None
+
+
+def test_a_running_challenge_watches_a_face_the_quality_gates_rejected_but_the_passive_cues_do_not() -> None:
+    monitor = LivenessMonitor(PadConfig(), ScriptedMesh([0.3] * 5 + [0.1, 0.1] + [0.3] * 2))  # type: ignore[arg-type]
+    monitor.start_challenge("blink", now=0.0)
+    rng = np.random.default_rng(3)
+    turned = RejectedFace(Detection(LANDMARKS), Quality(("too-turned",)), 1.0)
+    tiny = RejectedFace(Detection(LANDMARKS), Quality(("too-small",)), 5.0)  # too small to count: never watched
+    for index in range(9):
+        image = rng.integers(0, 255, (200, 200, 3), dtype=np.uint8)
+        monitor.observe(Analysed(Frame(image, index / 10, index), GatedAnalysis((tiny, turned))))  # type: ignore[arg-type]
+    state = monitor.challenge_state(0.9)
+    assert state is not None and state.passed, state
+    assert monitor.verdict(0.9).frames == 0  # the passive cues judge the requester only
+
+
+def test_the_challenge_ignores_faces_too_small_to_count() -> None:
+    monitor = LivenessMonitor(PadConfig(), ScriptedMesh([0.3] * 5 + [0.1, 0.1] + [0.3] * 2))  # type: ignore[arg-type]
+    monitor.start_challenge("blink", now=0.0)
+    tiny = RejectedFace(Detection(LANDMARKS), Quality(("too-small",)), 5.0)
+    for index in range(9):
+        monitor.observe(Analysed(Frame(np.zeros((200, 200, 3), np.uint8), index / 10, index), GatedAnalysis((tiny,))))  # type: ignore[arg-type]
+    state = monitor.challenge_state(PadConfig().challenge_timeout_s + 1)
+    assert state is not None and state.status == "failed" and "no face" in state.message
+
+
+class Log:
+    def __init__(self) -> None:
+        self.entries: list[tuple[str, dict[str, object]]] = []
+
+    def record(self, action: str, **details: object) -> None:
+        self.entries.append((action, details))
+
+
+class Clock:
+    """Wall and monotonic time at once; starts at 0, the first fed frame's timestamp."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+BLINK = [0.3] * 5 + [0.1, 0.1] + [0.3] * 2
+
+
+def passed_session(purpose: str, log: Log, clock: Clock) -> ChallengeSession:
+    monitor = LivenessMonitor(PadConfig(), ScriptedMesh(list(BLINK)))  # type: ignore[arg-type]
+    session = ChallengeSession(monitor, "blink", log, wall=clock, clock=clock)
+    assert session.start(purpose).status == "waiting"
+    feed(monitor, [np.random.default_rng(i).integers(0, 255, (200, 200, 3), dtype=np.uint8) for i in range(9)])
+    clock.now = max(clock.now, 0.9)
+    assert session.status().status == "passed"
+    return session
+
+
+def test_a_challenge_passed_for_an_admin_action_does_not_vouch_for_an_enrollment() -> None:
+    log, clock = Log(), Clock()
+    admin = passed_session("unlock", log, clock)
+    assert admin.vouches_for("unlock", 60) and not admin.vouches_for("enrollment", 300)
+    admin.status()  # polled again after the end: logged once
+    assert log.entries == [("liveness-challenge", {"kind": "blink", "purpose": "unlock", "passed": True})]
+
+
+def test_an_enrollment_challenge_vouches_once_and_only_while_recent() -> None:
+    log, clock = Log(), Clock()
+    session = passed_session("enrollment", log, clock)
+    assert session.vouches_for("enrollment", 300)
+    clock.now += 301
+    assert not session.vouches_for("enrollment", 300)
+    session = passed_session("enrollment", log, clock)
+    session.use_up()
+    assert not session.vouches_for("enrollment", 300)
+
+
+def test_without_the_face_mesh_model_the_session_is_off() -> None:
+    session = ChallengeSession(LivenessMonitor(PadConfig()), "either", Log())
+    assert not session.available
+    assert session.start("unlock").status == "off" and session.status().status == "off"
+    assert not ChallengeSession(None, "either", Log()).available
+
+
+def test_a_seen_blink_does_not_pass_when_the_passive_cues_call_an_attack() -> None:
+    """Landmarks that blink on a picture that never changes (a replayed clip frozen on screen, an injected feed)."""
+    log, clock = Log(), Clock()
+    monitor = LivenessMonitor(PadConfig(), ScriptedMesh(list(BLINK)))  # type: ignore[arg-type]
+    session = ChallengeSession(monitor, "blink", log, wall=clock, clock=clock)
+    session.start("unlock")
+    still = np.random.default_rng(5).integers(0, 255, (200, 200, 3), dtype=np.uint8)
+    feed(monitor, [still] * 9)
+    clock.now = 0.9
+    report = session.status()
+    assert report.status == "failed" and "blink seen" in report.message and "does not change" in report.message
+    assert not session.vouches_for("unlock", 60)
+    assert session.status() == report and log.entries[-1][1]["passed"] is False and len(log.entries) == 1

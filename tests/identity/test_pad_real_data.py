@@ -15,7 +15,7 @@ from kiosk.eval import pad_attacks
 from kiosk.identity.challenge import ActiveChallenge
 from kiosk.identity.detect import Detector, create_detector
 from kiosk.identity.facemesh import FaceMesh
-from kiosk.identity.liveness import FROZEN, RIGID, FrameEvidence, LivenessVerdict, frame_evidence, judge
+from kiosk.identity.liveness import FROZEN, MOIRE, RIGID, FrameEvidence, LivenessVerdict, frame_evidence, judge
 from kiosk.identity.pad import challenge_sample, usable_mesh
 from kiosk.models import ModelStore
 
@@ -77,6 +77,16 @@ def test_a_replayed_still_frame_is_an_attack(video, detector, mesh, base_config)
     result = verdict(pad_attacks.frozen_still(video[130], 20), detector, mesh, base_config)
     assert result.decision == "attack" and FROZEN in result.fired, result.reason
     assert result.blocking
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_video_replayed_off_a_screen_shows_colour_moire(video, detector, mesh, base_config, seed: int) -> None:  # type: ignore[no-untyped-def]
+    """The bona fide windows above stay live with the same cue; the synthetic screen replay of them does not."""
+    for start in (PERFORMER.start, PERFORMER.start + 60):
+        replayed = pad_attacks.screen_replay(video[start : start + 60 : 3], seed=seed)
+        result = verdict(replayed, detector, mesh, base_config)
+        assert result.decision == "attack" and MOIRE in result.fired, result.cues
+        assert "filmed screen" in result.reason
 
 
 def test_a_printed_photo_waved_at_the_camera_is_an_attack(video, detector, mesh, base_config) -> None:  # type: ignore[no-untyped-def]

@@ -64,13 +64,13 @@ class FakeKeyring:
 
 def test_a_usable_keyring_holds_the_key_when_no_key_file_exists(tmp_path: Path, monkeypatch: Any) -> None:
     keyring = FakeKeyring()
-    monkeypatch.setattr(sealing, "_keyring_module", lambda: keyring)
+    monkeypatch.setattr(sealing, "_keyring_module", lambda os_keyring_only=False: keyring)
     path = tmp_path / "master.key"
     first = load_master_key("auto", path, "svc")
     assert first.source == "keyring" and not path.exists()
     assert load_master_key("keyring", path, "svc").key == first.key
-    monkeypatch.setattr(sealing, "_keyring_module", lambda: None)
-    with pytest.raises(SealingError, match="no usable OS keyring"):
+    monkeypatch.setattr(sealing, "_keyring_module", lambda os_keyring_only=False: None)
+    with pytest.raises(SealingError, match="no usable keyring"):
         load_master_key("keyring", path, "svc")
     assert load_master_key("auto", path, "svc").source.startswith("file:")  # falls back to the file
 

@@ -70,6 +70,8 @@ class FakeServices:
         self.sample_script: list[EnrollSample] = []
         self.challenge_script: list[str] = []  # statuses challenge_status returns in turn, then "passed"
         self.challenge_polls = 0
+        self.challenge_purposes: list[str] = []  # what each started challenge was for (enrollment, unlock, ...)
+        self.challenge_off = False  # the terminal cannot run the challenge (no Face Mesh)
         self.calibration_error: str | None = None
         self.settings_state = AdminSettings(
             "qwen2.5-coder-0.5b-instruct", ("smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct"), "best-match"
@@ -159,13 +161,17 @@ class FakeServices:
             return self.sample_script.pop(0)
         return EnrollSample(True, None, np.ones(4, np.float32) / 2)
 
-    def start_challenge(self) -> ChallengeView:
+    def start_challenge(self, purpose: str = "enrollment") -> ChallengeView:
+        self.challenge_purposes.append(purpose)
+        if self.challenge_off:
+            return ChallengeView("off", "", "liveness checks are off (pad.enabled / pad.mesh)")
         return ChallengeView("waiting", "Please blink once")
 
     def challenge_status(self) -> ChallengeView:
         self.challenge_polls += 1
         status = self.challenge_script.pop(0) if self.challenge_script else "passed"
-        return ChallengeView(status, "Please blink once", "blink seen" if status == "passed" else "")  # type: ignore[arg-type]
+        reason = {"passed": "blink seen", "failed": "time is up (6 s): the asked movement was not seen"}.get(status, "")
+        return ChallengeView(status, "Please blink once", reason)  # type: ignore[arg-type]
 
     def enroll(self, name: str, samples: Sequence[EnrollSample]) -> UserView:
         if len(samples) < 3:

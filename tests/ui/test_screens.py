@@ -165,7 +165,9 @@ def test_admin_pin_first_run_then_wrong_pins_lock_out(qtbot, make_window, fake, 
     assert "differ" in admin.gate.message.text() and not admin.unlocked
     admin.gate.pad.type_pin("2580")
     admin.gate.pad.type_pin("2580")
-    assert admin.unlocked
+    # A face-camera terminal (the default config): the scripted liveness check passes on its first poll.
+    qtbot.waitUntil(lambda: admin.unlocked, timeout=5000)
+    assert fake.challenge_purposes == ["unlock"]
     pin_file = ui_config.paths.data_dir / "admin_pin.json"
     assert pin_file.is_file() and "2580" not in pin_file.read_text()
     window.show_screen(MAIN)
@@ -178,15 +180,16 @@ def test_admin_pin_first_run_then_wrong_pins_lock_out(qtbot, make_window, fake, 
     assert not admin.unlocked and "Try again in" in admin.gate.message.text()
     assert window.isVisible()
     actions = [(e["action"], e.get("ok")) for e in window.ctx.audit.entries()]
-    assert actions[0] == ("admin-pin-set", None)
+    assert actions[:2] == [("admin-pin-set", None), ("admin-challenge", True)]
     assert actions.count(("admin-login", False)) == ui_config.ui.admin_pin_attempts + 1
 
 
 def unlock(qtbot, window) -> None:  # type: ignore[no-untyped-def]
+    """PIN, then the scripted liveness check (FakeServices passes it unless a test scripts otherwise)."""
     window.ctx.admin_pin.set_pin("2580")
     window.show_screen(ADMIN)
     window.admin.gate.pad.type_pin("2580")
-    assert window.admin.unlocked
+    qtbot.waitUntil(lambda: window.admin.unlocked, timeout=5000)
 
 
 def test_admin_calibration_shows_histogram_rules_and_applies(qtbot, make_window, fake, tmp_path) -> None:

@@ -1,6 +1,8 @@
-"""Admin screen behind a PIN: calibration with histograms and operating points, users, groups, models and gate.
+"""Admin screen behind a PIN (and, on a face-camera terminal, a liveness check): calibration with histograms and
+operating points, users, groups, models and gate.
 
-Every action, including each PIN attempt, goes to the admin log.
+Who may do what is decided by the core's AdminAccess (kiosk/security/admin_access.py); this screen renders its
+steps. Every action, including each PIN attempt and each liveness check, goes to the audit log.
 """
 
 from __future__ import annotations
@@ -29,9 +31,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kiosk.security.admin_access import AccessStep, AdminAction
 from kiosk.ui.context import AppContext
+from kiosk.ui.screens.admin_check import LivenessCheck
 from kiosk.ui.screens.base import MAIN, Screen, label
-from kiosk.ui.services import AdminSettings, CalibrationView, GroupView, UserView
+from kiosk.ui.services import AdminSettings, CalibrationView, ChallengeView, FrameView, GroupView, UserView
 from kiosk.ui.widgets.histogram import ScoreHistogram
 from kiosk.ui.widgets.pinpad import PinPad
 from kiosk.ui.workers import submit
@@ -49,9 +53,9 @@ def _pct(value: float) -> str:
 
 
 class PinGate(QWidget):
-    """First run: choose a PIN twice. Later: enter it. Wrong PINs are rate-limited by AdminPin."""
+    """First run: choose a PIN twice. Later: enter it. The core's AdminAccess decides what comes next."""
 
-    unlocked = Signal()
+    stepped = Signal(object)  # AccessStep after a PIN was entered or chosen
 
     def __init__(self, ctx: AppContext) -> None:
         super().__init__()
@@ -63,25 +67,28 @@ class PinGate(QWidget):
         self.prompt.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.message = label("", "muted")
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.note = label(ctx.admin_access.rule.note, "muted")
+        self.note.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.pad = PinPad(ctx.metrics)
         self.pad.entered.connect(self._entered)
         layout.addWidget(self.prompt)
         layout.addWidget(self.message)
         layout.addWidget(self.pad, 0, Qt.AlignmentFlag.AlignHCenter)
+        layout.addWidget(self.note)
         layout.addStretch(2)
 
-    def reset(self) -> None:
+    def reset(self, message: str = "") -> None:
         self._first_pin = None
         self.pad.clear()
         if self.ctx.admin_pin.is_set():
             self.prompt.setText("Enter the admin PIN")
-            self.message.setText("")
+            self.message.setText(message)
         else:
             self.prompt.setText("Choose an admin PIN")
             self.message.setText("First start: choose 4 to 12 digits. Only its salted hash is stored.")
 
     def _entered(self, pin: str) -> None:
-        pin_store, log = self.ctx.admin_pin, self.ctx.audit
+        pin_store, access = self.ctx.admin_pin, self.ctx.admin_access
         if not pin_store.is_set():
             if self._first_pin is None:
                 if not (pin.isdigit() and 4 <= len(pin) <= 12):
@@ -97,19 +104,16 @@ class PinGate(QWidget):
                 self.message.setText("The two PINs differ. Start again.")
                 return
             pin_store.set_pin(pin)
-            log.record("admin-pin-set")
-            self.unlocked.emit()
+            self.stepped.emit(access.pin_chosen())
             return
         try:
-            check = pin_store.check(pin)
+            step = access.enter_pin(pin)
         except Exception as exc:  # a damaged PIN file must not take the kiosk down
             self.message.setText(str(exc))
-            log.record("admin-pin-error", error=str(exc))
+            self.ctx.audit.record("admin-pin-error", error=str(exc))
             return
-        log.record("admin-login", ok=check.ok, locked_for_s=round(check.locked_for_s, 1))
-        self.message.setText(check.message)
-        if check.ok:
-            self.unlocked.emit()
+        self.message.setText(step.message)
+        self.stepped.emit(step)
 
 
 class AdminScreen(Screen):
@@ -130,27 +134,87 @@ class AdminScreen(Screen):
         root.addLayout(header)
         self.stack = QStackedWidget()
         self.gate = PinGate(ctx)
-        self.gate.unlocked.connect(self._unlocked)
+        self.gate.stepped.connect(self._show_step)
+        self.check = LivenessCheck(ctx)
+        self.check.polled.connect(self._challenge_polled)
+        self.check.cancelled.connect(self._challenge_cancelled)
+        self._after_check: Callable[[], None] | None = None  # the destructive action a running check guards
         self.tabs = QTabWidget()
         self.tabs.addTab(self._calibration_tab(), "Calibration")
         self.tabs.addTab(self._users_tab(), "Users")
         self.tabs.addTab(self._settings_tab(), "Models && gate")
         self.tabs.addTab(self._groups_tab(), "Groups")
         self.stack.addWidget(self.gate)
+        self.stack.addWidget(self.check)
         self.stack.addWidget(self.tabs)
         root.addWidget(self.stack, 1)
 
-    # --- navigation ---------------------------------------------------------------------------------
+    # --- navigation and access ----------------------------------------------------------------------
     def on_enter(self) -> None:
+        self.ctx.admin_access.lock()
         self.stack.setCurrentWidget(self.gate)
         self.gate.reset()
 
     def on_leave(self) -> None:
-        self.stack.setCurrentWidget(self.gate)  # leaving always locks again
+        access = self.ctx.admin_access
+        if self.check.running and access.pending is not None:
+            self.check.stop()  # walking away from a running check is a failed check, like Cancel
+            access.challenge_update("failed", "", "the admin screen was left during the check")
+        access.lock()  # leaving always locks again
+        self._after_check = None
+        self.stack.setCurrentWidget(self.gate)
+
+    def on_frame(self, view: FrameView) -> None:
+        self.check.on_frame(view)
 
     @property
     def unlocked(self) -> bool:
-        return self.stack.currentWidget() is self.tabs
+        return self.ctx.admin_access.unlocked
+
+    def _show_step(self, step: AccessStep) -> None:
+        if step.kind == "pin":
+            self._after_check = None
+            self.check.stop()
+            self.stack.setCurrentWidget(self.gate)
+            self.gate.reset(step.message)
+        elif step.kind == "challenge":
+            self.stack.setCurrentWidget(self.check)
+            self.check.start(step.action, step.message)
+        elif step.kind == "granted":
+            if step.action == "unlock":
+                self._unlocked()
+            else:
+                self.stack.setCurrentWidget(self.tabs)
+                work, self._after_check = self._after_check, None
+                if work is not None:
+                    work()
+        else:  # denied: still unlocked, the action was not done
+            self._after_check = None
+            self.stack.setCurrentWidget(self.tabs)
+            self._status_for(step.action).setText(step.message)
+            self.action_done.emit(f"{step.action}-denied")
+
+    def _challenge_polled(self, view: ChallengeView) -> None:
+        step = self.ctx.admin_access.challenge_update(view.status, view.prompt, view.message)
+        if step.kind == "challenge":
+            self.check.show_prompt(step.message, view.message)
+        else:
+            self._show_step(step)
+
+    def _challenge_cancelled(self) -> None:
+        self._show_step(self.ctx.admin_access.challenge_update("failed", "", "cancelled"))
+
+    def _guarded(self, action: AdminAction, work: Callable[[], None]) -> None:
+        """Run a destructive action now, or after the liveness check AdminAccess asks for."""
+        step = self.ctx.admin_access.request(action)
+        if step.kind == "granted":
+            work()
+            return
+        self._after_check = work if step.kind == "challenge" else None
+        self._show_step(step)
+
+    def _status_for(self, action: str) -> QLabel:
+        return {"remove-user": self.users_status, "delete-group": self.groups_status}.get(action, self.cal_status)
 
     def _unlocked(self) -> None:
         self.stack.setCurrentWidget(self.tabs)
@@ -300,6 +364,9 @@ class AdminScreen(Screen):
         if self.result is None or rule is None:
             return
         result = self.result
+        self._guarded("apply-calibration", lambda: self._apply_calibration(result, rule))
+
+    def _apply_calibration(self, result: CalibrationView, rule: str) -> None:
         services = self.ctx.require_services()
 
         def done(tau: float) -> None:
@@ -361,6 +428,9 @@ class AdminScreen(Screen):
         if item is None:
             return
         user_id = int(item.data(Qt.ItemDataRole.UserRole))
+        self._guarded("remove-user", lambda: self._remove_user(user_id))
+
+    def _remove_user(self, user_id: int) -> None:
         services = self.ctx.require_services()
 
         def done(_result: object) -> None:
@@ -494,7 +564,10 @@ class AdminScreen(Screen):
         if group_id is None:
             return
         services = self.ctx.require_services()
-        self._group_action("group-deleted", lambda: services.delete_group(group_id), group_id=group_id)
+        self._guarded(
+            "delete-group",
+            lambda: self._group_action("group-deleted", lambda: services.delete_group(group_id), group_id=group_id),
+        )
 
     # --- models and gate policy ---------------------------------------------------------------------
     def _settings_tab(self) -> QWidget:
