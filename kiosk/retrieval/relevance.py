@@ -15,16 +15,16 @@ calibration/relevance-<sha>.json; the shipped `retrieval.relevance_floor` defaul
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from kiosk.errors import CalibrationError
 from kiosk.retrieval.results import Retrieval
+from kiosk.retrieval.thresholds import load_for_encoder
 
 RELATED_KEPT = 0.95
 
@@ -77,16 +77,4 @@ def calibration_path(directory: Path, encoder_sha256: str) -> Path:
 
 def load(path: Path, encoder_sha256: str) -> RelevanceCalibration:
     """The calibration at `path`, refused if it was made for another encoder."""
-    try:
-        calibration = RelevanceCalibration.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))
-    except (OSError, ValueError, ValidationError) as exc:
-        raise CalibrationError(
-            f"relevance calibration {path} is unreadable ({exc})", "re-run bench.bench_relevance"
-        ) from exc
-    if calibration.encoder_sha256 != encoder_sha256:
-        raise CalibrationError(
-            f"relevance calibration {path} was made for encoder sha256 {calibration.encoder_sha256[:12]}…, "
-            f"not {encoder_sha256[:12]}…",
-            "re-run `python -m bench.bench_relevance --write-calibration` with the active encoder",
-        )
-    return calibration
+    return load_for_encoder(path, RelevanceCalibration, encoder_sha256, "relevance", "bench.bench_relevance")

@@ -20,6 +20,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -30,6 +31,7 @@ from kiosk.retrieval.adaptive import recollects
 from kiosk.retrieval.results import FamiliaritySignal
 
 NEVER = -1.0
+EncoderCalibration = TypeVar("EncoderCalibration", bound=BaseModel)
 """Cosine's floor: with theta_high here every mean similarity is at or above it, so familiarity always runs."""
 MEAN_QUANTILES = (0.02, 0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 0.9)
 ENTROPY_QUANTILES = (0.5, 0.7, 0.8, 0.9, 0.95, 0.99)
@@ -144,17 +146,23 @@ def adaptive_recall(outcomes: Sequence[Outcome], familiarity: Sequence[float], r
 
 def load(path: Path, encoder_sha256: str) -> AdaptiveCalibration:
     """The calibration at `path`, refused if it was made for another encoder."""
+    return load_for_encoder(path, AdaptiveCalibration, encoder_sha256, "adaptive", "bench.bench_hybrid")
+
+
+def load_for_encoder(
+    path: Path, model: type[EncoderCalibration], encoder_sha256: str, kind: str, bench: str
+) -> EncoderCalibration:
+    """A per-encoder calibration file (`kind` made by `python -m <bench> --write-calibration`), refused if it is
+    unreadable or was made for another text encoder."""
     try:
-        calibration = AdaptiveCalibration.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))
+        calibration = model.model_validate(json.loads(Path(path).read_text(encoding="utf-8")))
     except (OSError, ValueError, ValidationError) as exc:
+        raise CalibrationError(f"{kind} calibration {path} is unreadable ({exc})", f"re-run {bench}") from exc
+    made_for = str(calibration.model_dump().get("encoder_sha256", ""))
+    if made_for != encoder_sha256:
         raise CalibrationError(
-            f"adaptive calibration {path} is unreadable ({exc})", "re-run bench.bench_hybrid"
-        ) from exc
-    if calibration.encoder_sha256 != encoder_sha256:
-        raise CalibrationError(
-            f"adaptive calibration {path} was made for encoder sha256 {calibration.encoder_sha256[:12]}…, "
-            f"not {encoder_sha256[:12]}…",
-            "re-run `python -m bench.bench_hybrid --write-calibration` with the active encoder",
+            f"{kind} calibration {path} was made for encoder sha256 {made_for[:12]}…, not {encoder_sha256[:12]}…",
+            f"re-run `python -m {bench} --write-calibration` with the active encoder",
         )
     return calibration
 
