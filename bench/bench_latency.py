@@ -1,26 +1,32 @@
 """Answer latency (#14): where one question's time goes, and first-token / total latency per lever.
 
 LoCoMo, the paper protocol's store (fast construction, cached in bench/cache/stores), palm probes: each
-question is asked by its owner (the gate verifies them, retrieval runs in their notes) and, for the
-prompt variants' F1, by a non-owner (another enrolled person: the gate verifies *them*, so the prompt
-holds another user's notes). The LLM runs in a worker process (bench/latency_worker.py) per lever and
-chunk of questions; the levers of a chunk run at the same time, so a load change on the shared machine
-hits all of them alike. Before each answer the llama context is reset, as it is in the kiosk after the
-note construction that follows every answer. Wall time and process CPU time are both recorded.
+question is asked by its owner (the gate verifies them, retrieval runs in their notes). Questions: the
+protocol's 10 % sample (seed 0), drawn category by category (multi-hop, temporal, single-hop in turn) and
+conversation by conversation, so the three categories are mixed; deterministic by --seed.
 
-Levers: the prompt (the kiosk's former "detailed" prompt = baseline, the eval's short prompt, the compact
-prompt, with 10 or 5 notes), the saved KV state of the system prompt, flash attention, prefilling the
-prompt built from the half-typed question, an AVX-512/VNNI build of llama.cpp (`--fast-python`), and all
-together. Owner F1 (LoCoMo token F1, the protocol's scoring) comes from the same answers; the prompt
-variants' owner/non-owner F1 from a separate pass through the protocol's answer cache. The worker
-mirrors kiosk.llm.llamacpp's context reuse (tests/llm/test_llamacpp_reuse_real.py checks the kiosk's).
-`--token-counts` only counts prompt tokens per variant (no LLM), cheap enough for many questions.
+The LLM runs through the kiosk's own backend (kiosk.llm.llamacpp.LlamaCppLLM) in a worker process per
+lever (bench/latency_worker.py). `--mode sequential` (the default) runs one lever after the other, one
+llama.cpp process at a time, so its wall times are what a terminal would see at that load (the load
+average at the start and end of each lever is recorded); `--mode concurrent` runs the levers of a chunk of
+questions at the same time (a load change hits all alike, but absolute times are meaningless). Before each
+answer the llama context is reset, as it is in the kiosk after the note construction that follows every
+answer. Wall time and process CPU time are both recorded.
+
+Levers: the prompt (the kiosk's former "detailed" prompt = baseline, the compact prompt, with 10 or 5
+notes), the saved KV state of the system prompt, prefilling the prompt built from the words typed before
+"send" (retrieval + prefill, timed from "send"), thread count, batch size, flash attention, an
+AVX-512/VNNI build of llama.cpp (`--fast-python`), and all together. Owner F1 (LoCoMo token F1, the
+protocol's scoring) comes from the same answers. `--token-counts` only counts prompt tokens per variant
+and how much of the final prompt the typed prompt shares (no generation), cheap enough for many questions.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import random
 import shutil
 import statistics
 import subprocess
@@ -40,6 +46,7 @@ from kiosk.eval.locomo import Question
 from kiosk.eval.metrics import CATEGORY_NAMES, aggregate, score_answer
 from kiosk.llm import prompts
 from kiosk.memory.note import Note
+from kiosk.prepared import keep_prepared
 
 Messages = list[dict[str, str]]
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,7 +62,9 @@ class Lever:
     kv_prefix: bool = False
     flash_attn: bool = False
     threads: int | None = None  # None: the run's --threads
-    prefill: bool = False
+    prefill: str | None = None  # None | "last word" (typed all but the last word) | "half" (half the words)
+    n_batch: int = 512
+    keep_typed: bool = False  # keep the notes of the prefilled prompt at "send" (kiosk.prepared)
     build: str = "portable"  # portable | avx512
     non_owner: bool = False  # also answer with another user's notes (prompt variants only)
 
@@ -70,7 +79,7 @@ class Asked:
     owner_person: str | None
     non_owner: list[Note]
     non_owner_person: str | None
-    typed: list[Note]  # retrieved for the half-typed question (the prefill lever)
+    typed: dict[str, list[Note]]  # {typing scenario: notes retrieved for the words typed so far}
     stages_ms: dict[str, float] = field(default_factory=dict)
 
 
@@ -80,37 +89,74 @@ def levers(fast_python: str | None) -> list[Lever]:
         Lever("short prompt", prompt="short"),
         Lever("compact prompt", prompt="compact"),
         Lever("compact, 5 notes", prompt="compact", notes=5),
-        Lever("compact + system KV state", prompt="compact", kv_prefix=True),
+        Lever("compact, 1 thread", prompt="compact", threads=1),
+        Lever("compact, batch 1024", prompt="compact", n_batch=1024),
         Lever("compact + flash attention", prompt="compact", flash_attn=True),
-        Lever("compact + KV + prefill while typing", prompt="compact", kv_prefix=True, prefill=True),
+        Lever("compact + system KV state", prompt="compact", kv_prefix=True),
+        Lever("compact + KV + prefill (half typed)", prompt="compact", kv_prefix=True, prefill="half"),
+        Lever("compact + KV + prefill while typing", prompt="compact", kv_prefix=True, prefill="last word"),
     ]
     if fast_python:
         chosen.append(Lever("AVX-512 build", build="avx512"))
-    best = Lever("all together", prompt="compact", kv_prefix=True, prefill=True)
+    best = Lever("all together", prompt="compact", kv_prefix=True, prefill="last word", keep_typed=True)
     chosen.append(replace(best, build="avx512") if fast_python else best)
     return chosen
+
+
+TYPING = {
+    "half": "half the words typed",
+    "last word": "all but the last word typed (the person types it and sends without a pause)",
+}
+
+
+def typed_words(question: str, scenario: str) -> str:
+    """The words typed at the last pause before "send" under a typing scenario."""
+    words = question.split()
+    if scenario == "half":
+        return " ".join(words[: max(1, len(words) // 2)])
+    return " ".join(words[: max(1, len(words) - 1)])
+
+
+def mixed_sample(questions: Sequence[Question], count: int, seed: int) -> list[Question]:
+    """`count` questions taken category by category in turn, and inside a category conversation by
+    conversation, each conversation's questions in a seeded order: the categories stay mixed at any count."""
+    by_category: dict[int, dict[str, list[Question]]] = {}
+    for question in questions:
+        by_category.setdefault(question.category, {}).setdefault(question.conversation_id, []).append(question)
+    queues: list[list[Question]] = []
+    for category in sorted(by_category):
+        per_conversation = by_category[category]
+        for conversation, items in per_conversation.items():
+            random.Random(f"{seed}:{conversation}:{category}").shuffle(items)
+        interleaved: list[Question] = []
+        while any(per_conversation.values()):
+            for items in per_conversation.values():
+                if items:
+                    interleaved.append(items.pop(0))
+        queues.append(interleaved)
+    picked: list[Question] = []
+    while len(picked) < count and any(queues):
+        for queue in queues:
+            if queue and len(picked) < count:
+                picked.append(queue.pop(0))
+    return picked
 
 
 # ---- contexts: probe -> gate -> retrieval, timed like Assistant.answer ------------------------------
 
 
-def half_typed(question: str) -> str:
-    words = question.split()
-    return " ".join(words[: max(1, len(words) // 2)])
-
-
-def build_contexts(config: KioskConfig, count: int, modality: str, work_dir: Path) -> list[Asked]:
+def build_contexts(config: KioskConfig, count: int, modality: str, work_dir: Path, seed: int = 0) -> list[Asked]:
     from kiosk.assistant import Assistant
     from kiosk.calibration.active import active_threshold
     from kiosk.eval.assignments import benchmark_dir, bind_identities, non_owner_of, read_identity_images
     from kiosk.eval.locomo import conversations_digest, load_conversations, locomo_path, select_questions
-    from kiosk.eval.protocol import _probe, cap_round_robin, embed_benchmark_image, load_embedder, store_key
+    from kiosk.eval.protocol import _probe, embed_benchmark_image, load_embedder, store_key
     from kiosk.memory.sqlite_store import SqliteStore
     from kiosk.text import load_text_encoder
 
     source = locomo_path(config.paths.eval_data_dir)
     conversations = load_conversations(source)
-    questions = cap_round_robin(select_questions(conversations, 0.1, 0), count)
+    questions = mixed_sample(select_questions(conversations, 0.1, 0), count, seed)
     cached = (
         CACHE / "stores" / f"{store_key(config, conversations_digest(conversations, source), 'fast', None, None)}.db"
     )
@@ -154,7 +200,12 @@ def build_contexts(config: KioskConfig, count: int, modality: str, work_dir: Pat
             embedder.model_sha256,
         )
         other, other_retrieval, _ = assistant.retrieve(question.question, intruder_probe)
-        _, typed_retrieval, _ = assistant.retrieve(half_typed(question.question), probe)
+        typed = {
+            scenario: [
+                item.note for item in assistant.retrieve(typed_words(question.question, scenario), probe)[1].notes
+            ]
+            for scenario in TYPING
+        }
         asked.append(
             Asked(
                 question,
@@ -162,7 +213,7 @@ def build_contexts(config: KioskConfig, count: int, modality: str, work_dir: Pat
                 owner_person,
                 [item.note for item in other_retrieval.notes],
                 names.get(other.verified_user_id) if other.verified_user_id else None,
-                [item.note for item in typed_retrieval.notes],
+                typed,
                 {"probe": probe_ms, **timings},
             )
         )
@@ -170,8 +221,24 @@ def build_contexts(config: KioskConfig, count: int, modality: str, work_dir: Pat
     return asked
 
 
-def messages_for(lever: Lever, question: str, notes: Sequence[Note], person: str | None) -> Messages:
-    kept = sorted(notes[: lever.notes], key=lambda n: (n.timestamp, n.id or 0))
+def chronological(notes: Sequence[Note]) -> list[Note]:
+    return sorted(notes, key=lambda n: (n.timestamp, n.id or 0))
+
+
+def answer_notes(lever: Lever, item: Asked) -> tuple[list[Note], bool]:
+    """The owner's notes for the final prompt under `lever`, and whether they are already in prompt order."""
+    if lever.keep_typed and lever.prefill:
+        typed = chronological(item.typed[lever.prefill][: lever.notes])
+        kept = keep_prepared(typed, item.owner[: lever.notes], lambda note: note, lambda note: True)
+        if kept is not None:
+            return kept, True
+    return item.owner, False
+
+
+def messages_for(
+    lever: Lever, question: str, notes: Sequence[Note], person: str | None, in_order: bool = False
+) -> Messages:
+    kept = list(notes) if in_order else chronological(notes[: lever.notes])
     if lever.prompt == "short":
         memories = [prompting.Memory(n.timestamp, prompting.note_line(n.content, n.context)) for n in kept]
         return prompting.answer_messages(question, memories)
@@ -192,9 +259,50 @@ def run_worker(python: str, job: dict[str, Any], work_dir: Path) -> dict[str, An
     return dict(json.loads(out_path.read_text()))
 
 
+def worker_job(
+    model_path: Path, lever: Lever, part: Sequence[Asked], threads: int, max_tokens: int
+) -> tuple[dict[str, Any], list[str]]:
+    conditions = ["owner", "non_owner"] if lever.non_owner else ["owner"]
+    requests = []
+    for condition in conditions:
+        for item in part:
+            notes, person = (
+                (item.owner, item.owner_person) if condition == "owner" else (item.non_owner, item.non_owner_person)
+            )
+            in_order = False
+            prefill = None
+            if lever.prefill:
+                typed = typed_words(item.question.question, lever.prefill)
+                prefill = messages_for(lever, typed, item.typed[lever.prefill], person)
+                if condition == "owner":
+                    notes, in_order = answer_notes(lever, item)
+            requests.append(
+                {"messages": messages_for(lever, item.question.question, notes, person, in_order), "prefill": prefill}
+            )
+    job = {
+        "model": str(model_path),
+        "llama": {
+            "n_ctx": 2048,
+            "threads": lever.threads or threads,
+            "flash_attn": lever.flash_attn,
+            "n_batch": lever.n_batch,
+        },
+        "kv_prefix": lever.kv_prefix,
+        "max_tokens": max_tokens,
+        "requests": requests,
+    }
+    return job, conditions
+
+
+def load_average() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+Cell = tuple[str, Path, Lever]  # (model name, GGUF path, lever)
+
+
 def time_levers(
-    model_path: Path,
-    chosen: Sequence[Lever],
+    cells: Sequence[Cell],
     asked: Sequence[Asked],
     pythons: dict[str, str],
     threads: int,
@@ -203,69 +311,66 @@ def time_levers(
     work_dir: Path,
     say: Callable[[str], None],
     deadline: float,
-) -> dict[str, dict[str, list[dict[str, Any]]]]:
-    """{lever: {"owner": [per question], "non_owner": [...]}} with the levers interleaved per chunk; no new
-    chunk starts after `deadline` (epoch seconds)."""
-    out: dict[str, dict[str, list[dict[str, Any]]]] = {lever.name: {"owner": [], "non_owner": []} for lever in chosen}
+    sequential: bool,
+) -> dict[tuple[str, str], dict[str, Any]]:
+    """{(model, lever): {"owner": [per question], "non_owner": [...], "load": [...], "seconds": s}}.
+
+    The questions go in chunks; every chunk is answered by every cell before the next one starts, so when
+    the budget (`deadline`, epoch seconds) ends the run early all cells have the same questions, and a load
+    change on the shared machine is spread over all of them. Sequential: the cells of a chunk one after the
+    other (one llama.cpp process at a time); concurrent: at the same time."""
+    out: dict[tuple[str, str], dict[str, Any]] = {
+        (model, lever.name): {"owner": [], "non_owner": [], "system_info": [], "load": [], "seconds": 0.0}
+        for model, _, lever in cells
+    }
+
+    def one(cell: Cell, part: Sequence[Asked], start: int) -> None:
+        model, path, lever = cell
+        job, conditions = worker_job(path, lever, part, threads, max_tokens)
+        cell_dir = work_dir / str(cells.index(cell))
+        cell_dir.mkdir(exist_ok=True)
+        load_start, began = load_average(), time.time()
+        result = run_worker(pythons[lever.build], job, cell_dir)
+        entry = out[(model, lever.name)]
+        entry["seconds"] += time.time() - began
+        entry["load"].append({"start": load_start, "end": load_average()})
+        rows = result["results"]
+        for i, condition in enumerate(conditions):
+            entry[condition].extend(rows[i * len(part) : (i + 1) * len(part)])
+        entry["system_info"].append({"text": result["system_info"]})
+        say(
+            f"{model} · {lever.name}: questions {start + len(part)}/{len(asked)} "
+            f"(load {load_start} -> {entry['load'][-1]['end']}, {time.strftime('%H:%M:%S')})"
+        )
+
     for start in range(0, len(asked), chunk):
         if start and time.time() > deadline:
+            say(f"budget spent after {start} questions")
             break
         part = asked[start : start + chunk]
-
-        def one(lever: Lever, part: Sequence[Asked] = part, start: int = start) -> None:
-            conditions = ["owner", "non_owner"] if lever.non_owner else ["owner"]
-            requests = []
-            for condition in conditions:
-                for item in part:
-                    notes, person = (
-                        (item.owner, item.owner_person)
-                        if condition == "owner"
-                        else (item.non_owner, item.non_owner_person)
-                    )
-                    typed = half_typed(item.question.question)
-                    requests.append(
-                        {
-                            "messages": messages_for(lever, item.question.question, notes, person),
-                            "prefill": messages_for(lever, typed, item.typed, person) if lever.prefill else None,
-                        }
-                    )
-            job = {
-                "model": str(model_path),
-                "llama": {
-                    "n_ctx": 2048,
-                    "n_threads": lever.threads or threads,
-                    "n_threads_batch": lever.threads or threads,
-                    "flash_attn": lever.flash_attn,
-                },
-                "kv_prefix": lever.kv_prefix,
-                "max_tokens": max_tokens,
-                "requests": requests,
-            }
-            lever_dir = work_dir / str(chosen.index(lever))
-            lever_dir.mkdir(exist_ok=True)
-            result = run_worker(pythons[lever.build], job, lever_dir)
-            rows = result["results"]
-            for i, condition in enumerate(conditions):
-                out[lever.name][condition].extend(rows[i * len(part) : (i + 1) * len(part)])
-            out[lever.name].setdefault("system_info", []).append({"text": result["system_info"]})
-            say(f"{model_path.name} · {lever.name}: questions {start + len(part)}/{len(asked)}")
-
-        # The levers of a chunk run at the same time, so they share the machine's load alike.
-        with ThreadPoolExecutor(max_workers=len(chosen)) as pool:
-            list(pool.map(one, chosen))
+        if sequential:
+            for cell in cells:
+                one(cell, part, start)
+        else:
+            with ThreadPoolExecutor(max_workers=len(cells)) as pool:
+                list(pool.map(lambda cell, part=part, start=start: one(cell, part, start), cells))
     return out
 
 
-def f1_of(rows: Sequence[dict[str, Any]], asked: Sequence[Asked]) -> float:
+def f1_scores(rows: Sequence[dict[str, Any]], asked: Sequence[Asked]) -> dict[str, Any]:
     scored = [
         score_answer(prompting.clean_answer(row["text"]), item.question.answer, item.question.category)
         for row, item in zip(rows, asked, strict=False)
     ]
-    return aggregate(scored).as_dict()["average"]["f1"]
+    return aggregate(scored).as_dict()
+
+
+def f1_of(rows: Sequence[dict[str, Any]], asked: Sequence[Asked]) -> float:
+    return float(f1_scores(rows, asked)["average"]["f1"])
 
 
 def summarise(
-    model: str, chosen: Sequence[Lever], timed: dict[str, dict[str, list[dict[str, Any]]]], asked: Sequence[Asked]
+    model: str, chosen: Sequence[Lever], timed: dict[str, dict[str, Any]], asked: Sequence[Asked]
 ) -> dict[str, Any]:
     summary: dict[str, Any] = {}
     for lever in chosen:
@@ -285,9 +390,15 @@ def summarise(
             "total_p95_ms": round(total["p95_ms"], 1),
             "prompt_tokens_p50": statistics.median(r["prompt_tokens"] for r in rows),
             "answer_pieces_p50": statistics.median(r["completion_tokens"] for r in rows),
+            "reused_tokens_p50": statistics.median(r.get("reused_tokens", 0) for r in rows),
             "questions": len(rows),
             "owner_f1": round(f1_of(rows, asked), 2),
-            "build": timed[lever.name]["system_info"][0]["text"],  # type: ignore[index]
+            "owner_f1_per_category": {
+                name: value["f1"] for name, value in f1_scores(rows, asked)["per_category"].items()
+            },
+            "load": timed[lever.name]["load"],
+            "minutes": round(timed[lever.name]["seconds"] / 60, 1),
+            "build": timed[lever.name]["system_info"][0]["text"],
         }
         if timed[lever.name]["non_owner"]:
             entry["non_owner_f1"] = round(f1_of(timed[lever.name]["non_owner"], asked), 2)
@@ -303,8 +414,8 @@ def stage_breakdown(asked: Sequence[Asked], timed_compact: Sequence[dict[str, An
         started = time.perf_counter()
         messages_for(lever, item.question.question, item.owner, item.owner_person)
         build_ms.append((time.perf_counter() - started) * 1000.0)
-    first = [r["first_token_cpu_s"] * 1000.0 for r in timed_compact]
-    generation = [(r["total_cpu_s"] - r["first_token_cpu_s"]) * 1000.0 for r in timed_compact]
+    first = [r["first_token_s"] * 1000.0 for r in timed_compact]
+    generation = [(r["total_s"] - r["first_token_s"]) * 1000.0 for r in timed_compact]
     return {
         "probe_ms": round(statistics.median(a.stages_ms["probe"] for a in asked), 2),
         "gate_ms": round(statistics.median(a.stages_ms["gate"] for a in asked), 2),
@@ -312,117 +423,84 @@ def stage_breakdown(asked: Sequence[Asked], timed_compact: Sequence[dict[str, An
             statistics.median(a.stages_ms.get("encode", 0.0) + a.stages_ms.get("retrieve", 0.0) for a in asked), 2
         ),
         "prompt_build_ms": round(statistics.median(build_ms), 3),
-        "prompt_processing_cpu_ms": round(statistics.median(first), 1),
-        "generation_cpu_ms": round(statistics.median(generation), 1),
+        "prompt_processing_ms": round(statistics.median(first), 1),
+        "generation_ms": round(statistics.median(generation), 1),
     }
 
 
-def prompt_f1(
-    config: KioskConfig,
-    model: str,
-    asked: Sequence[Asked],
-    variants: Sequence[Lever],
-    max_tokens: int,
-    deadline: float,
-) -> dict[str, Any]:
-    """Owner and non-owner F1 per prompt variant through the protocol's answer cache (one thread).
-
-    The cache is keyed by model sha + prompt, so the eval's short prompt is answered from the LoCoMo
-    runs' entries and a re-run of this benchmark costs nothing."""
-    from kiosk.eval.answer_cache import AnswerCache, CachedLLM
+def prompt_token_counts(config: KioskConfig, asked: Sequence[Asked], variants: Sequence[Lever]) -> dict[str, Any]:
+    """Prompt tokens per variant for both GGUFs, and how many leading tokens the prompt built from the typed
+    words shares with the final one (what a prefill can save). No generation: cheap for many questions."""
     from kiosk.llm.llamacpp import LlamaCppLLM
     from kiosk.models import ModelStore
 
     models = ModelStore(config.paths.models)
-    cache = AnswerCache(CACHE / "answers.sqlite")
-    inner = LlamaCppLLM(models.ensure(model), n_ctx=2048, threads=1)
-    llm = CachedLLM(inner, models.manifest.get(model).sha256, cache)
     out: dict[str, Any] = {}
-    done: dict[tuple[str, str], list[Any]] = {(v.name, c): [] for v in variants for c in ("owner", "non_owner")}
-    try:
-        for item in asked:
-            if done[(variants[0].name, "owner")] and time.time() > deadline:
-                break
-            for lever in variants:
-                for condition in ("owner", "non_owner"):
-                    notes, person = (
-                        (item.owner, item.owner_person)
-                        if condition == "owner"
-                        else (item.non_owner, item.non_owner_person)
-                    )
-                    raw = llm.chat(
-                        messages_for(lever, item.question.question, notes, person),
-                        max_tokens=max_tokens,
-                        temperature=0.0,
-                    )
-                    prediction = prompting.clean_answer(raw)
-                    done[(lever.name, condition)].append(
-                        (prediction, score_answer(prediction, item.question.answer, item.question.category))
-                    )
-        for lever in variants:
-            entry: dict[str, Any] = {"questions": len(done[(lever.name, "owner")])}
-            for condition in ("owner", "non_owner"):
-                scores = aggregate(score for _, score in done[(lever.name, condition)]).as_dict()
-                entry[f"{condition}_f1"] = scores["average"]["f1"]
-                entry[f"{condition}_per_category"] = scores["per_category"]
-                entry[f"{condition}_answers"] = [prediction for prediction, _ in done[(lever.name, condition)]]
-            entry["gap_f1"] = round(entry["owner_f1"] - entry["non_owner_f1"], 2)
-            out[lever.name] = entry
-    finally:
-        inner.close()
-        out["cache"] = {"hits": cache.hits, "misses": cache.misses}
-        cache.close()
-    return out
-
-
-def prompt_token_counts(config: KioskConfig, asked: Sequence[Asked], variants: Sequence[Lever]) -> dict[str, Any]:
-    """Prompt tokens per variant for both GGUFs (tokenizer only: cheap for many questions). Prompt
-    processing dominates the first token, and its time grows with these counts."""
-    from llama_cpp import Llama
-
-    from kiosk.models import ModelStore
-
-    models = ModelStore(config.paths.models)
-    out: dict[str, Any] = {}
+    compact = Lever("compact", prompt="compact")
     for model in ("qwen2.5-coder-0.5b-instruct", "smollm2-135m-instruct"):
-        llama = Llama(model_path=str(models.ensure(model)), vocab_only=True, verbose=False)
-        sys.path.insert(0, str(WORKER.parent))
-        from latency_worker import _prompt_tokens  # type: ignore[import-not-found]
+        llm = LlamaCppLLM(models.ensure(model), n_ctx=2048, threads=1)
 
-        counts = {
-            lever.name: [
-                len(_prompt_tokens(llama, messages_for(lever, a.question.question, a.owner, a.owner_person)))
-                for a in asked
-            ]
+        def tokens(messages: Messages, llm: LlamaCppLLM = llm) -> list[int]:
+            return llm.prompt_tokens(messages) or []
+
+        counts: dict[str, list[float]] = {
+            lever.name: [len(tokens(messages_for(lever, a.question.question, a.owner, a.owner_person))) for a in asked]
             for lever in variants
         }
+        for scenario in TYPING:
+            kept_lever = Lever("kept", prompt="compact", prefill=scenario, keep_typed=True)
+            for label, lever in (("compact", compact), ("compact, typed notes kept", kept_lever)):
+                shares, after_send = [], []
+                for a in asked:
+                    notes, in_order = answer_notes(lever, a)
+                    final = tokens(messages_for(compact, a.question.question, notes, a.owner_person, in_order))
+                    typed = tokens(
+                        messages_for(
+                            compact, typed_words(a.question.question, scenario), a.typed[scenario], a.owner_person
+                        )
+                    )
+                    common = next((i for i, (x, y) in enumerate(zip(final, typed, strict=False)) if x != y), len(final))
+                    shares.append(common / len(final))
+                    after_send.append(float(len(final) - common))
+                counts[f"{label}: share of the prompt prefilled, {scenario}"] = shares
+                counts[f"{label}: tokens to process after send, {scenario}"] = after_send
+            counts[f"compact: same notes as the final question, {scenario}"] = [
+                float({n.id for n in a.typed[scenario]} == {n.id for n in a.owner}) for a in asked
+            ]
         out[model] = {
-            name: {"p50": statistics.median(values), "p95": float(percentiles_ms(values)["p95_ms"]) / 1000.0}
+            name: {
+                "p50": statistics.median(values),
+                "p95": float(percentiles_ms(values)["p95_ms"]) / 1000.0,
+                "mean": round(statistics.fmean(values), 3),
+            }
             for name, values in counts.items()
         }
-        llama.close()
+        llm.close()
     return out
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--questions", type=int, default=50, help="questions timed per lever")
-    parser.add_argument("--f1-questions", type=int, default=50, help="questions scored per prompt variant")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the mixed-category question draw")
     parser.add_argument(
-        "--f1-variants", default="short prompt,compact prompt,compact, 5 notes", help="prompt variants scored (;-sep)"
+        "--mode",
+        default="sequential",
+        choices=["sequential", "concurrent"],
+        help="one lever (one llama.cpp process) at a time, or the levers of a chunk at the same time",
     )
-    parser.add_argument(
-        "--threads", type=int, default=1, help="llama.cpp threads; with 1 the CPU time is the idle-machine wall time"
-    )
+    parser.add_argument("--threads", type=int, default=2, help="llama.cpp threads unless the lever says otherwise")
     parser.add_argument("--max-tokens", type=int, default=32)
-    parser.add_argument("--chunk", type=int, default=10, help="questions per worker run; levers interleave per chunk")
+    parser.add_argument(
+        "--chunk", type=int, default=5, help="questions per worker run; every lever answers a chunk before the next"
+    )
     parser.add_argument("--models", default="qwen2.5-coder-0.5b-instruct,smollm2-135m-instruct")
     parser.add_argument("--modality", default="palm", choices=["face", "palm"])
     parser.add_argument("--fast-python", default=None, help="python of a venv with an AVX-512/VNNI llama-cpp-python")
     parser.add_argument("--only", default=None, help="semicolon-separated lever names (default: all)")
     parser.add_argument(
         "--small-levers",
-        default="baseline;compact prompt;AVX-512 build;all together",
+        default="baseline;compact prompt;compact + system KV state;compact + KV + prefill while typing;all together",
         help="levers run for models other than the default GGUF",
     )
     parser.add_argument("--name", default="latency")
@@ -430,7 +508,7 @@ def main() -> None:
         "--token-counts", action="store_true", help="only count the prompt tokens of each prompt variant (no LLM)"
     )
     parser.add_argument(
-        "--budget-min", type=float, default=600.0, help="start no new chunk / question after this many minutes"
+        "--budget-min", type=float, default=600.0, help="start no new lever / chunk after this many minutes"
     )
     args = parser.parse_args()
 
@@ -445,66 +523,59 @@ def main() -> None:
         chosen = [lever for lever in chosen if lever.name in wanted]
     say = print
     started = time.time()
+    load_start = load_average()
     if args.token_counts:
-        variants = [lever for lever in levers(None) if lever.kv_prefix is False and lever.prefill is False]
+        variants = [
+            lever for lever in levers(None) if not lever.kv_prefix and not lever.prefill and lever.threads is None
+        ]
         with tempfile.TemporaryDirectory(prefix="latency-", dir=CACHE) as tmp:
-            asked = build_contexts(config, args.questions, args.modality, Path(tmp))
+            asked = build_contexts(config, args.questions, args.modality, Path(tmp), args.seed)
         counts = prompt_token_counts(config, asked, variants)
-        rows = [[model, name, v["p50"], v["p95"]] for model, per in counts.items() for name, v in per.items()]
+        rows = [
+            [model, name, v["p50"], v["p95"], v["mean"]] for model, per in counts.items() for name, v in per.items()
+        ]
         md = (
-            f"Prompt tokens of the owner's answer prompt for {len(asked)} LoCoMo questions (top-10 notes, palm "
-            "probes), per prompt variant and GGUF tokenizer.\n\n" + table(["model", "prompt", "p50", "p95"], rows)
+            f"Prompt tokens of the owner's answer prompt for {len(asked)} LoCoMo questions ({categories(asked)}; "
+            "top-10 notes, palm probes), per prompt variant and GGUF tokenizer; and for the compact prompt, the "
+            "share of its leading tokens the prompt built from the typed words (and their notes) already holds, "
+            f"per typing scenario ({TYPING}).\n\n" + table(["model", "prompt", "p50", "p95", "mean"], rows)
         )
         write_results(f"{args.name}_prompt_tokens", {"questions": len(asked), "prompt_tokens": counts}, md)
         return
+    per_model: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="latency-", dir=CACHE) as tmp:
         work_dir = Path(tmp)
-        (work_dir / "f1").mkdir()
-        asked = build_contexts(config, args.questions, args.modality, work_dir)
-        f1_asked = (
-            build_contexts(config, args.f1_questions, args.modality, work_dir / "f1")
-            if args.f1_questions != args.questions
-            else asked
-        )
-        say(f"contexts for {len(asked)} + {len(f1_asked)} questions ready")
-        per_model: dict[str, Any] = {}
-        variant_names = [name.strip() for name in args.f1_variants.split(";")]
-        variants = [lever for lever in levers(None) if lever.name in variant_names]
-        pool = ThreadPoolExecutor(max_workers=3)
+        asked = build_contexts(config, args.questions, args.modality, work_dir, args.seed)
+        say(f"contexts for {len(asked)} questions ready ({categories(asked)})")
         deadline = started + args.budget_min * 60
-        f1_future = pool.submit(prompt_f1, config, config.llm.model, f1_asked, variants, args.max_tokens, deadline)
-        model_names = [m.strip() for m in args.models.split(",")]
-        futures = {}
-        for model in model_names:
-            path = store.ensure(model)
-            small = {name.strip() for name in args.small_levers.split(";")}
-            model_levers = (
-                chosen
-                if model == config.llm.model
-                else [replace(lever, non_owner=False) for lever in chosen if lever.name in small]
-            )
-            model_dir = work_dir / model
-            model_dir.mkdir()
-            futures[model] = (
-                model_levers,
-                pool.submit(
-                    time_levers,
-                    path,
-                    model_levers,
-                    asked,
-                    pythons,
-                    args.threads,
-                    args.max_tokens,
-                    args.chunk,
-                    model_dir,
-                    say,
-                    deadline,
-                ),
-            )
-        for model, (model_levers, future) in futures.items():
-            timed = future.result()
+        small = {name.strip() for name in args.small_levers.split(";")}
+        per_model_levers = {
+            model: chosen if model == config.llm.model else [lever for lever in chosen if lever.name in small]
+            for model in [m.strip() for m in args.models.split(",")]
+        }
+        cells = [
+            (model, store.ensure(model), lever)
+            for model, model_levers in per_model_levers.items()
+            for lever in model_levers
+        ]
+        timed_cells = time_levers(
+            cells,
+            asked,
+            pythons,
+            args.threads,
+            args.max_tokens,
+            args.chunk,
+            work_dir,
+            say,
+            deadline,
+            args.mode == "sequential",
+        )
+        answered = min(len(entry["owner"]) for entry in timed_cells.values())
+        asked = asked[:answered]
+        for model, model_levers in per_model_levers.items():
+            timed = {lever.name: timed_cells[(model, lever.name)] for lever in model_levers}
             summary = summarise(model, model_levers, timed, asked)
-            fastest = min(model_levers, key=lambda lever: summary[lever.name]["first_token_cpu_p50_ms"])
+            fastest = min(model_levers, key=lambda lever: summary[lever.name]["first_token_p50_ms"])
             per_model[model] = {
                 "levers": summary,
                 "stages_baseline": stage_breakdown(asked, timed["baseline"]["owner"], model_levers[0])
@@ -514,57 +585,69 @@ def main() -> None:
                 "fastest": fastest.name,
                 "answers": {name: [row["text"] for row in rows["owner"]] for name, rows in timed.items()},
             }
-        f1 = f1_future.result()
-        pool.shutdown()
     figures = {
         "questions": len(asked),
-        "f1_questions": len(f1_asked),
-        "budget_min": args.budget_min,
-        "f1": {config.llm.model: f1},
+        "seed": args.seed,
+        "mode": args.mode,
         "threads": args.threads,
         "max_tokens": args.max_tokens,
         "minutes": round((time.time() - started) / 60, 1),
-        "categories": {
-            CATEGORY_NAMES[c]: sum(1 for a in asked if a.question.category == c)
-            for c in sorted({a.question.category for a in asked})
-        },
+        "load_average": {"start": load_start, "end": load_average()},
+        "categories": categories(asked),
+        "question_keys": [a.question.key for a in asked],
         "levers": [lever.__dict__ for lever in chosen],
         "models": per_model,
     }
     write_results(args.name, figures, render(figures))
 
 
+def categories(asked: Sequence[Asked]) -> dict[str, int]:
+    return {
+        CATEGORY_NAMES[c]: sum(1 for a in asked if a.question.category == c)
+        for c in sorted({a.question.category for a in asked})
+    }
+
+
 def render(figures: dict[str, Any]) -> str:
+    how = (
+        "one lever after the other, one llama.cpp process at a time (sequential mode)"
+        if figures["mode"] == "sequential"
+        else "the levers of a chunk of questions at the same time (concurrent mode: absolute times are not a "
+        "terminal's, compare ratios)"
+    )
     parts = [
-        f"{figures['questions']} LoCoMo questions (seed 0, ratio 0.1, capped round-robin over the 10 users as in "
-        f"`kiosk eval locomo --max-questions`; {figures['categories']}), palm probes, retrieval K = 10; "
-        f"llama.cpp with {figures['threads']} threads unless the lever says otherwise, greedy, at most "
+        f"{figures['questions']} LoCoMo questions (the protocol's 10 % sample, seed 0, drawn category by category "
+        f"with seed {figures['seed']}: {figures['categories']}), palm probes, retrieval K = 10; llama.cpp through "
+        f"the kiosk's backend with {figures['threads']} threads unless the lever says otherwise, greedy, at most "
         f"{figures['max_tokens']} answer tokens; the llama context reset before each answer (as after the note "
-        "construction that follows each kiosk answer). The levers of a chunk of questions run at the same "
-        f"time, one run. Took {figures['minutes']} min. The machine's 2 cores were shared with ~7 other "
-        "benchmark jobs (load 10-23), so wall times are 10-25x an idle terminal's; the process CPU time (1 "
-        "llama.cpp thread) is the steadier figure, but contention inflates it too (shared caches and cores: "
-        "about 40 prompt tokens/s here vs ~140 on the idle 2-core machine of the issue), so compare the levers "
-        "by ratio, and do not read the goal (first token <= 1 s, total <= 2 s) off these absolute values. "
-        "Prompt processing = CPU time to the first piece (it includes one decode step); generation = the rest.",
+        f"construction that follows each kiosk answer); {how}. Took {figures['minutes']} min; load average "
+        f"(1 min) {figures['load_average']['start']} at the start, {figures['load_average']['end']} at the end, per "
+        'lever in the last column. Times are from "send" to the first piece of the answer and to its end, '
+        'wall clock and process CPU (CPU sums both threads). "Prefill while typing": retrieval and prompt '
+        'prefill for the words typed at the last pause before "send" ran untimed first; "reused" = prompt '
+        'tokens already in the context at "send". Prompt processing = time to the first piece (it includes one '
+        "decode step); generation = the rest.",
     ]
     for model, result in figures["models"].items():
         rows = []
         for name, entry in result["levers"].items():
+            loads = entry["load"]
             rows.append(
                 [
                     name,
-                    entry["first_token_cpu_p50_ms"],
-                    entry["first_token_cpu_p95_ms"],
-                    entry["total_cpu_p50_ms"],
-                    entry["total_cpu_p95_ms"],
                     entry["first_token_p50_ms"],
+                    entry["first_token_p95_ms"],
                     entry["total_p50_ms"],
+                    entry["total_p95_ms"],
+                    entry["first_token_cpu_p50_ms"],
+                    entry["total_cpu_p50_ms"],
                     entry["prompt_tokens_p50"],
+                    entry["reused_tokens_p50"],
+                    entry["answer_pieces_p50"],
                     entry["questions"],
                     entry["owner_f1"],
-                    entry.get("non_owner_f1", "–"),
-                    entry.get("gap_f1", "–"),
+                    ", ".join(f"{k} {v}" for k, v in entry["owner_f1_per_category"].items()),
+                    f"{loads[0]['start']} -> {loads[-1]['end']}",
                 ]
             )
         parts.append(f"## {model}")
@@ -572,17 +655,19 @@ def render(figures: dict[str, Any]) -> str:
             table(
                 [
                     "lever",
-                    "first token p50 ms (CPU)",
-                    "p95",
-                    "total p50 ms (CPU)",
-                    "p95",
                     "first token p50 ms (wall)",
+                    "p95",
                     "total p50 ms (wall)",
+                    "p95",
+                    "first token p50 ms (CPU)",
+                    "total p50 ms (CPU)",
                     "prompt tokens p50",
+                    "reused p50",
+                    "answer pieces p50",
                     "questions",
                     "owner F1",
-                    "non-owner F1",
-                    "gap",
+                    "owner F1 per category",
+                    "load",
                 ],
                 rows,
             )
@@ -592,26 +677,6 @@ def render(figures: dict[str, Any]) -> str:
             if stages:
                 parts.append(f"Stages, {label} (medians, ms): " + ", ".join(f"{k} {v}" for k, v in stages.items()))
         parts.append(f"Fastest first token: {result['fastest']}.")
-    for model, variants in figures["f1"].items():
-        rows = [
-            [
-                name,
-                entry["questions"],
-                entry["owner_f1"],
-                entry["non_owner_f1"],
-                entry["gap_f1"],
-                ", ".join(f"{k} {v['f1']}" for k, v in entry["owner_per_category"].items()),
-            ]
-            for name, entry in variants.items()
-            if name != "cache"
-        ]
-        parts.append(
-            f"## Prompt variants, {model}: LoCoMo F1\n\n"
-            "Owner = the verified owner's top-10 notes; non-owner = another enrolled person asks the same question, "
-            "so the prompt holds their notes. Scored like `kiosk eval locomo` (its answer cache: "
-            f"{variants['cache']}).\n\n"
-            + table(["prompt", "questions", "owner F1", "non-owner F1", "gap", "owner F1 per category"], rows)
-        )
     return "\n\n".join(parts)
 
 

@@ -31,6 +31,7 @@ from kiosk.llm.prompts import (
 from kiosk.memory.forgetting import Decay, archive_faded
 from kiosk.memory.scopes import PERSONAL, Scope, owner_for, scope_kind
 from kiosk.memory.store import SensitiveIndex, Store, owner_scope
+from kiosk.prepared import keep_prepared
 from kiosk.retrieval.familiarity import top_similar
 from kiosk.retrieval.gate import (
     BACKING_OFF,
@@ -53,6 +54,18 @@ from kiosk.security.audit import AuditLog
 from kiosk.security.backoff import Backoff, verification_backoff
 
 StreamCallback = Callable[[str], None]
+
+
+PREPARED_MAX_AGE_S = 120.0  # notes prepared longer ago than this are not kept (someone stopped typing)
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """The notes of the last prompt prefilled while typing, oldest first, and for whom."""
+
+    user_id: int | None
+    notes: list[ScoredNote]
+    at: float  # time.monotonic()
 
 
 class TextEncoderLike(Protocol):
@@ -156,6 +169,7 @@ class Assistant:
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         self.backoff = backoff or verification_backoff(config.security)
         self.audit = audit
+        self._prepared: _Prepared | None = None
 
     # ---- identity ------------------------------------------------------------------------------
     def threshold(self, modality: str, model_sha256: str) -> float:
@@ -321,12 +335,15 @@ class Assistant:
         text = validate_query(question)
         decision, retrieval, timings = self.retrieve(text, probe, k=k, mode=mode, second_probe=second_probe)
         identity = self._identity(decision.verified_user_id, decision.scores)
+        ordered = self._keep_prepared(decision, retrieval)
+        if ordered is not None:
+            retrieval = replace(retrieval, notes=ordered)
         reply = ""
         if self.config.sensitive.tap_to_reveal and any(item.note.sensitive for item in retrieval.notes):
             stream = None  # shown whole behind "tap to reveal" on the kiosk, never token by token
         if self.llm is not None:
             started = time.perf_counter()
-            messages = self.prompt(text, retrieval, identity)
+            messages = self.prompt(text, retrieval, identity, in_order=ordered is not None)
             timings["prompt"] = _ms_since(started)
             started = time.perf_counter()
             reply = self._generate(messages, stream, timings, started_total)
@@ -336,10 +353,17 @@ class Assistant:
         timings["total"] = _ms_since(started_total)
         return AnswerResult(text, identity, decision, retrieval, reply, timings)
 
-    def prompt(self, question: str, retrieval: Retrieval, identity: Identity | None) -> list[dict[str, str]]:
-        """The answering prompt (llm.answer_prompt) for these retrieved notes, oldest first."""
+    def prompt(
+        self, question: str, retrieval: Retrieval, identity: Identity | None, *, in_order: bool = False
+    ) -> list[dict[str, str]]:
+        """The answering prompt (llm.answer_prompt) for these retrieved notes, oldest first (`in_order`: as
+        they are, for the notes kept from a prefilled prompt)."""
         build = compact_answer_messages if self.config.llm.answer_prompt == "compact" else answer_messages
-        ordered = sorted(retrieval.notes, key=lambda item: (item.note.timestamp, item.note.id or 0))
+        ordered = (
+            list(retrieval.notes)
+            if in_order
+            else sorted(retrieval.notes, key=lambda item: (item.note.timestamp, item.note.id or 0))
+        )
         return build(
             question,
             [(item.note.timestamp, item.note.content, item.note.context) for item in ordered],
@@ -372,7 +396,33 @@ class Assistant:
             return 0
         decision, retrieval, _ = self.retrieve(partial_question, probe, record=False)
         identity = self._identity(decision.verified_user_id, decision.scores)
-        return int(prefill(self.prompt(partial_question.strip(), retrieval, identity)))
+        messages = self.prompt(partial_question.strip(), retrieval, identity)
+        ordered = sorted(retrieval.notes, key=lambda item: (item.note.timestamp, item.note.id or 0))
+        self._prepared = _Prepared(decision.verified_user_id, ordered, time.monotonic())
+        return int(prefill(messages))
+
+    def _keep_prepared(self, decision: GateDecision, retrieval: Retrieval) -> list[ScoredNote] | None:
+        """The answer's notes with those of the prompt prefilled while typing first (kiosk.prepared), or None.
+
+        Only for the person verified now, and only notes the final gate admits: a note of an owner outside
+        the final pool never enters, nor a sensitive note the final retrieval did not choose itself."""
+        prepared, self._prepared = self._prepared, None
+        if (
+            prepared is None
+            or not (self.config.llm.prefill_while_typing and self.config.llm.keep_prepared_notes)
+            or decision.verified_user_id is None
+            or prepared.user_id != decision.verified_user_id
+            or time.monotonic() - prepared.at > PREPARED_MAX_AGE_S
+        ):
+            return None
+        owners = set(self.pool(decision).owner_ids)
+        chosen = set(retrieval.note_ids)
+        return keep_prepared(
+            prepared.notes,
+            retrieval.notes,
+            lambda item: item.note,
+            lambda note: note.owner_id in owners and (not note.sensitive or note.id in chosen),
+        )
 
     def _generate(
         self, messages: list[dict[str, str]], stream: StreamCallback | None, timings: dict[str, float], asked: float

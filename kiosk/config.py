@@ -331,6 +331,13 @@ class LLMConfig(Section):
         description="While the person types, retrieve for the words so far and process that prompt on the idle "
         "LLM; the final prompt reuses whatever it shares. Stops at once when a real request comes.",
     )
+    keep_prepared_notes: bool = Field(
+        default=True,
+        description="At send, keep the notes of the prompt prefilled while typing (first, as prefilled) and add "
+        "the final retrieval's other notes after them, so the prefilled block is reused and only the new notes "
+        "and the question are processed; every finally retrieved note is still used. Only when the final gate "
+        "admits the prepared notes and they hold at least half of the final ones (kiosk/prepared.py).",
+    )
     flash_attn: bool = Field(default=False, description="llama.cpp flash attention (not measured to help on CPU).")
 
 

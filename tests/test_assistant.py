@@ -389,3 +389,47 @@ def test_used_notes_are_reinforced_and_faded_ones_archived(store: SqliteStore, c
     assert all(n.archived for n in store.list_notes(ids["Alice"]))
     assert all(not n.archived for n in store.list_notes(ids["Bob"]))  # only the asker's pool was swept
     assert store.count_notes(ids["Alice"]) == len(ALICE_NOTES)  # archived, not deleted
+
+
+def test_the_answer_keeps_the_notes_prefilled_while_typing_first_and_adds_the_new_ones(
+    store: SqliteStore, config: KioskConfig
+) -> None:
+    encoder = BagOfWordsEncoder()
+    populate(store, encoder)
+    config.retrieval.k = 2
+    llm = PrefillingLLM()
+    assistant = Assistant(store, encoder, llm, config, thresholds={"face": TAU})
+    typed, question = "Where does my sister Clara", "Where does my sister Clara go to pottery classes?"
+    alone = assistant.answer(question, face(ALICE_FACE))
+    final_notes = [item.note.content for item in alone.retrieval.notes]
+    assistant.prepare(typed, face(ALICE_FACE))
+    prepared = [line for line in llm.prefilled[-1][1]["content"].splitlines() if line.startswith("- ")]
+    result = assistant.answer(question, face(ALICE_FACE))
+    used = [item.note.content for item in result.retrieval.notes]
+    assert set(final_notes) <= set(used)  # every note the final retrieval chose is still used
+    asked = llm.calls[-1].messages[1]["content"]
+    notes_block = [line for line in asked.splitlines() if line.startswith("- ")]
+    assert notes_block[: len(prepared)] == prepared  # the prefilled notes are a prefix of the final prompt
+    assert len(used) > len(final_notes)  # the typed words found another relevant note: it stays
+    # consumed by that answer: the next one is retrieved as usual
+    again = assistant.answer(question, face(ALICE_FACE))
+    assert [item.note.content for item in again.retrieval.notes] == final_notes
+
+
+def test_notes_prepared_for_one_person_never_reach_another_persons_answer(
+    store: SqliteStore, config: KioskConfig
+) -> None:
+    encoder = BagOfWordsEncoder()
+    populate(store, encoder)
+    llm = PrefillingLLM()
+    assistant = Assistant(store, encoder, llm, config, thresholds={"face": TAU})
+    assistant.prepare("Where does my sister", face(ALICE_FACE))
+    bob = assistant.answer("Where does my sister live?", face(BOB_FACE))
+    assert not any(text in llm.calls[-1].text for text in ALICE_NOTES)
+    assert {item.note.content for item in bob.retrieval.notes} <= set(BOB_NOTES)
+    config.llm.keep_prepared_notes = False
+    config.retrieval.k = 2
+    alone = assistant.answer("Where does my sister Clara go to pottery classes?", face(ALICE_FACE))
+    assistant.prepare("Where does my sister Clara", face(ALICE_FACE))
+    switched_off = assistant.answer("Where does my sister Clara go to pottery classes?", face(ALICE_FACE))
+    assert switched_off.retrieval.note_ids == alone.retrieval.note_ids

@@ -36,6 +36,7 @@ class LlamaCppLLM:
         seed: int = 0,
         flash_attn: bool = False,
         reuse_system_prompt: bool = True,
+        n_batch: int = 512,
     ) -> None:
         try:
             from llama_cpp import Llama
@@ -52,6 +53,8 @@ class LlamaCppLLM:
                 n_threads_batch=n_threads,
                 seed=seed,
                 flash_attn=flash_attn,
+                n_batch=n_batch,
+                n_ubatch=n_batch,
                 verbose=False,
             )
         except (ValueError, RuntimeError) as exc:

@@ -1,0 +1,44 @@
+"""The notes of the prompt prefilled while the question was typed, kept in the answer at "send".
+
+Retrieval on the words typed so far almost never returns the same top K as on the whole question (on 50
+LoCoMo questions typed up to their last word: the same set for 1 in 10, bench/results/latency_50_prompt_tokens.md),
+and the notes are listed oldest first, so the first differing note ends the prefix the prefilled context
+shares with the final prompt: most of the notes were evaluated again after "send". Keeping the prepared
+notes, in the order they were prefilled, and adding the final retrieval's other notes after them makes the
+whole prefilled block a prefix of the final prompt: only the new notes and the question are evaluated
+after "send". Every note the final retrieval chose is still in the prompt; the prepared ones only stay when
+the final gate admits them and the typed words were about the same thing (at least half of the final notes
+were among them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TypeVar
+
+from kiosk.memory.note import Note
+
+Item = TypeVar("Item")
+
+
+def keep_prepared(
+    prepared: Sequence[Item],
+    final: Sequence[Item],
+    note_of: Callable[[Item], Note],
+    admitted: Callable[[Note], bool],
+) -> list[Item] | None:
+    """The answer's notes in prompt order: the admitted prepared notes as prefilled, then the final
+    retrieval's other notes oldest first. None when the prepared notes should not be kept (nothing
+    prepared, nothing finally retrieved, or too little in common): the caller uses `final` as usual."""
+    if not prepared or not final:
+        return None
+    kept = [item for item in prepared if admitted(note_of(item))]
+    kept_ids = {note_of(item).id for item in kept}
+    shared = sum(1 for item in final if note_of(item).id in kept_ids)
+    if 2 * shared < len(final):
+        return None
+    added = sorted(
+        (item for item in final if note_of(item).id not in kept_ids),
+        key=lambda item: (note_of(item).timestamp, note_of(item).id or 0),
+    )
+    return kept + added

@@ -1,0 +1,50 @@
+"""Which notes an answer uses when a prompt was prefilled while the question was typed."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from kiosk.memory.note import Note
+from kiosk.prepared import keep_prepared
+
+START = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def note(number: int, owner: int = 1, day: int | None = None) -> Note:
+    when = START + timedelta(days=number if day is None else day)
+    return Note(number, owner, "face", f"note {number}", when)
+
+
+def ids(notes: list[Note] | None) -> list[int] | None:
+    return None if notes is None else [int(n.id or 0) for n in notes]
+
+
+def everyone(_note: Note) -> bool:
+    return True
+
+
+def test_prepared_notes_come_first_as_prefilled_then_the_new_ones_oldest_first() -> None:
+    prepared = [note(2), note(5), note(7), note(9)]
+    final = [note(9), note(1), note(5), note(2), note(8)]  # retrieval order, not chronological
+    kept = keep_prepared(prepared, final, lambda n: n, everyone)
+    assert ids(kept) == [2, 5, 7, 9, 1, 8]  # the prefilled block is a prefix; every final note is there
+
+
+def test_nothing_kept_without_prepared_or_final_notes_or_with_too_little_in_common() -> None:
+    assert keep_prepared([], [note(1)], lambda n: n, everyone) is None
+    assert keep_prepared([note(1)], [], lambda n: n, everyone) is None  # e.g. the final retrieval abstained
+    # one of three final notes was prepared: the typed words were about something else
+    assert keep_prepared([note(1), note(2)], [note(1), note(3), note(4)], lambda n: n, everyone) is None
+    assert ids(keep_prepared([note(1), note(2)], [note(1), note(3)], lambda n: n, everyone)) == [1, 2, 3]
+
+
+def test_a_prepared_note_the_final_gate_does_not_admit_is_left_out() -> None:
+    prepared = [note(1), note(2, owner=2), note(3)]
+    final = [note(1), note(3), note(4)]
+    kept = keep_prepared(prepared, final, lambda n: n, lambda n: n.owner_id == 1)
+    assert ids(kept) == [1, 3, 4]
+    # not admitted and not in common either: too little in common once it is gone
+    assert (
+        keep_prepared([note(2, owner=2), note(5)], [note(1), note(5), note(6)], lambda n: n, lambda n: n.owner_id == 1)
+        is None
+    )
