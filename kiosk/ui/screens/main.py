@@ -33,6 +33,8 @@ class MainScreen(Screen):
         self._pending: AnswerBubble | None = None
         self._task: AnswerTask | None = None
         self._preparing = False
+        self._prepare_again = False  # words were typed while a prepare ran: prepare the newest text after it
+        self._prepared_text = ""
         self._prepare_timer = QTimer(self)
         self._prepare_timer.setSingleShot(True)
         self._prepare_timer.setInterval(PREPARE_AFTER_MS)
@@ -127,26 +129,40 @@ class MainScreen(Screen):
         self.status.setText("")
 
     def _typing(self, text: str) -> None:
-        if text.strip():
-            self._prepare_timer.start()
-        else:
+        if not text.strip():
             self._prepare_timer.stop()
+        elif text.endswith(" "):  # a word is complete: prepare for it now, the last one may come without a pause
+            self._prepare_timer.stop()
+            self._prepare()
+        else:
+            self._prepare_timer.start()
 
     def _prepare(self) -> None:
-        """Work that does not need the whole question starts while it is typed (off the GUI thread)."""
+        """Work that does not need the whole question starts while it is typed (off the GUI thread).
+
+        One prepare at a time; one asked for meanwhile runs after it with the newest words, so the prompt
+        prefilled at "send" is the closest there was to the question (kiosk.prepared keeps its notes)."""
         text = self.input.text().strip()
         services = self.ctx.services
-        if not text or services is None or self._pending is not None or self._preparing:
+        if not text or text == self._prepared_text or services is None or self._pending is not None:
+            return
+        if self._preparing:
+            self._prepare_again = True
             return
         self._preparing = True
+        self._prepare_again = False
+        self._prepared_text = text
 
         def settled(_result: object) -> None:
             self._preparing = False
+            if self._prepare_again:
+                self._prepare()
 
         submit(lambda _p: services.prepare(text), settled, settled, pool=self.ctx.pool)
 
     def send(self) -> None:
         self._prepare_timer.stop()
+        self._prepared_text = ""  # the answer and its note construction replace what the LLM holds
         question = self.input.text().strip()
         if not question or self._pending is not None or self.ctx.services is None:
             return
