@@ -12,7 +12,9 @@ import pytest
 
 from kiosk.llm.llamacpp import LlamaCppLLM
 from kiosk.llm.prompts import COMPACT_SYSTEM, compact_answer_messages
+from kiosk.memory.note import Note
 from kiosk.models import ModelStore
+from kiosk.prepared import keep_prepared
 
 pytestmark = [pytest.mark.llm, pytest.mark.real_models]
 
@@ -96,3 +98,34 @@ def _common(a: list[int], b: list[int]) -> Iterator[int]:
         if x != y:
             return
         yield x
+
+
+def test_keeping_the_prepared_notes_reuses_the_whole_prefilled_block(small) -> None:  # type: ignore[no-untyped-def]
+    """The notes retrieved for the typed words differ from the final ones (the usual case): listed oldest
+    first, the final prompt shares little with the prefilled one; with the prepared notes kept first
+    (kiosk.prepared) it shares the whole notes block, and the answer is what a fresh context gives."""
+    reusing, fresh = small
+    notes = [Note(i, 1, "face", content, when, context=context) for i, (when, content, context) in enumerate(NOTES)]
+    typed, final = [notes[0], notes[2]], [notes[2], notes[1]]
+    question = "Where did my sister move to?"
+
+    def messages(chosen: list[Note], text: str) -> list[dict[str, str]]:
+        return compact_answer_messages(text, [(n.timestamp, n.content, n.context) for n in chosen], "Ann")
+
+    prefilled = messages(typed, "Where did my")
+    plain = messages(sorted(final, key=lambda n: n.timestamp), question)
+    kept_notes = keep_prepared(typed, final, lambda n: n, lambda n: True)
+    assert kept_notes is not None
+    kept = messages(kept_notes, question)
+    shared = {}
+    for name, prompt in (("plain", plain), ("kept", kept)):
+        _note_construction(reusing)
+        reusing.prefill(prefilled)
+        tokens = reusing.prompt_tokens(prompt)
+        assert tokens is not None
+        shared[name] = sum(1 for _ in _common(reusing._evaluated(), tokens))
+    block = reusing.prompt_tokens(prefilled)
+    assert block is not None
+    assert shared["kept"] >= len(block) - 25 > shared["plain"] + 10  # all but the typed question and </notes>
+    answer = "".join(reusing.stream(kept, max_tokens=12))
+    assert answer == "".join(fresh.stream(kept, max_tokens=12))
