@@ -42,7 +42,9 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
     results = []
     for request in requests:
         llm._llama.reset()  # the note construction after each kiosk answer replaces the context
+        prefill_started, prefill_cpu_started = time.perf_counter(), time.process_time()
         prefilled = llm.prefill(request["prefill"]) if request.get("prefill") else 0
+        prefill_s, prefill_cpu_s = time.perf_counter() - prefill_started, time.process_time() - prefill_cpu_started
         tokens = llm.prompt_tokens(request["messages"]) or []
         reused = _reused(llm, tokens, bool(job.get("kv_prefix")))
         results.append(
@@ -50,6 +52,8 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
                 **_timed_stream(llm, request["messages"], job["max_tokens"]),
                 "prompt_tokens": len(tokens),
                 "prefilled_tokens": prefilled,
+                "prefill_s": prefill_s,
+                "prefill_cpu_s": prefill_cpu_s,
                 "reused_tokens": reused,
             }
         )
