@@ -398,6 +398,13 @@ def summarise(
             "owner_f1_per_category": {
                 name: value["f1"] for name, value in f1_scores(rows, asked)["per_category"].items()
             },
+            "per_question": [
+                {
+                    key: row.get(key)
+                    for key in ("first_token_s", "total_s", "prompt_tokens", "reused_tokens", "prefill_s")
+                }
+                for row in rows
+            ],
             "load": timed[lever.name]["load"],
             "minutes": round(timed[lever.name]["seconds"] / 60, 1),
             "build": timed[lever.name]["system_info"][0]["text"],
