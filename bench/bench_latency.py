@@ -97,6 +97,16 @@ def levers(fast_python: str | None) -> list[Lever]:
         Lever("compact + KV + prefill (half typed)", prompt="compact", kv_prefix=True, prefill="half"),
         Lever("compact + KV + prefill while typing", prompt="compact", kv_prefix=True, prefill="last word"),
     ]
+    chosen.append(
+        Lever(
+            "all together + flash attention",
+            prompt="compact",
+            kv_prefix=True,
+            prefill="last word",
+            keep_typed=True,
+            flash_attn=True,
+        )
+    )
     if fast_python:
         chosen.append(Lever("AVX-512 build", build="avx512"))
     best = Lever("all together", prompt="compact", kv_prefix=True, prefill="last word", keep_typed=True)
