@@ -332,11 +332,13 @@ class LLMConfig(Section):
         "LLM; the final prompt reuses whatever it shares. Stops at once when a real request comes.",
     )
     keep_prepared_notes: bool = Field(
-        default=True,
+        default=False,
         description="At send, keep the notes of the prompt prefilled while typing (first, as prefilled) and add "
         "the final retrieval's other notes after them, so the prefilled block is reused and only the new notes "
         "and the question are processed; every finally retrieved note is still used. Only when the final gate "
-        "admits the prepared notes and they hold at least half of the final ones (kiosk/prepared.py).",
+        "admits the prepared notes and they hold at least half of the final ones (kiosk/prepared.py). Off by "
+        "default: it halves the first token (bench/results/latency_50.md) but breaks the prompt's chronological "
+        "order and lowered owner F1 on 12 questions (0.5B 23.54 -> 23.07, 135M 15.19 -> 11.60).",
     )
     flash_attn: bool = Field(default=False, description="llama.cpp flash attention (not measured to help on CPU).")
 

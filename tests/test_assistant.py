@@ -398,6 +398,7 @@ def test_the_answer_keeps_the_notes_prefilled_while_typing_first_and_adds_the_ne
     populate(store, encoder)
     config.retrieval.k = 2
     config.retrieval.relevance_floor = 0.0  # the bag-of-words stand-in scores under the real encoder's floor
+    config.llm.keep_prepared_notes = True  # opt-in (off by default)
     llm = PrefillingLLM()
     assistant = Assistant(store, encoder, llm, config, thresholds={"face": TAU})
     typed, question = "Where does my sister", "Where does my sister live and what is my puppy called?"
@@ -422,6 +423,7 @@ def test_notes_prepared_for_one_person_never_reach_another_persons_answer(
 ) -> None:
     encoder = BagOfWordsEncoder()
     populate(store, encoder)
+    config.llm.keep_prepared_notes = True
     llm = PrefillingLLM()
     assistant = Assistant(store, encoder, llm, config, thresholds={"face": TAU})
     assistant.prepare("Where does my sister", face(ALICE_FACE))
