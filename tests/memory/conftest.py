@@ -6,18 +6,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from stores import BACKENDS, open_store
 
-from kiosk.memory import SqliteStore, Store
+from kiosk.memory import Store
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "sqlite":
-        opened: Store = SqliteStore(tmp_path / "memory.db")
-    else:
-        from kiosk.memory.postgres_store import PostgresStore
-
-        _, terminal_url = request.getfixturevalue("pg_database")
-        opened = PostgresStore(terminal_url)
+    opened = open_store(request, tmp_path)
     yield opened
     opened.close()

@@ -13,13 +13,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from stores import BACKENDS, open_store
 from test_assistant import BagOfWordsEncoder
 
 from kiosk.assistant import Assistant
 from kiosk.config import KioskConfig
 from kiosk.errors import ConfigError, ProbeError
 from kiosk.identity.probe import Probe
-from kiosk.memory import Note, SqliteStore, Store
+from kiosk.memory import Note, Store
 from kiosk.retrieval.sensitive import BELOW_STRICT, CLEARED, MISMATCH, NEEDS_BOTH
 
 FACE_SHA = "f" * 64
@@ -44,15 +45,9 @@ def probe(modality: str, user: str, cosine: float) -> Probe:
     return Probe(modality, vector, sha, captured_at=0.0)  # type: ignore[arg-type]
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=BACKENDS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    if request.param == "sqlite":
-        opened: Store = SqliteStore(tmp_path / "memory.db")
-    else:
-        from kiosk.memory.postgres_store import PostgresStore
-
-        _, terminal_url = request.getfixturevalue("pg_database")
-        opened = PostgresStore(terminal_url)
+    opened = open_store(request, tmp_path)
     yield opened
     opened.close()
 
