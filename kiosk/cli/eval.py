@@ -110,6 +110,11 @@ def register(app: typer.Typer) -> None:
         conversations: int | None = typer.Option(None, "--conversations", help="Use the first N conversations."),
         sessions: int | None = typer.Option(None, "--sessions", help="Keep the first S sessions of each."),
         max_questions: int | None = typer.Option(None, "--max-questions", help="Cap the question subset."),
+        held_out: bool = typer.Option(
+            False,
+            "--held-out",
+            help="Draw the questions (by --seed) from outside the seed-0 evaluation sample: a development set.",
+        ),
         prompt: str = typer.Option(
             "compact",
             "--prompt",
@@ -165,6 +170,7 @@ def register(app: typer.Typer) -> None:
             conversations=conversations,
             sessions=sessions,
             max_questions=max_questions,
+            held_out_from=0 if held_out else None,
             prompt=prompt,  # type: ignore[arg-type]
             answer_tokens=answer_tokens,
             answer=not retrieval_only,

@@ -202,21 +202,29 @@ def load_conversations(path: Path, limit: int | None = None) -> list[Conversatio
     return conversations
 
 
-def select_questions(conversations: Sequence[Conversation], ratio: float, seed: int) -> list[Question]:
+def select_questions(
+    conversations: Sequence[Conversation], ratio: float, seed: int, held_out_from: int | None = None
+) -> list[Question]:
     """The fixed subset: per conversation and category, round(ratio x n) questions drawn by the seed.
 
     The draw depends only on (seed, conversation id, category) and the file's question order, so the
-    same questions come back for every modality, condition and model.
+    same questions come back for every modality, condition and model. With `held_out_from` set to the
+    seed of an evaluation sample, the draw is made among the questions OUTSIDE that sample: a development
+    set for tuning prompts and thresholds that never touches the reported questions.
     """
     if not 0 < ratio <= 1:
         raise DataError(f"question ratio {ratio} is outside (0, 1]", "use e.g. --ratio 0.1")
+    excluded = (
+        {q.key for q in select_questions(conversations, ratio, held_out_from)} if held_out_from is not None else set()
+    )
     chosen: list[Question] = []
     for conversation in conversations:
         for category in EVALUATED_CATEGORIES:
-            stratum = [q for q in conversation.questions if q.category == category]
+            full = [q for q in conversation.questions if q.category == category]
+            stratum = [q for q in full if q.key not in excluded]
             if not stratum:
                 continue
-            take = max(1, round(ratio * len(stratum)))
+            take = min(len(stratum), max(1, round(ratio * len(full))))
             rng = random.Random(f"{seed}:{conversation.sample_id}:{category}")
             picked = sorted(rng.sample(range(len(stratum)), take))
             chosen.extend(stratum[i] for i in picked)

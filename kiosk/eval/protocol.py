@@ -79,6 +79,7 @@ class EvalOptions:
     conversations: int | None = None  # first N conversations of the file (default all 10)
     sessions: int | None = None  # keep only the first S sessions of each (small test slices)
     max_questions: int | None = None  # cap on the subset, taken round-robin over users (small slices)
+    held_out_from: int | None = None  # draw outside this seed's sample (a development set for tuning)
     prompt: PromptStyle = "compact"
     answer_tokens: int = 32
     answer: bool = True  # False: gate, leaks and evidence recall only (no LLM call)
@@ -389,7 +390,9 @@ def run_locomo(config: KioskConfig, options: EvalOptions, progress: Progress = _
         ]
         if len(conversations) < 2:
             raise DataError("the protocol needs at least two conversations (users)", "use --conversations 2 or more")
-        questions = cap_round_robin(select_questions(conversations, options.ratio, options.seed), options.max_questions)
+        questions = cap_round_robin(
+            select_questions(conversations, options.ratio, options.seed, options.held_out_from), options.max_questions
+        )
         if not questions:
             raise DataError("no question selected", "raise --ratio or use more sessions")
         images = read_identity_images(data_dir, options.modality)
@@ -675,6 +678,7 @@ def _evaluate(
         "machine": f"{platform.machine()} {platform.processor() or ''} · {_cpu_count()} cores shared with other jobs",
         "ratio": options.ratio,
         "seed": options.seed,
+        "questions_held_out_from_seed": options.held_out_from,
         "k": config.retrieval.k,
         "construct": options.construct,
         "prompt": options.prompt,

@@ -115,6 +115,16 @@ def test_subset_is_stratified_fixed_and_seeded(data_dir: Path) -> None:
 
 
 @pytest.mark.real_data
+def test_held_out_set_never_shares_a_question_with_the_sample(data_dir: Path) -> None:
+    conversations = load_conversations(locomo_path(data_dir))
+    sample = {q.key for q in select_questions(conversations, 0.1, seed=0)}
+    held_out = select_questions(conversations, 0.1, seed=1, held_out_from=0)
+    assert len(held_out) == len(sample)
+    assert not sample & {q.key for q in held_out}
+    assert [q.key for q in select_questions(conversations, 0.1, seed=1, held_out_from=0)] == [q.key for q in held_out]
+
+
+@pytest.mark.real_data
 @pytest.mark.parametrize("modality", ["face", "palm"])
 def test_bindings_use_two_distinct_images_of_one_identity(data_dir: Path, modality: str) -> None:
     images = read_identity_images(data_dir, modality)
