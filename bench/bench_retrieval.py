@@ -19,6 +19,7 @@ Recall@K = share of a question's evidence dia_ids among the retrieved notes' sou
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import time
@@ -248,8 +249,10 @@ def locomo_store(config: KioskConfig, encoder: Any, data: Path) -> Path:
     from kiosk.memory.ingest import import_conversations
 
     CACHE.mkdir(parents=True, exist_ok=True)
-    path = CACHE / "locomo-fast.db"
-    done = CACHE / "locomo-fast.done"
+    # Keyed by the note-construction settings: a store built under other settings holds other notes.
+    settings = hashlib.sha256(json.dumps(config.memory.model_dump(mode="json"), sort_keys=True).encode()).hexdigest()
+    path = CACHE / f"locomo-fast-{settings[:12]}.db"
+    done = path.with_suffix(".done")
     if path.exists() and done.exists():
         return path
     store = SqliteStore(path)

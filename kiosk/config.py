@@ -279,6 +279,12 @@ class MemoryConfig(Section):
         default=0.55, ge=-1, le=1, description="Fast mode: link to same-owner notes at least this cosine-similar."
     )
     keywords: int = Field(default=5, ge=1, le=20, description="Fast mode: keywords picked per note (KeyBERT-style).")
+    reply_context_words: int = Field(
+        default=30,
+        ge=0,
+        description="Fast mode, imported conversations: the context of a turn quotes up to this many words of the "
+        "turn it replies to, so a bare reply ('5 years already!') is found by the question it answers (0 = off).",
+    )
     max_content_chars: int = Field(
         default=8000,
         ge=1,

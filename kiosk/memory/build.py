@@ -107,6 +107,8 @@ class Draft:
     source_ref: str | None = None
     author_id: int | None = None
     """The person who said it when the owner is a group or the public scope."""
+    replying_to: str | None = None
+    """The turn this one answers ("Caroline: How long have you been married?"), for imported conversations."""
 
 
 @dataclass
@@ -144,9 +146,14 @@ def human_date(moment: datetime) -> str:
     return f"{moment.day} {moment:%B %Y}, {hour}:{moment.minute:02d} {half}"
 
 
-def basic_context(draft: Draft) -> str:
+def basic_context(draft: Draft, reply_words: int = 0) -> str:
     who = draft.speaker or "The user"
-    return f"{who} said this on {human_date(draft.timestamp)}."
+    said = f"{who} said this on {human_date(draft.timestamp)}"
+    if reply_words and draft.replying_to:
+        words = draft.replying_to.split()
+        quoted = " ".join(words[:reply_words]) + (" …" if len(words) > reply_words else "")
+        return f"{said}, replying to {quoted}"
+    return f"{said}."
 
 
 class NoteBuilder:
@@ -207,7 +214,7 @@ class NoteBuilder:
             note = self._draft_note(draft)
             group_vectors = np.stack([self._phrase_vectors[p] for p in group]) if group else np.zeros((0, 1))
             note.keywords = select_keywords(group, group_vectors, vectors[index], self.config.keywords)
-            note.context = basic_context(draft)
+            note.context = basic_context(draft, self.config.reply_context_words)
             if self.config.classify_sensitive:
                 note.sensitivity = classify_rules(draft.content)
             notes.append(note)
@@ -250,7 +257,7 @@ class NoteBuilder:
             note.tags = attributes.value.tags
             note.context = f"{attributes.value.context} ({basic_context(draft).rstrip('.')})"
         else:
-            note.context = basic_context(draft)
+            note.context = basic_context(draft, self.config.reply_context_words)
         note.embedding = self._embed(note)
         sensitivity_source = None
         if self.config.classify_sensitive:

@@ -286,6 +286,7 @@ def import_conversations(
             work.append((owner, ref, item))
     if limit is not None:
         work = work[:limit]
+    replied = replied_turns([item for _, items in parsed for item in items])
     chosen_mode = mode or builder.config.construction
     chunk = FAST_CHUNK if chosen_mode == "fast" else 1
     done = 0
@@ -299,7 +300,19 @@ def import_conversations(
             except KioskError as exc:
                 _fail(report, where, exc)
                 continue
-            drafts.append(Draft(owner.id, content, turn.timestamp, modality, turn.speaker, "import", ref))
+            previous = replied.get(id(turn))
+            drafts.append(
+                Draft(
+                    owner.id,
+                    content,
+                    turn.timestamp,
+                    modality,
+                    turn.speaker,
+                    "import",
+                    ref,
+                    replying_to=f"{previous.speaker}: {' '.join(previous.text.split())}" if previous else None,
+                )
+            )
             refs.append(where)
         for where, result in zip(refs, builder.build_many(drafts, chosen_mode), strict=True):
             if isinstance(result, KioskError):
@@ -314,6 +327,25 @@ def import_conversations(
         if progress:
             progress(done, len(work))
     return report
+
+
+def replied_turns(items: list[Turn | ItemError]) -> dict[int, Turn]:
+    """For each turn (by identity), the turn before it in the same session when another speaker said it."""
+    replied: dict[int, Turn] = {}
+    previous: Turn | None = None
+    for item in items:
+        if not isinstance(item, Turn):
+            previous = None
+            continue
+        if (
+            previous is not None
+            and previous.conversation == item.conversation
+            and previous.timestamp == item.timestamp
+            and previous.speaker != item.speaker
+        ):
+            replied[id(item)] = previous
+        previous = item
+    return replied
 
 
 def _fail(report: ImportReport, where: str, exc: KioskError) -> None:

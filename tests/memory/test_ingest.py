@@ -109,6 +109,38 @@ def test_import_one_note_per_turn_with_captions_and_resume(
     assert store.count_notes() == 4
 
 
+def test_reply_context_quotes_the_turn_answered_within_its_session_only(
+    tmp_path: Path, store: SqliteStore, text_encoder: Any
+) -> None:
+    data = [
+        _sample(
+            "conv-a",
+            {
+                1: (
+                    "1:56 pm on 8 May, 2023",
+                    [
+                        _turn("D1:1", "How long have you two been married, Bob?"),
+                        _turn("D1:2", "5 years already!", "Bob"),
+                        _turn("D1:3", "And counting.", "Bob"),
+                    ],
+                ),
+                2: ("10:00 am on 9 May, 2023", [_turn("D2:1", "Back again.")]),
+            },
+        )
+    ]
+    path = tmp_path / "locomo.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    config = MemoryConfig(construction="fast", reply_context_words=5)
+    import_conversations(path, NoteBuilder(store, text_encoder, config), store)
+    owner = store.user_by_name("conv-a")
+    assert owner is not None
+    contexts = {n.source_ref: n.context for n in store.list_notes(owner.id)}
+    assert contexts["D1:2"] == "Bob said this on 8 May 2023, 1:56 pm, replying to Ann: How long have you …"
+    assert contexts["D1:1"] == "Ann said this on 8 May 2023, 1:56 pm."  # the first turn answers nothing
+    assert "replying" not in contexts["D1:3"]  # the same speaker going on is not a reply
+    assert "replying" not in contexts["D2:1"]  # a new session does not answer the last one
+
+
 def test_import_into_one_user_prefixes_refs_and_limit_resumes(
     tmp_path: Path, store: SqliteStore, builder: NoteBuilder
 ) -> None:
