@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from kiosk.llm.backend import Message
+from kiosk.llm.time_anchors import anchor_relative_times
 
 # ---- memory: note construction (A-Mem P_s1) ---------------------------------------------------
 
@@ -234,9 +235,10 @@ def trim_words(text: str, limit: int = MAX_NOTE_WORDS) -> str:
 
 
 def compact_notes(notes: Sequence[MemoryLine]) -> str:
-    """Notes grouped under their date, written once; a turn keeps its speaker ("Caroline: ..."), and the
-    LLM-written context sentence is left out: it costs prompt tokens (the first-token latency) and adds
-    nothing the note's words do not already say."""
+    """Notes grouped under their date, written once; a turn keeps its speaker ("Caroline: ..."), relative times
+    get their date ("yesterday (6 May 2023)", kiosk.llm.time_anchors), and the LLM-written context sentence is
+    left out: it costs prompt tokens (the first-token latency) and adds nothing the note's words do not already
+    say."""
     lines: list[str] = []
     current = ""
     for note in notes:
@@ -247,7 +249,7 @@ def compact_notes(notes: Sequence[MemoryLine]) -> str:
             lines.append(f"[{day}]")
             current = day
         speaker = speaker_of(context)
-        text = as_data(trim_words(content))
+        text = as_data(anchor_relative_times(trim_words(content), when))
         lines.append(f"{speaker}: {text}" if speaker else f"- {text}")
     return "\n".join(lines)
 

@@ -28,7 +28,7 @@ def test_each_date_is_written_once_and_imported_turns_keep_their_speaker() -> No
     )
     assert text.splitlines() == [
         "[7 May 2023]",
-        "Caroline: I went to a LGBTQ support group yesterday.",
+        "Caroline: I went to a LGBTQ support group yesterday (6 May 2023).",
         "Melanie: That's great, Caroline!",
         "[8 May 2023]",
         "- Remember to call mum",
