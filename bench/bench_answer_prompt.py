@@ -16,6 +16,8 @@ Variants (system message of the compact prompt; the user message is the same for
 - worked examples + unknown: the same plus a worked "I don't know".
 - default: the shipped prompt (the worked examples with names and activities that appear in no LoCoMo
   conversation: Priya / Leo, fencing / origami).
+Relative times in the notes are anchored to their dates (kiosk.llm.time_anchors) in every variant since that
+change: `answer_prompt.md` was made before it, `answer_prompt_time_anchors.md` after it.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ def main() -> None:
     parser.add_argument("--conditions", default="gold_evidence", help="gold_evidence and/or owner")
     parser.add_argument("--variants", default=",".join(VARIANTS))
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--name", default="answer_prompt", help="results file stem")
     args = parser.parse_args()
     conditions = tuple(args.conditions.split(","))
     config = load_config()
@@ -130,7 +133,7 @@ def main() -> None:
             rows,
         )
     )
-    write_results("answer_prompt", figures, body)
+    write_results(args.name, figures, body)
 
 
 if __name__ == "__main__":
