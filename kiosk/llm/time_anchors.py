@@ -48,43 +48,35 @@ def _month_shift(moment: datetime, months: int) -> datetime:
     return moment.replace(year=index // 12, month=index % 12 + 1, day=1)
 
 
+_DAY_OFFSETS = {"day_before": -2, "yesterday": -1, "today": 0, "tomorrow": 1}
+_MONTH_OFFSETS = {"last_month": -1, "this_month": 0, "next_month": 1}
+_YEAR_OFFSETS = {"last_year": -1, "this_year": 0, "next_year": 1}
+_SIDES = {"last_weekday": "before", "next_weekday": "after", "last_span": "before", "next_span": "after"}
+
+
 def _anchor(match: re.Match[str], said: datetime) -> str:
     groups = match.groupdict()
     day = day_text(said)
-    if groups["day_before"]:
-        return day_text(said - timedelta(days=2))
-    if groups["yesterday"]:
-        return day_text(said - timedelta(days=1))
-    if groups["today"]:
-        return day
-    if groups["tomorrow"]:
-        return day_text(said + timedelta(days=1))
-    if groups["last_weekday"]:
-        return f"the {groups['last_weekday'].capitalize()} before {day}"
-    if groups["next_weekday"]:
-        return f"the {groups['next_weekday'].capitalize()} after {day}"
-    if groups["last_span"]:
-        return f"the {groups['last_span'].split()[-1].lower()} before {day}"
-    if groups["next_span"]:
-        return f"the {groups['next_span'].split()[-1].lower()} after {day}"
-    if groups["last_month"]:
-        return f"{_month_shift(said, -1):%B %Y}"
-    if groups["this_month"]:
-        return f"{said:%B %Y}"
-    if groups["next_month"]:
-        return f"{_month_shift(said, 1):%B %Y}"
-    if groups["last_year"]:
-        return str(said.year - 1)
-    if groups["this_year"]:
-        return str(said.year)
-    if groups["next_year"]:
-        return str(said.year + 1)
+    for name, days in _DAY_OFFSETS.items():
+        if groups[name]:
+            return day_text(said + timedelta(days=days))
+    for name, side in _SIDES.items():
+        if groups[name]:
+            what = groups[name].split()[-1]
+            what = what.capitalize() if name.endswith("weekday") else what.lower()
+            return f"the {what} {side} {day}"
+    for name, months in _MONTH_OFFSETS.items():
+        if groups[name]:
+            return f"{_month_shift(said, months):%B %Y}"
+    for name, years in _YEAR_OFFSETS.items():
+        if groups[name]:
+            return str(said.year + years)
     count, unit = groups["count"].lower(), groups["unit"].lower()
-    days = int(count) if count.isdigit() else _SMALL_NUMBERS.get(count)
-    if unit == "day" and days is not None and days <= 7:
-        return day_text(said - timedelta(days=days))
-    if unit == "year" and days is not None:
-        return str(said.year - days)
+    number = int(count) if count.isdigit() else _SMALL_NUMBERS.get(count)
+    if unit == "day" and number is not None and number <= 7:
+        return day_text(said - timedelta(days=number))
+    if unit == "year" and number is not None:
+        return str(said.year - number)
     return f"{groups['ago'][: -len(' ago')].lower()} before {day}"
 
 
