@@ -343,8 +343,8 @@ class LLMConfig(Section):
         "the final retrieval's other notes after them, so the prefilled block is reused and only the new notes "
         "and the question are processed; every finally retrieved note is still used. Only when the final gate "
         "admits the prepared notes and they hold at least half of the final ones (kiosk/prepared.py). Off by "
-        "default: it halves the first token (bench/results/latency_50.md) but breaks the prompt's chronological "
-        "order and lowered owner F1 on 12 questions (0.5B 23.54 -> 23.07, 135M 15.19 -> 11.60).",
+        "default: it cuts the first token to 0.28x (bench/results/latency_50_prepared.md, 50 questions) but breaks "
+        "the prompt's chronological order and lowers owner F1 (0.5B 34.90 -> 34.16, multi-hop 19.45 -> 11.41).",
     )
     flash_attn: bool = Field(default=False, description="llama.cpp flash attention (not measured to help on CPU).")
 
