@@ -64,12 +64,9 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
 
 def _reused(llm: Any, tokens: list[int], kv_prefix: bool) -> int:
     """Prompt tokens already in the context at "send" (the saved system prompt counts when it is kept)."""
-    evaluated = llm._evaluated()
-    common = 0
-    for a, b in zip(evaluated, tokens, strict=False):
-        if a != b:
-            break
-        common += 1
+    from kiosk.llm.llamacpp import common_prefix_length
+
+    common = common_prefix_length(llm._evaluated(), tokens)
     if common == 0 and kv_prefix and tokens:
         system = llm._system_tokens.values()
         return max((len(s) for s in system if tokens[: len(s)] == s), default=0)

@@ -16,6 +16,16 @@ from kiosk.llm.backend import Message, Usage
 PREFILL_CHUNK = 32  # tokens evaluated between checks for a waiting answer
 
 
+def common_prefix_length(evaluated: list[int], tokens: list[int]) -> int:
+    """How many of `tokens` the context already holds: the length of the shared leading run."""
+    common = 0
+    for a, b in zip(evaluated, tokens, strict=False):
+        if a != b:
+            break
+        common += 1
+    return common
+
+
 class LlamaCppLLM:
     """A GGUF chat model in-process. Calls are serialised: one llama context serves one request at a time.
 
@@ -163,13 +173,7 @@ class LlamaCppLLM:
         try:
             tokens = self.prompt_tokens(messages) or []
             self._ready_system_prompt(messages)
-            evaluated = self._evaluated()
-            common = 0
-            for a, b in zip(evaluated, tokens, strict=False):
-                if a != b:
-                    break
-                common += 1
-            common = min(common, len(tokens) - 1)
+            common = min(common_prefix_length(self._evaluated(), tokens), len(tokens) - 1)
             self._llama.n_tokens = common
             self._llama._requires_eval = True
             done = 0
