@@ -14,6 +14,7 @@ from kiosk.config import KioskConfig
 from kiosk.errors import KioskError
 from kiosk.ui import theme
 from kiosk.ui.context import AppContext
+from kiosk.ui.gui_thread_gc import GuiThreadGarbageCollector
 from kiosk.ui.screens.admin import AdminScreen
 from kiosk.ui.screens.base import ADMIN, ENROLL, IDLE, MAIN, MEMORY, STARTUP, Screen
 from kiosk.ui.screens.enroll import EnrollScreen
@@ -178,6 +179,7 @@ def run(desktop: bool, exit_after_s: float | None = None) -> int:
     app = QApplication.instance() or QApplication(sys.argv)
     assert isinstance(app, QApplication)
     app.setApplicationName("Bio-Memory Kiosk")
+    GuiThreadGarbageCollector(parent=app)
     from kiosk.cli.common import config as load_config
 
     try:

@@ -42,6 +42,16 @@ KIOSK_SIZE = (1920, 1080)
 DESKTOP_SIZE = (1280, 800)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def gui_thread_gc(qapp) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """As in the app: cyclic garbage (closed windows of earlier tests) is collected on the GUI thread only."""
+    from kiosk.ui.gui_thread_gc import GuiThreadGarbageCollector
+
+    collector = GuiThreadGarbageCollector(parent=qapp)
+    yield
+    collector.stop()
+
+
 @pytest.fixture()
 def ui_config(config: KioskConfig, tmp_path: Path) -> KioskConfig:
     cfg = config.model_copy(deep=True)
