@@ -84,6 +84,7 @@ class Asked:
 
 
 def levers(fast_python: str | None) -> list[Lever]:
+    defaults = Lever("compact + KV + prefill while typing", prompt="compact", kv_prefix=True, prefill="last word")
     chosen = [
         Lever("baseline"),
         Lever("short prompt", prompt="short"),
@@ -95,7 +96,7 @@ def levers(fast_python: str | None) -> list[Lever]:
         Lever("compact + flash attention", prompt="compact", flash_attn=True),
         Lever("compact + system KV state", prompt="compact", kv_prefix=True),
         Lever("compact + KV + prefill (half typed)", prompt="compact", kv_prefix=True, prefill="half"),
-        Lever("compact + KV + prefill while typing", prompt="compact", kv_prefix=True, prefill="last word"),
+        defaults,
     ]
     chosen.append(
         Lever(
@@ -107,11 +108,17 @@ def levers(fast_python: str | None) -> list[Lever]:
             flash_attn=True,
         )
     )
-    if fast_python:
-        chosen.append(Lever("AVX-512 build", build="avx512"))
     best = Lever("all together", prompt="compact", kv_prefix=True, prefill="last word", keep_typed=True)
-    chosen.append(replace(best, build="avx512") if fast_python else best)
-    return chosen
+    if not fast_python:
+        return [*chosen, best]
+    # The same levers on both builds in one run, so the build's own share is visible next to each.
+    return [
+        *chosen,
+        Lever("AVX-512 build", build="avx512"),
+        replace(defaults, name="compact + KV + prefill while typing, AVX-512 build", build="avx512"),
+        replace(best, name="all together, portable build"),
+        replace(best, build="avx512"),
+    ]
 
 
 TYPING = {

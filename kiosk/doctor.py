@@ -196,8 +196,22 @@ def check_cameras(config: KioskConfig, wait_s: float = 3.0) -> list[Check]:
     return checks
 
 
+def check_llm_build(config: KioskConfig) -> list[Check]:
+    """The llama.cpp build against this CPU: a build for instructions it lacks would die of SIGILL."""
+    try:
+        import llama_cpp
+    except ImportError:
+        return [Check("llm build", "warn", "llama-cpp-python is not installed", "run packaging/bootstrap.sh")]
+    from kiosk.llm.cpu_support import built_for, check_llama_build
+
+    info = llama_cpp.llama_print_system_info().decode(errors="replace")
+    check_llama_build(info)
+    return [Check("llm build", "ok", f"llama.cpp built for {', '.join(built_for(info)) or 'plain x86-64'}")]
+
+
 CHECKS: dict[str, Callable[[KioskConfig], list[Check]]] = {
     "models": check_models,
+    "llm build": check_llm_build,
     "calibration": check_calibrations,
     "database": check_database,
     "disk": check_disk,

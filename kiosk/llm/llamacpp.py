@@ -12,6 +12,7 @@ from typing import Any, cast
 
 from kiosk.errors import LLMError, ModelError
 from kiosk.llm.backend import Message, Usage
+from kiosk.llm.cpu_support import check_llama_build
 
 PREFILL_CHUNK = 32  # tokens evaluated between checks for a waiting answer
 
@@ -52,6 +53,9 @@ class LlamaCppLLM:
             from llama_cpp import Llama
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise LLMError("llama-cpp-python is not installed", "install the package's llm extra") from exc
+        import llama_cpp
+
+        check_llama_build(llama_cpp.llama_print_system_info().decode(errors="replace"))
         if not gguf_path.is_file():
             raise ModelError(f"GGUF model {gguf_path} does not exist", "run `kiosk models pull` or fix llm.gguf_path")
         n_threads = threads or os.cpu_count() or 1
