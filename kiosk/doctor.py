@@ -198,14 +198,13 @@ def check_cameras(config: KioskConfig, wait_s: float = 3.0) -> list[Check]:
 
 def check_llm_build(config: KioskConfig) -> list[Check]:
     """The llama.cpp build against this CPU: a build for instructions it lacks would die of SIGILL."""
-    try:
-        import llama_cpp
-    except ImportError:
-        return [Check("llm build", "warn", "llama-cpp-python is not installed", "run packaging/bootstrap.sh")]
-    from kiosk.llm.cpu_support import built_for, check_llama_build
+    import importlib.util
 
-    info = llama_cpp.llama_print_system_info().decode(errors="replace")
-    check_llama_build(info)
+    if importlib.util.find_spec("llama_cpp") is None:
+        return [Check("llm build", "warn", "llama-cpp-python is not installed", "run packaging/bootstrap.sh")]
+    from kiosk.llm.cpu_support import built_for, verified_llama_build
+
+    info = verified_llama_build()
     return [Check("llm build", "ok", f"llama.cpp built for {', '.join(built_for(info)) or 'plain x86-64'}")]
 
 

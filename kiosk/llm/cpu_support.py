@@ -1,15 +1,24 @@
 """Does this CPU have every instruction set the installed llama.cpp build was compiled for?
 
-A build made for AVX-512 (packaging/bootstrap.sh picks it on CPUs that have it) and then copied to a
-machine without it dies of SIGILL on its first matrix product, with no message. Checking the build's own
-feature list against the CPU's (numpy reads it with CPUID) turns that into a clear error at load time.
+A llama.cpp built for instructions a CPU lacks (an AVX-512 build copied to an older machine, or the AVX2
+build on a CPU without AVX2) dies of SIGILL as soon as its library loads, with no message, and takes the
+kiosk with it (seen under `qemu-x86_64 -cpu Haswell`). So the library is first loaded in a child process,
+and its compiled-in feature list is compared with the CPU's (numpy reads it with CPUID): either way the
+person at the terminal gets a clear error instead of a vanished window.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
 
 from kiosk.errors import ModelError
+
+REBUILD = "rebuild it on this machine: LLAMA_BUILD=portable bash packaging/bootstrap.sh"
+READ_SYSTEM_INFO = "import llama_cpp; print(llama_cpp.llama_print_system_info().decode(errors='replace'))"
 
 # llama.cpp's system-info names -> numpy's CPU feature names
 BUILD_TO_CPU = {
@@ -56,5 +65,32 @@ def check_llama_build(system_info: str, cpu: Mapping[str, bool] | None = None) -
     if missing:
         raise ModelError(
             f"the installed llama-cpp-python was built for {', '.join(missing)}, which this CPU does not have",
-            "rebuild it here: LLAMA_BUILD=portable bash packaging/bootstrap.sh",
+            REBUILD,
         )
+
+
+def probe_llama_build(command: Sequence[str] | None = None, timeout_s: float = 120.0) -> str:
+    """The installed build's system-info line, read by a child process; ModelError if it cannot run here.
+
+    `command` runs Python code that prints the line (default: this interpreter importing llama_cpp)."""
+    argv = list(command) if command is not None else [sys.executable, "-c", READ_SYSTEM_INFO]
+    try:
+        result = subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ModelError(f"could not start a check of llama-cpp-python ({exc})", "run `kiosk doctor`") from exc
+    if result.returncode == -signal.SIGILL:
+        raise ModelError("the installed llama-cpp-python uses CPU instructions this machine does not have", REBUILD)
+    if result.returncode != 0:
+        reason = (result.stderr.strip().splitlines() or [f"exit code {result.returncode}"])[-1]
+        raise ModelError(f"llama-cpp-python cannot be loaded ({reason})", "run packaging/bootstrap.sh again")
+    info = result.stdout.strip()
+    check_llama_build(info)
+    return info
+
+
+@functools.cache
+def verified_llama_build() -> str:
+    """probe_llama_build() once per process; a frozen bundle (no interpreter to start) carries its own build."""
+    if getattr(sys, "frozen", False):
+        return ""
+    return probe_llama_build()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ctypes
+import importlib.util
 import os
 import threading
 import time
@@ -12,7 +13,7 @@ from typing import Any, cast
 
 from kiosk.errors import LLMError, ModelError
 from kiosk.llm.backend import Message, Usage
-from kiosk.llm.cpu_support import check_llama_build
+from kiosk.llm.cpu_support import verified_llama_build
 
 PREFILL_CHUNK = 32  # tokens evaluated between checks for a waiting answer
 
@@ -49,13 +50,11 @@ class LlamaCppLLM:
         reuse_system_prompt: bool = True,
         n_batch: int = 512,
     ) -> None:
-        try:
-            from llama_cpp import Llama
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise LLMError("llama-cpp-python is not installed", "install the package's llm extra") from exc
-        import llama_cpp
+        if importlib.util.find_spec("llama_cpp") is None:  # not imported: loading a wrong build is fatal
+            raise LLMError("llama-cpp-python is not installed", "install the package's llm extra")
+        verified_llama_build()
+        from llama_cpp import Llama
 
-        check_llama_build(llama_cpp.llama_print_system_info().decode(errors="replace"))
         if not gguf_path.is_file():
             raise ModelError(f"GGUF model {gguf_path} does not exist", "run `kiosk models pull` or fix llm.gguf_path")
         n_threads = threads or os.cpu_count() or 1

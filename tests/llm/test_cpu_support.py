@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import signal
+import sys
+
 import pytest
 
 from kiosk.errors import ModelError
-from kiosk.llm.cpu_support import built_for, check_llama_build, cpu_features
+from kiosk.llm.cpu_support import built_for, check_llama_build, cpu_features, probe_llama_build
 
 PORTABLE = "CPU : SSE3 = 1 | SSSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | BMI2 = 1 | LLAMAFILE = 1 |"
 AVX512 = PORTABLE.replace("BMI2 = 1 |", "BMI2 = 1 | AVX512 = 1 | AVX512_VNNI = 1 | AVX512_BF16 = 0 |")
@@ -24,9 +27,22 @@ def test_an_avx512_build_on_a_cpu_without_it_is_a_clear_error() -> None:
     assert "LLAMA_BUILD=portable" in raised.value.one_line()
 
 
-def test_the_installed_build_runs_on_this_cpu() -> None:
-    llama_cpp = pytest.importorskip("llama_cpp")
-    info = llama_cpp.llama_print_system_info().decode()
-    assert "AVX2" in built_for(info)
-    check_llama_build(info)
-    assert cpu_features()["AVX2"]
+def test_this_cpu_has_what_the_portable_build_needs() -> None:
+    check_llama_build(PORTABLE, cpu_features())
+
+
+def test_a_build_that_dies_of_an_illegal_instruction_is_a_clear_error() -> None:
+    dies = [sys.executable, "-c", f"import os; os.kill(os.getpid(), {int(signal.SIGILL)})"]
+    with pytest.raises(ModelError, match="CPU instructions this machine does not have") as raised:
+        probe_llama_build(dies)
+    assert "LLAMA_BUILD=portable" in raised.value.one_line()
+
+
+def test_a_build_that_cannot_load_says_why() -> None:
+    with pytest.raises(ModelError, match=r"cannot be loaded .*no libllama"):
+        probe_llama_build([sys.executable, "-c", "raise OSError('no libllama')"])
+
+
+def test_the_child_process_reads_the_installed_build() -> None:
+    pytest.importorskip("llama_cpp")
+    assert "AVX2" in built_for(probe_llama_build())
