@@ -10,11 +10,13 @@ cd "$(dirname "$0")/.."
 DIST=${1:-dist}
 WORKPATH=${BUNDLE_WORKPATH:-build/pyinstaller}
 # A bundle goes to terminals whose CPU nobody checked: it carries the portable llama.cpp build only.
-if .venv/bin/python -c "from kiosk.llm.cpu_support import built_for, probe_llama_build as p; exit('AVX512' in built_for(p()))"; then :
-else
-  echo "build_bundle: .venv has an AVX-512 llama.cpp build; run LLAMA_BUILD=portable bash packaging/bootstrap.sh first" >&2
-  exit 2
-fi
+LLAMA_FEATURES=$(.venv/bin/python -c \
+  "from kiosk.llm.cpu_support import built_for, probe_llama_build; print(' '.join(built_for(probe_llama_build())))")
+case " $LLAMA_FEATURES " in
+  *" AVX512 "*)
+    echo "build_bundle: .venv has an AVX-512 llama.cpp build; run LLAMA_BUILD=portable bash packaging/bootstrap.sh" >&2
+    exit 2 ;;
+esac
 [ -x .venv/bin/pyinstaller ] || .venv/bin/python -m pip install --quiet --disable-pip-version-check "pyinstaller==6.22.3"
 
 mkdir -p "$WORKPATH"
