@@ -205,7 +205,9 @@ def check_llm_build(config: KioskConfig) -> list[Check]:
     from kiosk.llm.cpu_support import built_for, verified_llama_build
 
     info = verified_llama_build()
-    return [Check("llm build", "ok", f"llama.cpp built for {', '.join(built_for(info)) or 'plain x86-64'}")]
+    if not info:  # a frozen bundle: build_bundle.sh only freezes the portable build
+        return [Check("llm build", "ok", "the bundle's portable llama.cpp build")]
+    return [Check("llm build", "ok", f"llama.cpp built for {', '.join(built_for(info))}")]
 
 
 CHECKS: dict[str, Callable[[KioskConfig], list[Check]]] = {
