@@ -129,7 +129,7 @@ def _doctor_database(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     app = typer.Typer()
     app.callback()(lambda: None)
     doctor_cli.register(app)
-    skip = ["--skip", "models", "--skip", "calibration", "--skip", "cameras", "--skip", "disk"]
+    skip = ["--skip", "models", "--skip", "llm build", "--skip", "calibration", "--skip", "cameras", "--skip", "disk"]
     result = CliRunner().invoke(app, ["doctor", "--json", *skip])
     payload: dict[str, Any] = json.loads(result.stdout)
     return payload
