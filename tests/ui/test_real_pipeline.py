@@ -354,6 +354,10 @@ def test_real_small_llm_streams_a_personal_answer_and_the_ui_stays_responsive(qt
     scene.config.llm.max_answer_tokens = 48
     scene.config.llm.threads = 1  # this CI box is shared: llama.cpp threads spinning on busy cores crawl
     scene.config.llm.n_ctx = 2048
+    # This test is about streaming. With llama.cpp busy, fewer frames get analysed and the rigid-motion cue once
+    # called the performer a flat picture (shape change 0.056 < 0.060, a loaded clean-clone run); PAD on this
+    # recording has its own tests (tests/identity/test_pad_real_data.py).
+    scene.config.pad.mesh = False
     scene.enroll("Lin", LIN)
     # Not the allergy note: it is a sensitive (health) note, and an answer from one is shown whole, not streamed.
     scene.add_notes("Lin", OWNER_NOTES[:1])
