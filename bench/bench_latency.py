@@ -44,6 +44,7 @@ from kiosk.config import KioskConfig, load_config
 from kiosk.eval import prompting
 from kiosk.eval.locomo import Question
 from kiosk.eval.metrics import CATEGORY_NAMES, aggregate, score_answer
+from kiosk.eval.protocol import typed_before_send
 from kiosk.llm import prompts
 from kiosk.memory.note import Note
 from kiosk.prepared import keep_prepared
@@ -65,6 +66,7 @@ class Lever:
     prefill: str | None = None  # None | "last word" (typed all but the last word) | "half" (half the words)
     n_batch: int = 512
     keep_typed: bool = False  # keep the notes of the prefilled prompt at "send" (kiosk.prepared)
+    max_extra: int | None = None  # with keep_typed: at most this many kept notes the final retrieval did not choose
     build: str = "portable"  # portable | avx512
     non_owner: bool = False  # also answer with another user's notes (prompt variants only)
 
@@ -109,14 +111,19 @@ def levers(fast_python: str | None) -> list[Lever]:
         )
     )
     best = Lever("all together", prompt="compact", kv_prefix=True, prefill="last word", keep_typed=True)
+    capped = [
+        replace(best, name="all together, no extra note", max_extra=0),
+        replace(best, name="all together, at most 2 extra notes", max_extra=2),
+    ]
     if not fast_python:
-        return [*chosen, best]
+        return [*chosen, *capped, best]
     # The same levers on both builds in one run, so the build's own share is visible next to each.
     return [
         *chosen,
         Lever("AVX-512 build", build="avx512"),
         replace(defaults, name="compact + KV + prefill while typing, AVX-512 build", build="avx512"),
         replace(best, name="all together, portable build"),
+        *(replace(lever, name=f"{lever.name}, AVX-512 build", build="avx512") for lever in capped),
         replace(best, build="avx512"),
     ]
 
@@ -129,10 +136,10 @@ TYPING = {
 
 def typed_words(question: str, scenario: str) -> str:
     """The words typed at the last pause before "send" under a typing scenario."""
-    words = question.split()
     if scenario == "half":
+        words = question.split()
         return " ".join(words[: max(1, len(words) // 2)])
-    return " ".join(words[: max(1, len(words) - 1)])
+    return typed_before_send(question)
 
 
 def mixed_sample(questions: Sequence[Question], count: int, seed: int) -> list[Question]:
@@ -247,7 +254,7 @@ def answer_notes(lever: Lever, item: Asked) -> tuple[list[Note], bool]:
     """The owner's notes for the final prompt under `lever`, and whether they are already in prompt order."""
     if lever.keep_typed and lever.prefill:
         typed = chronological(item.typed[lever.prefill][: lever.notes])
-        kept = keep_prepared(typed, item.owner[: lever.notes], lambda note: note, lambda note: True)
+        kept = keep_prepared(typed, item.owner[: lever.notes], lambda note: note, lambda note: True, lever.max_extra)
         if kept is not None:
             return kept, True
     return item.owner, False

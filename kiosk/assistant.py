@@ -415,13 +415,23 @@ class Assistant:
             or time.monotonic() - prepared.at > PREPARED_MAX_AGE_S
         ):
             return None
+        return self.in_prepared_order(prepared.notes, decision, retrieval)
+
+    def in_prepared_order(
+        self, prepared: Sequence[ScoredNote], decision: GateDecision, retrieval: Retrieval
+    ) -> list[ScoredNote] | None:
+        """The final retrieval's notes after the `prepared` ones (oldest first, as prefilled), capped at
+        llm.keep_prepared_max_extra notes the final retrieval did not choose (kiosk.prepared), or None.
+        Only notes the final gate admits are kept: a note of an owner outside the final pool never enters,
+        nor a sensitive note the final retrieval did not choose itself."""
         owners = set(self.pool(decision).owner_ids)
         chosen = set(retrieval.note_ids)
         return keep_prepared(
-            prepared.notes,
+            prepared,
             retrieval.notes,
             lambda item: item.note,
             lambda note: note.owner_id in owners and (not note.sensitive or note.id in chosen),
+            self.config.llm.keep_prepared_max_extra,
         )
 
     def _generate(

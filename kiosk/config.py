@@ -346,6 +346,13 @@ class LLMConfig(Section):
         "default: it cuts the first token to 0.28x (bench/results/latency_50_prepared.md, 50 questions) but breaks "
         "the prompt's chronological order and lowers owner F1 (0.5B 34.90 -> 34.16, multi-hop 19.45 -> 11.41).",
     )
+    keep_prepared_max_extra: int = Field(
+        default=10,
+        ge=0,
+        description="With keep_prepared_notes: at most this many kept prepared notes that the final retrieval did "
+        "not choose (the prepared block is cut before the next one); 0 keeps exactly the final notes, the "
+        "prefilled ones first.",
+    )
     flash_attn: bool = Field(default=False, description="llama.cpp flash attention (not measured to help on CPU).")
 
 

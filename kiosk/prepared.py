@@ -9,6 +9,11 @@ whole prefilled block a prefix of the final prompt: only the new notes and the q
 after "send". Every note the final retrieval chose is still in the prompt; the prepared ones only stay when
 the final gate admits them and the typed words were about the same thing (at least half of the final notes
 were among them).
+
+The prepared notes the final retrieval did not choose ("extra" notes) are the price: a 0.5B model reads a
+longer, partly off-topic list worse. `max_extra` caps them by cutting the prepared block after its last
+affordable note, so what is kept is still a prefix of what was prefilled (max_extra=0: exactly the final
+retrieval's notes, the prefilled ones first).
 """
 
 from __future__ import annotations
@@ -26,13 +31,26 @@ def keep_prepared(
     final: Sequence[Item],
     note_of: Callable[[Item], Note],
     admitted: Callable[[Note], bool],
+    max_extra: int | None = None,
 ) -> list[Item] | None:
-    """The answer's notes in prompt order: the admitted prepared notes as prefilled, then the final
+    """The answer's notes in prompt order: the admitted prepared notes as prefilled (up to the first one
+    that would exceed `max_extra` notes outside the final retrieval; None: no cap), then the final
     retrieval's other notes oldest first. None when the prepared notes should not be kept (nothing
     prepared, nothing finally retrieved, or too little in common): the caller uses `final` as usual."""
     if not prepared or not final:
         return None
-    kept = [item for item in prepared if admitted(note_of(item))]
+    final_ids = {note_of(item).id for item in final}
+    kept: list[Item] = []
+    extra = 0
+    for item in prepared:
+        note = note_of(item)
+        if not admitted(note):
+            continue
+        if note.id not in final_ids:
+            if max_extra is not None and extra >= max_extra:
+                break
+            extra += 1
+        kept.append(item)
     kept_ids = {note_of(item).id for item in kept}
     shared = sum(1 for item in final if note_of(item).id in kept_ids)
     if 2 * shared < len(final):

@@ -48,3 +48,15 @@ def test_a_prepared_note_the_final_gate_does_not_admit_is_left_out() -> None:
         keep_prepared([note(2, owner=2), note(5)], [note(1), note(5), note(6)], lambda n: n, lambda n: n.owner_id == 1)
         is None
     )
+
+
+def test_the_cap_cuts_the_prepared_block_before_the_extra_note_it_cannot_afford() -> None:
+    prepared = [note(2), note(3), note(5), note(7), note(9)]  # 3 and 7 are not among the final notes
+    final = [note(9), note(5), note(2), note(8)]
+    assert ids(keep_prepared(prepared, final, lambda n: n, everyone)) == [2, 3, 5, 7, 9, 8]
+    assert ids(keep_prepared(prepared, final, lambda n: n, everyone, max_extra=1)) == [2, 3, 5, 8, 9]
+    # none extra: the block stops at note 3, which leaves only 1 of the 4 final notes prepared
+    assert keep_prepared(prepared, final, lambda n: n, everyone, max_extra=0) is None
+    # none extra and enough in common: exactly the final notes, the prefilled ones first
+    kept = keep_prepared([note(2), note(5), note(9), note(3)], final, lambda n: n, everyone, max_extra=0)
+    assert ids(kept) == [2, 5, 9, 8]

@@ -121,6 +121,12 @@ def register(app: typer.Typer) -> None:
             help="Answer prompt: compact (the kiosk's, default), short (the first eval's) or assistant (the old one).",
         ),
         answer_tokens: int = typer.Option(32, "--answer-tokens", help="Longest answer in tokens."),
+        keep_prepared: int | None = typer.Option(
+            None,
+            "--keep-prepared",
+            help="Answer as the kiosk does with llm.keep_prepared_notes, at most this many extra notes: the question "
+            "without its last word is retrieved first (prefilled while typing) and its notes stay first at send.",
+        ),
         retrieval_only: bool = typer.Option(
             False, "--retrieval-only", help="Gate, leaks and evidence recall@10 only: no LLM answers."
         ),
@@ -157,6 +163,11 @@ def register(app: typer.Typer) -> None:
         cfg = config()
         _apply_llm(cfg, llm, llm_endpoint, endpoint_model)
         cfg.llm.threads = llm_threads
+        if keep_prepared is not None:
+            if keep_prepared < 0:
+                raise DataError(f"--keep-prepared {keep_prepared} is negative", "give 0 or more extra notes")
+            cfg.llm.keep_prepared_notes = True
+            cfg.llm.keep_prepared_max_extra = keep_prepared
         chosen = tuple(c.strip() for c in conditions.split(",")) if conditions else CONDITIONS
         unknown = [c for c in chosen if c not in CONDITIONS]
         if unknown:
@@ -173,6 +184,7 @@ def register(app: typer.Typer) -> None:
             held_out_from=0 if held_out else None,
             prompt=prompt,  # type: ignore[arg-type]
             answer_tokens=answer_tokens,
+            keep_prepared=keep_prepared is not None,
             answer=not retrieval_only,
             identities=[s.strip() for s in identities.split(",")] if identities else None,
             conditions=chosen,  # type: ignore[arg-type]

@@ -18,7 +18,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -82,6 +82,9 @@ class EvalOptions:
     held_out_from: int | None = None  # draw outside this seed's sample (a development set for tuning)
     prompt: PromptStyle = "compact"
     answer_tokens: int = 32
+    # Simulate prefill while typing with llm.keep_prepared_notes (the kiosk's config decides the cap): retrieve
+    # for the question without its last word first, and keep those notes first in the prompt at "send".
+    keep_prepared: bool = False
     answer: bool = True  # False: gate, leaks and evidence recall only (no LLM call)
     conditions: tuple[Condition, ...] = CONDITIONS
     identities: list[str] | None = None
@@ -346,10 +349,17 @@ def _probe(vector: np.ndarray, modality: str, sha: str) -> Probe:
     return Probe(modality=modality, vector=vector, model_sha256=sha, captured_at=time.time())  # type: ignore[arg-type]
 
 
+def typed_before_send(question: str) -> str:
+    """The words a person has typed at their last pause before "send": all but the last word."""
+    words = question.split()
+    return " ".join(words[: max(1, len(words) - 1)])
+
+
 def answer_request(
-    question: str, notes: Sequence[Note], person: str | None, style: PromptStyle
+    question: str, notes: Sequence[Note], person: str | None, style: PromptStyle, in_order: bool = False
 ) -> list[dict[str, str]]:
-    ordered = sorted(notes, key=lambda n: (n.timestamp, n.id or 0))
+    """The answering prompt in `style`; the notes go oldest first unless `in_order` (kept as given)."""
+    ordered = list(notes) if in_order else sorted(notes, key=lambda n: (n.timestamp, n.id or 0))
     if style == "compact":
         from kiosk.llm.prompts import compact_answer_messages
 
@@ -551,7 +561,7 @@ def _evaluate(
     false_match_users = {row["user"] for row in gate_rows if row["non_owner_false_match"]}
 
     # LLM-free retrieval for every condition: what each prompt will contain.
-    contexts: dict[Condition, list[tuple[list[Note], str | None]]] = {c: [] for c in options.conditions}
+    contexts: dict[Condition, list[tuple[list[Note], str | None, bool]]] = {c: [] for c in options.conditions}
     leaks = {"notes": 0, "from_false_matches": 0, "questions": 0}
     recall: dict[Condition, list[float]] = {c: [] for c in options.conditions}
     per_question_meta: list[dict[str, Any]] = [{} for _ in questions]
@@ -566,14 +576,21 @@ def _evaluate(
             for condition in options.conditions:
                 notes: list[Note]
                 person: str | None = None
+                in_order = False
                 meta: dict[str, Any] = {}
                 if condition in ("owner", "non_owner"):
                     probe = setup.owner_probe if condition == "owner" else intruder.owner_probe
                     decision, retrieval, _ = assistant.retrieve(question.question, probe)
+                    if options.keep_prepared:
+                        kept = _kept_prepared(assistant, question.question, probe, decision, retrieval)
+                        in_order = kept is not None
+                        if kept is not None:
+                            meta["prepared_extra_notes"] = len(kept) - len(retrieval.notes)
+                            retrieval = replace(retrieval, notes=kept)
                     notes = [item.note for item in retrieval.notes]
                     if decision.verified_user_id is not None:
                         person = names.get(decision.verified_user_id)
-                    meta = {
+                    meta |= {
                         "matched": [names[i] for i in decision.matched_owner_ids],
                         "path": retrieval.path,
                         "below_relevance_floor": retrieval.below_relevance_floor,
@@ -606,7 +623,7 @@ def _evaluate(
                         notes_by_ref[setup.user_id][e] for e in question.evidence if e in notes_by_ref[setup.user_id]
                     ]
                     person = question.conversation_id
-                contexts[condition].append((notes, person))
+                contexts[condition].append((notes, person, in_order))
                 if condition != "no_memory" and question.evidence:
                     found = {n.source_ref for n in notes if n.owner_id == setup.user_id}
                     recall[condition].append(sum(1 for e in question.evidence if e in found) / len(question.evidence))
@@ -631,8 +648,8 @@ def _evaluate(
     with clock.stage("answer"):
         for condition in options.conditions if options.answer else ():
             for qi, question in enumerate(questions):
-                notes, person = contexts[condition][qi]
-                messages = answer_request(question.question, notes, person, options.prompt)
+                notes, person, in_order = contexts[condition][qi]
+                messages = answer_request(question.question, notes, person, options.prompt, in_order)
                 raw = loaded.llm.chat(messages, max_tokens=options.answer_tokens, temperature=0.0)
                 prediction = prompting.clean_answer(raw)
                 score = score_answer(prediction, question.answer, question.category)
@@ -683,6 +700,7 @@ def _evaluate(
         "construct": options.construct,
         "prompt": options.prompt,
         "answer_tokens": options.answer_tokens,
+        "keep_prepared_max_extra": config.llm.keep_prepared_max_extra if options.keep_prepared else None,
         "retrieval_mode": config.retrieval.mode,
         "decay": {"weight": config.forgetting.weight, "half_life_days": config.forgetting.half_life_days},
         "relevance_floor": config.retrieval.relevance_floor,
@@ -721,6 +739,17 @@ def _evaluate(
         results["gold_gap_analysis"] = gold_gap_markdown(analysis)
     results["metrics"] = _flat(results)
     return results
+
+
+def _kept_prepared(assistant: Any, question: str, probe: Probe, decision: Any, retrieval: Any) -> list[Any] | None:
+    """The final notes in the order the kiosk would prompt them had the question's words before the last
+    been prefilled while typing (kiosk.assistant.Assistant.in_prepared_order), or None."""
+    typed_decision, typed, _ = assistant.retrieve(typed_before_send(question), probe, record=False)
+    if decision.verified_user_id is None or typed_decision.verified_user_id != decision.verified_user_id:
+        return None
+    prepared = sorted(typed.notes, key=lambda item: (item.note.timestamp, item.note.id or 0))
+    kept: list[Any] | None = assistant.in_prepared_order(prepared, decision, retrieval)
+    return kept
 
 
 def _fixed_clock(moment: datetime) -> Callable[[], datetime]:

@@ -84,6 +84,34 @@ def test_small_slice_end_to_end(
     assert results["store"]["key"] == written["store"]["key"]
 
 
+def test_keep_prepared_answers_from_the_same_notes_with_the_prefilled_ones_first(
+    config: KioskConfig, data_dir: Path, tmp_path: Path, eval_cache: Path
+) -> None:
+    """Retrieval only (no LLM): with no extra note allowed, the kiosk's prefill-while-typing order uses exactly
+    the owner notes of a plain run; with extras allowed, a superset."""
+    config.paths.eval_data_dir = data_dir
+
+    def owner_refs(keep_prepared: bool, max_extra: int) -> list[tuple[list[str], int | None]]:
+        config.llm.keep_prepared_max_extra = max_extra
+        options = _slice_options("palm", tmp_path / f"results-{keep_prepared}-{max_extra}", eval_cache)
+        options.max_questions, options.answer, options.keep_prepared = 8, False, keep_prepared
+        results = run_locomo(config, options)
+        return [(row["owner"]["refs"], row["owner"].get("prepared_extra_notes")) for row in results["answers"]]
+
+    plain = owner_refs(False, 0)
+    exact = owner_refs(True, 0)
+    extended = owner_refs(True, 10)
+    assert all(extra is None for _, extra in plain)
+    assert any(extra is not None for _, extra in exact), "no question kept its prepared notes: nothing was tested"
+    for (plain_refs, _), (exact_refs, exact_extra), (extended_refs, extended_extra) in zip(
+        plain, exact, extended, strict=True
+    ):
+        assert sorted(exact_refs) == sorted(plain_refs)
+        assert exact_extra in (None, 0)
+        assert set(plain_refs) <= set(extended_refs)
+        assert len(extended_refs) == len(plain_refs) + (extended_extra or 0)
+
+
 def _kiosk(args: list[str], data_dir: Path, home: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "KIOSK_DATA": str(data_dir), "KIOSK_HOME": str(home)}
     env.pop("KIOSK_CONFIG", None)
