@@ -41,28 +41,22 @@ fi
 
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip wheel setuptools
-# llama-cpp-python has no Linux wheel: it compiles (~7 min, once). A native build segfaults on the first
-# decode on AMX CPUs, hence GGML_NATIVE=OFF: the portable build (AVX2). LLAMA_BUILD=avx512 compiles one with
-# AVX-512/VNNI/BF16 and without AMX, for CPUs that have them (bench/results/latency_50_avx512.md); the kiosk
-# checks the build against the CPU before loading it. Each build is made once into its own wheelhouse, as
-# pip's wheel cache does not tell builds with other CMAKE_ARGS apart.
-LLAMA_BUILD=${LLAMA_BUILD:-portable}
-LLAMA_PIN=$(grep -o 'llama-cpp-python==[0-9.]*' pyproject.toml)
+# llama.cpp: LLAMA_BUILD=auto (the default) picks the AVX-512 build on CPUs that have it, else the portable
+# one (packaging/llama_build.sh); portable or avx512 force one. The kiosk checks the build against the CPU
+# before loading it.
+. packaging/llama_build.sh
+LLAMA_BUILD=${LLAMA_BUILD:-auto}
+[ "$LLAMA_BUILD" = auto ] && LLAMA_BUILD=$(llama_build_for_this_cpu)
 case "$LLAMA_BUILD" in
-  portable) LLAMA_CMAKE="-DGGML_NATIVE=OFF"; NO_CACHE="" ;;
-  avx512)
-    LLAMA_CMAKE="-DGGML_NATIVE=OFF -DGGML_AVX512=ON -DGGML_AVX512_VBMI=ON -DGGML_AVX512_VNNI=ON -DGGML_AVX512_BF16=ON \
-      -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
-    NO_CACHE="--no-cache-dir" ;;
-  *) echo "bootstrap: LLAMA_BUILD is portable (the default) or avx512, not '$LLAMA_BUILD'" >&2; exit 2 ;;
+  portable | avx512) ;;
+  *) echo "bootstrap: LLAMA_BUILD is auto (the default), portable or avx512, not '$LLAMA_BUILD'" >&2; exit 2 ;;
 esac
-WHEELHOUSE="${XDG_CACHE_HOME:-$HOME/.cache}/bio-memory-kiosk/llama-$LLAMA_BUILD-${LLAMA_PIN#*==}"
-if ! ls "$WHEELHOUSE"/llama_cpp_python-*.whl >/dev/null 2>&1; then
-  echo "bootstrap: compiling llama-cpp-python ($LLAMA_BUILD build, ~7 min once)"
-  CMAKE_ARGS="$LLAMA_CMAKE" .venv/bin/python -m pip wheel --quiet --disable-pip-version-check $NO_CACHE --no-deps \
-    -w "$WHEELHOUSE" "$LLAMA_PIN"
+echo "bootstrap: llama.cpp $LLAMA_BUILD build"
+LLAMA_WHEEL=$(llama_wheel "$LLAMA_BUILD")
+# pip would keep an installed llama-cpp-python of the same version whatever its build: the marker says which it is.
+if [ "$(cat .venv/llama-build 2>/dev/null)" != "$LLAMA_WHEEL" ]; then
+  .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall "$LLAMA_WHEEL"
+  echo "$LLAMA_WHEEL" > .venv/llama-build
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --force-reinstall \
-  "$WHEELHOUSE"/llama_cpp_python-*.whl
 .venv/bin/python -m pip install --quiet --disable-pip-version-check -e ".[dev]"
 .venv/bin/kiosk models pull

@@ -9,19 +9,35 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DIST=${1:-dist}
 WORKPATH=${BUNDLE_WORKPATH:-build/pyinstaller}
-# A bundle goes to terminals whose CPU nobody checked: it carries the portable llama.cpp build only.
-LLAMA_FEATURES=$(.venv/bin/python -c \
-  "from kiosk.llm.cpu_support import built_for, probe_llama_build; print(' '.join(built_for(probe_llama_build())))")
-case " $LLAMA_FEATURES " in
-  *" AVX512 "*)
-    echo "build_bundle: .venv has an AVX-512 llama.cpp build; run LLAMA_BUILD=portable bash packaging/bootstrap.sh" >&2
-    exit 2 ;;
-esac
 [ -x .venv/bin/pyinstaller ] || .venv/bin/python -m pip install --quiet --disable-pip-version-check "pyinstaller==6.22.3"
 
 mkdir -p "$WORKPATH"
 exec 9>"$WORKPATH.lock"
 flock 9
+# A bundle goes to terminals whose CPU nobody checked: it carries the portable llama.cpp build only. When .venv
+# has the AVX-512 build (the bootstrap's choice on such CPUs), the portable wheel is unpacked next to the work dir
+# and put first on the path PyInstaller collects from.
+. packaging/llama_build.sh
+llama_features() {
+  .venv/bin/python -c \
+    "from kiosk.llm.cpu_support import built_for, probe_llama_build; print(' '.join(built_for(probe_llama_build())))"
+}
+case " $(llama_features) " in
+  *" AVX512 "*)
+    PORTABLE_SITE="$WORKPATH-llama-portable"
+    PORTABLE_WHEEL=$(llama_wheel portable)
+    if [ "$(cat "$PORTABLE_SITE/.wheel" 2>/dev/null)" != "$PORTABLE_WHEEL" ]; then
+      rm -rf "$PORTABLE_SITE"
+      .venv/bin/python -m pip install --quiet --disable-pip-version-check --no-deps --target "$PORTABLE_SITE" \
+        "$PORTABLE_WHEEL"
+      echo "$PORTABLE_WHEEL" > "$PORTABLE_SITE/.wheel"
+    fi
+    export PYTHONPATH="$PORTABLE_SITE${PYTHONPATH:+:$PYTHONPATH}"
+    case " $(llama_features) " in
+      *" AVX512 "*) echo "build_bundle: the portable llama.cpp build in $PORTABLE_SITE is not portable" >&2; exit 2 ;;
+    esac
+    echo "build_bundle: bundling the portable llama.cpp build ($PORTABLE_WHEEL)" ;;
+esac
 started=$SECONDS
 .venv/bin/pyinstaller --noconfirm --log-level WARN --distpath "$DIST" --workpath "$WORKPATH" packaging/kiosk.spec
 echo "build_bundle: pyinstaller $((SECONDS - started)) s"

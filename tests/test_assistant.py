@@ -416,6 +416,11 @@ def test_the_answer_keeps_the_notes_prefilled_while_typing_first_and_adds_the_ne
     # consumed by that answer: the next one is retrieved as usual
     again = assistant.answer(question, face(ALICE_FACE))
     assert [item.note.content for item in again.retrieval.notes] == final_notes
+    # capped at no extra note: the note only the typed words found goes, the final notes stay
+    config.llm.keep_prepared_max_extra = 0
+    assistant.prepare(typed, face(ALICE_FACE))
+    capped = assistant.answer(question, face(ALICE_FACE))
+    assert sorted(item.note.content for item in capped.retrieval.notes) == sorted(final_notes)
 
 
 def test_notes_prepared_for_one_person_never_reach_another_persons_answer(

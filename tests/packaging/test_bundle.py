@@ -14,6 +14,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -170,3 +171,18 @@ def test_doctor_is_red_when_the_memory_db_is_missing(
     assert problem["name"] == "memory database" and f"{db} does not exist" in problem["message"]
     assert "backup" in problem["fix"]
     assert not db.exists(), "the doctor reports a missing DB, it does not create an empty one"
+
+
+def test_the_bundle_carries_the_portable_llama_build(bundle: Path) -> None:
+    """Whatever build .venv has (the bootstrap picks the AVX-512 one on CPUs that have it), a bundle goes to CPUs
+    nobody checked: its ggml must not use AVX-512. Read in a child process, from the bundled library itself."""
+    cpu_library = next(bundle.rglob("libggml-cpu.so"))
+    code = (
+        "import ctypes, sys; lib = sys.argv[1]; "
+        "ctypes.CDLL(lib + '/libggml-base.so', mode=ctypes.RTLD_GLOBAL); "
+        "cpu = ctypes.CDLL(lib + '/libggml-cpu.so'); print(cpu.ggml_cpu_has_avx2(), cpu.ggml_cpu_has_avx512())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(cpu_library.parent)], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.split() == ["1", "0"], f"bundled ggml: AVX2, AVX-512 = {done.stdout.strip()}"
