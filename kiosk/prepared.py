@@ -7,8 +7,8 @@ shares with the final prompt: most of the notes were evaluated again after "send
 notes, in the order they were prefilled, and adding the final retrieval's other notes after them makes the
 whole prefilled block a prefix of the final prompt: only the new notes and the question are evaluated
 after "send". Every note the final retrieval chose is still in the prompt; the prepared ones only stay when
-the final gate admits them and the typed words were about the same thing (at least half of the final notes
-were among them).
+the final gate admits them, and notes the final retrieval did not choose only when the typed words were about
+the same thing (at least half of the final notes were among them).
 
 The prepared notes the final retrieval did not choose ("extra" notes) are the price: a 0.5B model reads a
 longer, partly off-topic list worse. `max_extra` caps them by cutting the prepared block after its last
@@ -36,7 +36,7 @@ def keep_prepared(
     """The answer's notes in prompt order: the admitted prepared notes as prefilled (up to the first one
     that would exceed `max_extra` notes outside the final retrieval; None: no cap), then the final
     retrieval's other notes oldest first. None when the prepared notes should not be kept (nothing
-    prepared, nothing finally retrieved, or too little in common): the caller uses `final` as usual."""
+    prepared, nothing finally retrieved, or extra notes with too little in common): the caller uses `final`."""
     if not prepared or not final:
         return None
     final_ids = {note_of(item).id for item in final}
@@ -51,9 +51,11 @@ def keep_prepared(
                 break
             extra += 1
         kept.append(item)
+    if not kept:
+        return None
     kept_ids = {note_of(item).id for item in kept}
     shared = sum(1 for item in final if note_of(item).id in kept_ids)
-    if 2 * shared < len(final):
+    if extra and 2 * shared < len(final):
         return None
     added = sorted(
         (item for item in final if note_of(item).id not in kept_ids),

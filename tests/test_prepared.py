@@ -35,6 +35,8 @@ def test_nothing_kept_without_prepared_or_final_notes_or_with_too_little_in_comm
     assert keep_prepared([note(1)], [], lambda n: n, everyone) is None  # e.g. the final retrieval abstained
     # one of three final notes was prepared: the typed words were about something else
     assert keep_prepared([note(1), note(2)], [note(1), note(3), note(4)], lambda n: n, everyone) is None
+    # ... unless every kept note is a final one: then only the order changes
+    assert ids(keep_prepared([note(1)], [note(1), note(3), note(4)], lambda n: n, everyone)) == [1, 3, 4]
     assert ids(keep_prepared([note(1), note(2)], [note(1), note(3)], lambda n: n, everyone)) == [1, 2, 3]
 
 
@@ -43,9 +45,14 @@ def test_a_prepared_note_the_final_gate_does_not_admit_is_left_out() -> None:
     final = [note(1), note(3), note(4)]
     kept = keep_prepared(prepared, final, lambda n: n, lambda n: n.owner_id == 1)
     assert ids(kept) == [1, 3, 4]
-    # not admitted and not in common either: too little in common once it is gone
+    # not admitted: gone before anything else is decided; the final note left is kept first
+    kept = keep_prepared(
+        [note(2, owner=2), note(5)], [note(1), note(5), note(6)], lambda n: n, lambda n: n.owner_id == 1
+    )
+    assert ids(kept) == [5, 1, 6]
+    # not admitted, and the other prepared note is not a final one: too little in common once it is gone
     assert (
-        keep_prepared([note(2, owner=2), note(5)], [note(1), note(5), note(6)], lambda n: n, lambda n: n.owner_id == 1)
+        keep_prepared([note(2, owner=2), note(7)], [note(1), note(5), note(6)], lambda n: n, lambda n: n.owner_id == 1)
         is None
     )
 
@@ -55,8 +62,13 @@ def test_the_cap_cuts_the_prepared_block_before_the_extra_note_it_cannot_afford(
     final = [note(9), note(5), note(2), note(8)]
     assert ids(keep_prepared(prepared, final, lambda n: n, everyone)) == [2, 3, 5, 7, 9, 8]
     assert ids(keep_prepared(prepared, final, lambda n: n, everyone, max_extra=1)) == [2, 3, 5, 8, 9]
-    # none extra: the block stops at note 3, which leaves only 1 of the 4 final notes prepared
-    assert keep_prepared(prepared, final, lambda n: n, everyone, max_extra=0) is None
-    # none extra and enough in common: exactly the final notes, the prefilled ones first
-    kept = keep_prepared([note(2), note(5), note(9), note(3)], final, lambda n: n, everyone, max_extra=0)
-    assert ids(kept) == [2, 5, 9, 8]
+    # none extra: the block stops before note 3; exactly the final notes, the prefilled one first
+    assert ids(keep_prepared(prepared, final, lambda n: n, everyone, max_extra=0)) == [2, 5, 8, 9]
+    assert ids(keep_prepared([note(2), note(5), note(9), note(3)], final, lambda n: n, everyone, max_extra=0)) == [
+        2,
+        5,
+        9,
+        8,
+    ]
+    # the first prepared note is already one the final retrieval did not choose: nothing to keep
+    assert keep_prepared([note(3), note(2)], final, lambda n: n, everyone, max_extra=0) is None

@@ -582,10 +582,11 @@ def _evaluate(
                     probe = setup.owner_probe if condition == "owner" else intruder.owner_probe
                     decision, retrieval, _ = assistant.retrieve(question.question, probe)
                     if options.keep_prepared:
-                        kept = _kept_prepared(assistant, question.question, probe, decision, retrieval)
+                        prepared, kept = _kept_prepared(assistant, question.question, probe, decision, retrieval)
                         in_order = kept is not None
                         if kept is not None:
                             meta["prepared_extra_notes"] = len(kept) - len(retrieval.notes)
+                            meta["prepared_prefix_notes"] = _shared_prefix(prepared, kept)
                             retrieval = replace(retrieval, notes=kept)
                     notes = [item.note for item in retrieval.notes]
                     if decision.verified_user_id is not None:
@@ -741,15 +742,26 @@ def _evaluate(
     return results
 
 
-def _kept_prepared(assistant: Any, question: str, probe: Probe, decision: Any, retrieval: Any) -> list[Any] | None:
-    """The final notes in the order the kiosk would prompt them had the question's words before the last
-    been prefilled while typing (kiosk.assistant.Assistant.in_prepared_order), or None."""
+def _kept_prepared(
+    assistant: Any, question: str, probe: Probe, decision: Any, retrieval: Any
+) -> tuple[list[Any], list[Any] | None]:
+    """The notes prefilled while the question's words before the last were typed, and the final notes in the
+    order the kiosk would then prompt them (kiosk.assistant.Assistant.in_prepared_order), or None."""
     typed_decision, typed, _ = assistant.retrieve(typed_before_send(question), probe, record=False)
-    if decision.verified_user_id is None or typed_decision.verified_user_id != decision.verified_user_id:
-        return None
     prepared = sorted(typed.notes, key=lambda item: (item.note.timestamp, item.note.id or 0))
-    kept: list[Any] | None = assistant.in_prepared_order(prepared, decision, retrieval)
-    return kept
+    if decision.verified_user_id is None or typed_decision.verified_user_id != decision.verified_user_id:
+        return prepared, None
+    return prepared, assistant.in_prepared_order(prepared, decision, retrieval)
+
+
+def _shared_prefix(prepared: Sequence[Any], prompted: Sequence[Any]) -> int:
+    """How many leading notes of the prompt were prefilled in that order (what the KV cache reuses)."""
+    count = 0
+    for before, after in zip(prepared, prompted, strict=False):
+        if before.note.id != after.note.id:
+            break
+        count += 1
+    return count
 
 
 def _fixed_clock(moment: datetime) -> Callable[[], datetime]:
