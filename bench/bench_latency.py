@@ -18,8 +18,9 @@ notes), the saved KV state of the system prompt, prefilling the prompt built fro
 "send" (retrieval + prefill, timed from "send"), thread count, batch size, flash attention, an
 AVX-512/VNNI build of llama.cpp (`--fast-python`), and all together: the prompt prefilled while typing
 kept at "send" (kiosk.prepared), also capped at 0 or 2 notes the final retrieval did not choose. Owner F1
-(LoCoMo token F1, the protocol's scoring) comes from the same answers. `--token-counts` only counts prompt tokens per variant
-and how much of the final prompt the typed prompt shares (no generation), cheap enough for many questions.
+(LoCoMo token F1, the protocol's scoring) comes from the same answers. `--token-counts` only counts prompt
+tokens per variant and how much of the final prompt the typed prompt shares (no generation), cheap enough for
+many questions.
 """
 
 from __future__ import annotations

@@ -718,6 +718,7 @@ def _evaluate(
             "generated": len(loaded.llm.generation_seconds),
             "p50_s": round(p50, 3),
             "p95_s": round(p95, 3),
+            "llama_build": _llama_build(config) if options.answer else None,
         },
         "gate": {
             "policy": options.gate_policy,
@@ -762,6 +763,15 @@ def _shared_prefix(prepared: Sequence[Any], prompted: Sequence[Any]) -> int:
             break
         count += 1
     return count
+
+
+def _llama_build(config: KioskConfig) -> list[str] | None:
+    """The instruction sets the llama.cpp build uses (its rounding decides some greedy answers), or None."""
+    if config.llm.backend != "llamacpp":
+        return None
+    from kiosk.llm.cpu_support import built_for, verified_llama_build
+
+    return built_for(verified_llama_build())
 
 
 def _fixed_clock(moment: datetime) -> Callable[[], datetime]:
