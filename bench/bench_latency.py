@@ -49,7 +49,7 @@ from kiosk.eval.metrics import CATEGORY_NAMES, aggregate, score_answer
 from kiosk.eval.protocol import typed_before_send
 from kiosk.llm import prompts
 from kiosk.memory.note import Note
-from kiosk.prepared import keep_prepared
+from kiosk.prepared import keep_prepared, most_relevant_first
 
 Messages = list[dict[str, str]]
 ROOT = Path(__file__).resolve().parent.parent
@@ -69,6 +69,7 @@ class Lever:
     n_batch: int = 512
     keep_typed: bool = False  # keep the notes of the prefilled prompt at "send" (kiosk.prepared)
     max_extra: int | None = None  # with keep_typed: at most this many kept notes the final retrieval did not choose
+    typed_by_relevance: bool = False  # the prefilled prompt lists its notes most relevant first (kiosk.prepared)
     build: str = "portable"  # portable | avx512
     non_owner: bool = False  # also answer with another user's notes (prompt variants only)
 
@@ -83,7 +84,8 @@ class Asked:
     owner_person: str | None
     non_owner: list[Note]
     non_owner_person: str | None
-    typed: dict[str, list[Note]]  # {typing scenario: notes retrieved for the words typed so far}
+    typed: dict[str, list[Note]]  # {typing scenario: notes retrieved for the words typed so far, oldest first}
+    typed_ranked: dict[str, list[Note]]  # the same notes, most relevant first
     stages_ms: dict[str, float] = field(default_factory=dict)
 
 
@@ -116,6 +118,7 @@ def levers(fast_python: str | None) -> list[Lever]:
     capped = [
         replace(best, name="all together, no extra note", max_extra=0),
         replace(best, name="all together, at most 2 extra notes", max_extra=2),
+        replace(best, name="all together, no extra note, best notes first", max_extra=0, typed_by_relevance=True),
     ]
     if not fast_python:
         return [*chosen, *capped, best]
@@ -228,11 +231,13 @@ def build_contexts(config: KioskConfig, count: int, modality: str, work_dir: Pat
             embedder.model_sha256,
         )
         other, other_retrieval, _ = assistant.retrieve(question.question, intruder_probe)
-        typed = {
-            scenario: [
-                item.note for item in assistant.retrieve(typed_words(question.question, scenario), probe)[1].notes
-            ]
+        typed_retrievals = {
+            scenario: assistant.retrieve(typed_words(question.question, scenario), probe)[1].notes
             for scenario in TYPING
+        }
+        typed = {scenario: [item.note for item in notes] for scenario, notes in typed_retrievals.items()}
+        typed_ranked = {
+            scenario: [item.note for item in most_relevant_first(notes)] for scenario, notes in typed_retrievals.items()
         }
         asked.append(
             Asked(
@@ -242,6 +247,7 @@ def build_contexts(config: KioskConfig, count: int, modality: str, work_dir: Pat
                 [item.note for item in other_retrieval.notes],
                 names.get(other.verified_user_id) if other.verified_user_id else None,
                 typed,
+                typed_ranked,
                 {"probe": probe_ms, **timings},
             )
         )
@@ -253,10 +259,18 @@ def chronological(notes: Sequence[Note]) -> list[Note]:
     return sorted(notes, key=lambda n: (n.timestamp, n.id or 0))
 
 
+def prefilled_notes(lever: Lever, item: Asked) -> list[Note]:
+    """The notes of the prompt prefilled while typing under `lever`, in prompt order."""
+    assert lever.prefill
+    if lever.typed_by_relevance:
+        return item.typed_ranked[lever.prefill][: lever.notes]
+    return chronological(item.typed[lever.prefill][: lever.notes])
+
+
 def answer_notes(lever: Lever, item: Asked) -> tuple[list[Note], bool]:
     """The owner's notes for the final prompt under `lever`, and whether they are already in prompt order."""
     if lever.keep_typed and lever.prefill:
-        typed = chronological(item.typed[lever.prefill][: lever.notes])
+        typed = prefilled_notes(lever, item)
         kept = keep_prepared(typed, item.owner[: lever.notes], lambda note: note, lambda note: True, lever.max_extra)
         if kept is not None:
             return kept, True
@@ -301,7 +315,7 @@ def worker_job(
             prefill = None
             if lever.prefill:
                 typed = typed_words(item.question.question, lever.prefill)
-                prefill = messages_for(lever, typed, item.typed[lever.prefill], person)
+                prefill = messages_for(lever, typed, prefilled_notes(lever, item), person, in_order=True)
                 if condition == "owner":
                     notes, in_order = answer_notes(lever, item)
             requests.append(

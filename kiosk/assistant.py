@@ -31,7 +31,7 @@ from kiosk.llm.prompts import (
 from kiosk.memory.forgetting import Decay, archive_faded
 from kiosk.memory.scopes import PERSONAL, Scope, owner_for, scope_kind
 from kiosk.memory.store import SensitiveIndex, Store, owner_scope
-from kiosk.prepared import keep_prepared
+from kiosk.prepared import keep_prepared, most_relevant_first
 from kiosk.retrieval.familiarity import top_similar
 from kiosk.retrieval.gate import (
     BACKING_OFF,
@@ -396,10 +396,17 @@ class Assistant:
             return 0
         decision, retrieval, _ = self.retrieve(partial_question, probe, record=False)
         identity = self._identity(decision.verified_user_id, decision.scores)
-        messages = self.prompt(partial_question.strip(), retrieval, identity)
-        ordered = sorted(retrieval.notes, key=lambda item: (item.note.timestamp, item.note.id or 0))
+        ordered = self.prefill_order(retrieval.notes)
+        messages = self.prompt(partial_question.strip(), replace(retrieval, notes=ordered), identity, in_order=True)
         self._prepared = _Prepared(decision.verified_user_id, ordered, time.monotonic())
         return int(prefill(messages))
+
+    def prefill_order(self, notes: Sequence[ScoredNote]) -> list[ScoredNote]:
+        """The notes of a prompt prefilled while typing, in prompt order: most relevant first when the answer
+        keeps them (llm.keep_prepared_notes, kiosk.prepared), else oldest first like every answer prompt."""
+        if self.config.llm.prefill_while_typing and self.config.llm.keep_prepared_notes:
+            return most_relevant_first(notes)
+        return sorted(notes, key=lambda item: (item.note.timestamp, item.note.id or 0))
 
     def _keep_prepared(self, decision: GateDecision, retrieval: Retrieval) -> list[ScoredNote] | None:
         """The answer's notes with those of the prompt prefilled while typing first (kiosk.prepared), or None.

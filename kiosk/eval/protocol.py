@@ -749,7 +749,7 @@ def _kept_prepared(
     """The notes prefilled while the question's words before the last were typed, and the final notes in the
     order the kiosk would then prompt them (kiosk.assistant.Assistant.in_prepared_order), or None."""
     typed_decision, typed, _ = assistant.retrieve(typed_before_send(question), probe, record=False)
-    prepared = sorted(typed.notes, key=lambda item: (item.note.timestamp, item.note.id or 0))
+    prepared = assistant.prefill_order(typed.notes)
     if decision.verified_user_id is None or typed_decision.verified_user_id != decision.verified_user_id:
         return prepared, None
     return prepared, assistant.in_prepared_order(prepared, decision, retrieval)
