@@ -69,6 +69,7 @@ def main() -> None:
     parser.add_argument("--name", required=True)
     parser.add_argument("--condition", default="owner")
     parser.add_argument("--pair", action="append", required=True, help="label=results.json;label=results.json;...")
+    parser.add_argument("--note", default="", help="a sentence on how the runs were made, printed under the tables")
     args = parser.parse_args()
 
     sets: list[dict[str, Any]] = []
@@ -113,7 +114,7 @@ def main() -> None:
     body = (
         f"Answer-by-answer comparison in the {args.condition} condition: a changed answer is a different "
         "prediction for the same question; better / worse = its F1 rose / fell; the sign test asks whether "
-        "better vs worse differs from a coin toss (two-sided, ties left out).\n\n" + "\n".join(lines)
+        "better vs worse differs from a coin toss (two-sided, ties left out).\n\n" + "\n".join(lines) + args.note
     )
     write_results(args.name, {"condition": args.condition, "sets": sets}, body)
 
