@@ -49,7 +49,8 @@ from kiosk.eval.metrics import CATEGORY_NAMES, aggregate, score_answer
 from kiosk.eval.protocol import typed_before_send
 from kiosk.llm import prompts
 from kiosk.memory.note import Note
-from kiosk.prepared import keep_prepared, most_relevant_first
+from kiosk.prepared import keep_prepared
+from kiosk.retrieval.results import ScoredNote
 
 Messages = list[dict[str, str]]
 ROOT = Path(__file__).resolve().parent.parent
@@ -79,13 +80,15 @@ class Lever:
 
 @dataclass
 class Asked:
+    """One question's retrieved notes, each list most relevant first (so `[:n]` is the top n); prompts list
+    them oldest first unless a lever says otherwise."""
+
     question: Question
     owner: list[Note]
     owner_person: str | None
     non_owner: list[Note]
     non_owner_person: str | None
-    typed: dict[str, list[Note]]  # {typing scenario: notes retrieved for the words typed so far, oldest first}
-    typed_ranked: dict[str, list[Note]]  # the same notes, most relevant first
+    typed: dict[str, list[Note]]  # {typing scenario: notes retrieved for the words typed so far}
     stages_ms: dict[str, float] = field(default_factory=dict)
 
 
@@ -231,28 +234,28 @@ def build_contexts(config: KioskConfig, count: int, modality: str, work_dir: Pat
             embedder.model_sha256,
         )
         other, other_retrieval, _ = assistant.retrieve(question.question, intruder_probe)
-        typed_retrievals = {
-            scenario: assistant.retrieve(typed_words(question.question, scenario), probe)[1].notes
+        typed = {
+            scenario: ranked(assistant.retrieve(typed_words(question.question, scenario), probe)[1].notes)
             for scenario in TYPING
-        }
-        typed = {scenario: [item.note for item in notes] for scenario, notes in typed_retrievals.items()}
-        typed_ranked = {
-            scenario: [item.note for item in most_relevant_first(notes)] for scenario, notes in typed_retrievals.items()
         }
         asked.append(
             Asked(
                 question,
-                [item.note for item in retrieval.notes],
+                ranked(retrieval.notes),
                 owner_person,
-                [item.note for item in other_retrieval.notes],
+                ranked(other_retrieval.notes),
                 names.get(other.verified_user_id) if other.verified_user_id else None,
                 typed,
-                typed_ranked,
                 {"probe": probe_ms, **timings},
             )
         )
     store.close()
     return asked
+
+
+def ranked(notes: Sequence[ScoredNote]) -> list[Note]:
+    """Most relevant first: the order the retriever ranked them in (it returns them oldest first)."""
+    return [item.note for item in sorted(notes, key=lambda item: (-item.score, item.note.id or 0))]
 
 
 def chronological(notes: Sequence[Note]) -> list[Note]:
@@ -262,9 +265,8 @@ def chronological(notes: Sequence[Note]) -> list[Note]:
 def prefilled_notes(lever: Lever, item: Asked) -> list[Note]:
     """The notes of the prompt prefilled while typing under `lever`, in prompt order."""
     assert lever.prefill
-    if lever.typed_by_relevance:
-        return item.typed_ranked[lever.prefill][: lever.notes]
-    return chronological(item.typed[lever.prefill][: lever.notes])
+    top = item.typed[lever.prefill][: lever.notes]
+    return top if lever.typed_by_relevance else chronological(top)
 
 
 def answer_notes(lever: Lever, item: Asked) -> tuple[list[Note], bool]:

@@ -31,7 +31,7 @@ from kiosk.llm.prompts import (
 from kiosk.memory.forgetting import Decay, archive_faded
 from kiosk.memory.scopes import PERSONAL, Scope, owner_for, scope_kind
 from kiosk.memory.store import SensitiveIndex, Store, owner_scope
-from kiosk.prepared import keep_prepared, most_relevant_first
+from kiosk.prepared import keep_prepared
 from kiosk.retrieval.familiarity import top_similar
 from kiosk.retrieval.gate import (
     BACKING_OFF,
@@ -48,7 +48,7 @@ from kiosk.retrieval.gate import (
 )
 from kiosk.retrieval.relevance import apply_floor
 from kiosk.retrieval.results import Path, Retrieval, ScoredNote
-from kiosk.retrieval.retriever import Retriever
+from kiosk.retrieval.retriever import Retriever, chronological
 from kiosk.retrieval.sensitive import Clearance, by_face_and_palm, by_threshold, strict_threshold
 from kiosk.security.audit import AuditLog
 from kiosk.security.backoff import Backoff, verification_backoff
@@ -359,11 +359,7 @@ class Assistant:
         """The answering prompt (llm.answer_prompt) for these retrieved notes, oldest first (`in_order`: as
         they are, for the notes kept from a prefilled prompt)."""
         build = compact_answer_messages if self.config.llm.answer_prompt == "compact" else answer_messages
-        ordered = (
-            list(retrieval.notes)
-            if in_order
-            else sorted(retrieval.notes, key=lambda item: (item.note.timestamp, item.note.id or 0))
-        )
+        ordered = list(retrieval.notes) if in_order else chronological(retrieval.notes)
         return build(
             question,
             [(item.note.timestamp, item.note.content, item.note.context) for item in ordered],
@@ -396,23 +392,13 @@ class Assistant:
             return 0
         decision, retrieval, _ = self.retrieve(partial_question, probe, record=False)
         identity = self._identity(decision.verified_user_id, decision.scores)
-        ordered = self.prefill_order(retrieval.notes)
-        messages = self.prompt(partial_question.strip(), replace(retrieval, notes=ordered), identity, in_order=True)
-        self._prepared = _Prepared(decision.verified_user_id, ordered, time.monotonic())
+        messages = self.prompt(partial_question.strip(), retrieval, identity)
+        self._prepared = _Prepared(decision.verified_user_id, chronological(retrieval.notes), time.monotonic())
         return int(prefill(messages))
 
-    def prefill_order(self, notes: Sequence[ScoredNote]) -> list[ScoredNote]:
-        """The notes of a prompt prefilled while typing, in prompt order: most relevant first when the answer
-        keeps them (llm.keep_prepared_notes, kiosk.prepared), else oldest first like every answer prompt."""
-        if self.config.llm.prefill_while_typing and self.config.llm.keep_prepared_notes:
-            return most_relevant_first(notes)
-        return sorted(notes, key=lambda item: (item.note.timestamp, item.note.id or 0))
-
     def _keep_prepared(self, decision: GateDecision, retrieval: Retrieval) -> list[ScoredNote] | None:
-        """The answer's notes with those of the prompt prefilled while typing first (kiosk.prepared), or None.
-
-        Only for the person verified now, and only notes the final gate admits: a note of an owner outside
-        the final pool never enters, nor a sensitive note the final retrieval did not choose itself."""
+        """The answer's notes with those of the prompt prefilled while typing first, or None: only for the
+        person verified now, and only while that prompt is fresh."""
         prepared, self._prepared = self._prepared, None
         if (
             prepared is None
@@ -427,7 +413,7 @@ class Assistant:
     def in_prepared_order(
         self, prepared: Sequence[ScoredNote], decision: GateDecision, retrieval: Retrieval
     ) -> list[ScoredNote] | None:
-        """The final retrieval's notes after the `prepared` ones (oldest first, as prefilled), capped at
+        """The final retrieval's notes after the `prepared` ones (in their prefilled order), capped at
         llm.keep_prepared_max_extra notes the final retrieval did not choose (kiosk.prepared), or None.
         Only notes the final gate admits are kept: a note of an owner outside the final pool never enters,
         nor a sensitive note the final retrieval did not choose itself."""

@@ -339,12 +339,14 @@ class LLMConfig(Section):
     )
     keep_prepared_notes: bool = Field(
         default=False,
-        description="At send, keep the notes of the prompt prefilled while typing (first, as prefilled) and add "
-        "the final retrieval's other notes after them, so the prefilled block is reused and only the new notes "
-        "and the question are processed; every finally retrieved note is still used. Only when the final gate "
-        "admits the prepared notes and they hold at least half of the final ones (kiosk/prepared.py). Off by "
-        "default: it cuts the first token to 0.28x (bench/results/latency_50_prepared.md, 50 questions) but breaks "
-        "the prompt's chronological order and lowers owner F1 (0.5B 34.90 -> 34.16, multi-hop 19.45 -> 11.41).",
+        description="At send, keep the notes of the prompt prefilled while typing (first, as prefilled) and add the "
+        "final retrieval's other notes after them, so the prefilled block is reused and "
+        "only the new notes and the question are processed; every finally retrieved note is still used (kiosk/"
+        "prepared.py). Off by default: it cuts the first token p50 from 3.77 s to 0.98 s on the AVX-512 build (50 "
+        "questions, bench/results/latency_50_levers.md) but the 0.5B "
+        "model answers worse from notes out of date order (144 LoCoMo questions, owner F1: at most 2 extra notes "
+        "36.51 -> 32.50; the final notes alone but most relevant first 35.29 -> 32.29; "
+        "bench/results/keep_prepared_f1.md).",
     )
     keep_prepared_max_extra: int = Field(
         default=10,

@@ -15,9 +15,9 @@ longer, partly off-topic list worse. `max_extra` caps them by cutting the prepar
 affordable note, so what is kept is still a prefix of what was prefilled (max_extra=0: exactly the final
 retrieval's notes, the prefilled ones first).
 
-For that, the prompt prefilled while typing lists its notes most relevant first: the final retrieval keeps
-the best notes of the typed words far more often than their oldest, so the block shared with the final
-prompt is longer (LoCoMo, 144 questions, no extra note: 62 % of the final notes reused instead of 30 %).
+Listing the prefilled notes most relevant first would make the shared block longer (no extra note: 62 % of
+the final notes reused instead of 30 %), but the 0.5B model answers worse from notes out of date order
+(bench/results/keep_prepared_f1.md), so they are prefilled oldest first like every answer prompt.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ from collections.abc import Callable, Sequence
 from typing import TypeVar
 
 from kiosk.memory.note import Note
-from kiosk.retrieval.results import ScoredNote
 
 Item = TypeVar("Item")
 
@@ -67,8 +66,3 @@ def keep_prepared(
         key=lambda item: (note_of(item).timestamp, note_of(item).id or 0),
     )
     return kept + added
-
-
-def most_relevant_first(notes: Sequence[ScoredNote]) -> list[ScoredNote]:
-    """The order of the notes in a prompt prefilled to be kept at "send": by the score they were ranked by."""
-    return sorted(notes, key=lambda item: (-item.score, item.note.id or 0))

@@ -5,8 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from kiosk.memory.note import Note
-from kiosk.prepared import keep_prepared, most_relevant_first
-from kiosk.retrieval.results import ScoredNote
+from kiosk.prepared import keep_prepared
 
 START = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -73,8 +72,3 @@ def test_the_cap_cuts_the_prepared_block_before_the_extra_note_it_cannot_afford(
     ]
     # the first prepared note is already one the final retrieval did not choose: nothing to keep
     assert keep_prepared([note(3), note(2)], final, lambda n: n, everyone, max_extra=0) is None
-
-
-def test_a_prompt_prefilled_to_be_kept_lists_its_best_notes_first() -> None:
-    ranked = [ScoredNote(note(1), 0.4, 0.2), ScoredNote(note(2), 0.9, 0.7), ScoredNote(note(3), 0.6, 0.7)]
-    assert [item.note.id for item in most_relevant_first(ranked)] == [2, 3, 1]  # by score, then id

@@ -57,6 +57,7 @@ from kiosk.eval.metrics import (
 from kiosk.eval.report import write_results
 from kiosk.identity.probe import Probe
 from kiosk.memory.note import Note
+from kiosk.retrieval.retriever import chronological
 from kiosk.security.backoff import no_backoff
 
 Condition = Literal["owner", "non_owner", "no_memory", "ungated", "gold_evidence"]
@@ -749,7 +750,7 @@ def _kept_prepared(
     """The notes prefilled while the question's words before the last were typed, and the final notes in the
     order the kiosk would then prompt them (kiosk.assistant.Assistant.in_prepared_order), or None."""
     typed_decision, typed, _ = assistant.retrieve(typed_before_send(question), probe, record=False)
-    prepared = assistant.prefill_order(typed.notes)
+    prepared = chronological(typed.notes)
     if decision.verified_user_id is None or typed_decision.verified_user_id != decision.verified_user_id:
         return prepared, None
     return prepared, assistant.in_prepared_order(prepared, decision, retrieval)
