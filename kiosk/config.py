@@ -344,9 +344,8 @@ class LLMConfig(Section):
         "only the new notes and the question are processed; every finally retrieved note is still used (kiosk/"
         "prepared.py). Off by default: it cuts the first token p50 from 3.77 s to 0.98 s on the AVX-512 build (50 "
         "questions, bench/results/latency_50_levers.md) but the 0.5B "
-        "model answers worse from notes out of date order (144 LoCoMo questions, owner F1: at most 2 extra notes "
-        "36.51 -> 32.50; the final notes alone but most relevant first 35.29 -> 32.29; "
-        "bench/results/keep_prepared_f1.md).",
+        "model answers worse from extra notes and notes out of date order (144 LoCoMo questions, owner F1: kept "
+        "35.29 -> 30.93, at most 2 extra notes 36.51 -> 32.50; bench/results/keep_prepared_f1.md).",
     )
     keep_prepared_max_extra: int = Field(
         default=10,
