@@ -403,20 +403,25 @@ class Assistant:
         if (
             prepared is None
             or not (self.config.llm.prefill_while_typing and self.config.llm.keep_prepared_notes)
-            or decision.verified_user_id is None
-            or prepared.user_id != decision.verified_user_id
             or time.monotonic() - prepared.at > PREPARED_MAX_AGE_S
         ):
             return None
-        return self.in_prepared_order(prepared.notes, decision, retrieval)
+        return self.in_prepared_order(prepared.user_id, prepared.notes, decision, retrieval)
 
     def in_prepared_order(
-        self, prepared: Sequence[ScoredNote], decision: GateDecision, retrieval: Retrieval
+        self,
+        prepared_for: int | None,
+        prepared: Sequence[ScoredNote],
+        decision: GateDecision,
+        retrieval: Retrieval,
     ) -> list[ScoredNote] | None:
         """The final retrieval's notes after the `prepared` ones (in their prefilled order), capped at
         llm.keep_prepared_max_extra notes the final retrieval did not choose (kiosk.prepared), or None.
-        Only notes the final gate admits are kept: a note of an owner outside the final pool never enters,
-        nor a sensitive note the final retrieval did not choose itself."""
+        Only when the notes were prepared for the person verified now (`prepared_for`), and only notes the
+        final gate admits: a note of an owner outside the final pool never enters, nor a sensitive note the
+        final retrieval did not choose itself."""
+        if decision.verified_user_id is None or prepared_for != decision.verified_user_id:
+            return None
         owners = set(self.pool(decision).owner_ids)
         chosen = set(retrieval.note_ids)
         return keep_prepared(

@@ -751,9 +751,7 @@ def _kept_prepared(
     order the kiosk would then prompt them (kiosk.assistant.Assistant.in_prepared_order), or None."""
     typed_decision, typed, _ = assistant.retrieve(typed_before_send(question), probe, record=False)
     prepared = chronological(typed.notes)
-    if decision.verified_user_id is None or typed_decision.verified_user_id != decision.verified_user_id:
-        return prepared, None
-    return prepared, assistant.in_prepared_order(prepared, decision, retrieval)
+    return prepared, assistant.in_prepared_order(typed_decision.verified_user_id, prepared, decision, retrieval)
 
 
 def _shared_prefix(prepared: Sequence[Any], prompted: Sequence[Any]) -> int:
