@@ -385,7 +385,8 @@ class Assistant:
 
         Returns the prompt tokens processed ahead (0 when there is nothing to do, the LLM is busy or
         cannot prefill). Nothing is remembered about the person: the gate runs again on the real question,
-        and a reused prefix is bit-for-bit what the final prompt would have computed.
+        and a reused prefix is bit-for-bit what the final prompt would have computed (llm.cache_reuse_min_tokens
+        also reuses runs after the prefix, approximately).
         """
         prefill = getattr(self.llm, "prefill", None)
         if prefill is None or not self.config.llm.prefill_while_typing or not partial_question.strip():

@@ -354,6 +354,15 @@ class LLMConfig(Section):
         "not choose (the prepared block is cut before the next one); 0 keeps exactly the final notes, the "
         "prefilled ones first.",
     )
+    cache_reuse_min_tokens: int = Field(
+        default=0,
+        ge=0,
+        description="llama.cpp: at send, also keep the runs of at least this many tokens of the prefilled prompt "
+        "that the final prompt has further on (its notes after the first one that changed), moved to their new "
+        "positions, and evaluate only the tokens between them (kiosk/llm/kv_reuse.py; like llama.cpp server's "
+        "--cache-reuse). The prompt stays the kiosk's usual one, but a kept note's KV was computed after the old "
+        "notes: an approximation; 0 = off.",
+    )
     flash_attn: bool = Field(default=False, description="llama.cpp flash attention (not measured to help on CPU).")
 
 

@@ -127,6 +127,13 @@ def register(app: typer.Typer) -> None:
             help="Answer as the kiosk does with llm.keep_prepared_notes, at most this many extra notes: the question "
             "without its last word is retrieved first (prefilled while typing) and its notes stay first at send.",
         ),
+        cache_reuse: int | None = typer.Option(
+            None,
+            "--cache-reuse",
+            help="Answer as the kiosk does with llm.cache_reuse_min_tokens N: the prompt of the question without its "
+            "last word is prefilled first, and runs of at least N of its tokens are reused at send wherever the final "
+            "prompt has them.",
+        ),
         retrieval_only: bool = typer.Option(
             False, "--retrieval-only", help="Gate, leaks and evidence recall@10 only: no LLM answers."
         ),
@@ -168,6 +175,10 @@ def register(app: typer.Typer) -> None:
                 raise DataError(f"--keep-prepared {keep_prepared} is negative", "give 0 or more extra notes")
             cfg.llm.keep_prepared_notes = True
             cfg.llm.keep_prepared_max_extra = keep_prepared
+        if cache_reuse is not None:
+            if cache_reuse < 1:
+                raise DataError(f"--cache-reuse {cache_reuse} is below 1", "give the shortest reused run in tokens")
+            cfg.llm.cache_reuse_min_tokens = cache_reuse
         chosen = tuple(c.strip() for c in conditions.split(",")) if conditions else CONDITIONS
         unknown = [c for c in chosen if c not in CONDITIONS]
         if unknown:
@@ -185,6 +196,7 @@ def register(app: typer.Typer) -> None:
             prompt=prompt,  # type: ignore[arg-type]
             answer_tokens=answer_tokens,
             keep_prepared=keep_prepared is not None,
+            prefill_typed=cache_reuse is not None,
             answer=not retrieval_only,
             identities=[s.strip() for s in identities.split(",")] if identities else None,
             conditions=chosen,  # type: ignore[arg-type]

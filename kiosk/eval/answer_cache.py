@@ -73,6 +73,15 @@ class CachedLLM:
         self.model_sha256 = model_sha256
         self._cache = cache
         self.generation_seconds: list[float] = []  # uncached generations only: the latency figures
+        self._prefilled: list[dict[str, str]] | None = None
+        self.last_cached = False  # whether the last answer came from the cache
+
+    def prefill(self, messages: list[dict[str, str]]) -> int:
+        """Note the prompt prefilled before the next request. It is evaluated only when that request is not in
+        the cache and its answer can depend on it (llama.cpp reusing runs after the common prefix, kv_reuse);
+        then it is part of the cache key too."""
+        self._prefilled = messages
+        return 0
 
     def chat(
         self,
@@ -83,6 +92,16 @@ class CachedLLM:
         json_schema: dict[str, Any] | None = None,
         stop: list[str] | None = None,
     ) -> str:
+        prefilled, self._prefilled = self._prefilled, None
+        reuse = int(getattr(self._inner, "cache_reuse_min_tokens", 0) or 0)
+        context: dict[str, Any] = {}
+        if prefilled is not None and reuse > 0:
+            context = {"prefilled": prefilled, "cache_reuse_min_tokens": reuse}
+
+        def prepare() -> None:  # untimed, like the kiosk's prefill while the person types
+            if context:
+                self._inner.prefill(prefilled)
+
         def generate() -> str:
             return str(
                 self._inner.chat(
@@ -91,8 +110,14 @@ class CachedLLM:
             )
 
         cacheable = self._cache is not None and temperature == 0.0
-        key = request_key(self.model_sha256, messages, max_tokens=max_tokens, json_schema=json_schema, stop=stop)
-        return self._cached(key, generate) if cacheable else self._timed(generate)[0]
+        key = request_key(
+            self.model_sha256, messages, max_tokens=max_tokens, json_schema=json_schema, stop=stop, **context
+        )
+        if cacheable:
+            return self._cached(key, generate, prepare)
+        self.last_cached = False
+        prepare()
+        return self._timed(generate)[0]
 
     def stream(self, messages: list[dict[str, str]], *, max_tokens: int, temperature: float = 0.0) -> Iterator[str]:
         yield self.chat(messages, max_tokens=max_tokens, temperature=temperature)
@@ -104,13 +129,15 @@ class CachedLLM:
         self.generation_seconds.append(seconds)
         return answer, seconds
 
-    def _cached(self, key: str, generate: Callable[[], str]) -> str:
+    def _cached(self, key: str, generate: Callable[[], str], prepare: Callable[[], None]) -> str:
         assert self._cache is not None
         hit = self._cache.get(key)
+        self.last_cached = hit is not None
         if hit is not None:
             self._cache.hits += 1
             return hit[0]
         self._cache.misses += 1
+        prepare()
         answer, seconds = self._timed(generate)
         self._cache.put(key, self.name, answer, seconds)
         return answer

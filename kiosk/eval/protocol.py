@@ -86,6 +86,9 @@ class EvalOptions:
     # Simulate prefill while typing with llm.keep_prepared_notes (the kiosk's config decides the cap): retrieve
     # for the question without its last word first, and keep those notes first in the prompt at "send".
     keep_prepared: bool = False
+    # Prefill before each owner / non-owner answer the prompt of the question without its last word, as the
+    # kiosk does while the person types; with llm.cache_reuse_min_tokens the answer can depend on it.
+    prefill_typed: bool = False
     answer: bool = True  # False: gate, leaks and evidence recall only (no LLM call)
     conditions: tuple[Condition, ...] = CONDITIONS
     identities: list[str] | None = None
@@ -563,6 +566,7 @@ def _evaluate(
 
     # LLM-free retrieval for every condition: what each prompt will contain.
     contexts: dict[Condition, list[tuple[list[Note], str | None, bool]]] = {c: [] for c in options.conditions}
+    typed_prompts: dict[Condition, list[TypedPrompt | None]] = {c: [] for c in options.conditions}
     leaks = {"notes": 0, "from_false_matches": 0, "questions": 0}
     recall: dict[Condition, list[float]] = {c: [] for c in options.conditions}
     per_question_meta: list[dict[str, Any]] = [{} for _ in questions]
@@ -578,10 +582,13 @@ def _evaluate(
                 notes: list[Note]
                 person: str | None = None
                 in_order = False
+                typed_prompt: TypedPrompt | None = None
                 meta: dict[str, Any] = {}
                 if condition in ("owner", "non_owner"):
                     probe = setup.owner_probe if condition == "owner" else intruder.owner_probe
                     decision, retrieval, _ = assistant.retrieve(question.question, probe)
+                    if options.prefill_typed:
+                        typed_prompt = _typed_prompt(assistant, question.question, probe, names)
                     if options.keep_prepared:
                         prepared, kept = _kept_prepared(assistant, question.question, probe, decision, retrieval)
                         in_order = kept is not None
@@ -626,6 +633,7 @@ def _evaluate(
                     ]
                     person = question.conversation_id
                 contexts[condition].append((notes, person, in_order))
+                typed_prompts[condition].append(typed_prompt)
                 if condition != "no_memory" and question.evidence:
                     found = {n.source_ref for n in notes if n.owner_id == setup.user_id}
                     recall[condition].append(sum(1 for e in question.evidence if e in found) / len(question.evidence))
@@ -651,9 +659,14 @@ def _evaluate(
         for condition in options.conditions if options.answer else ():
             for qi, question in enumerate(questions):
                 notes, person, in_order = contexts[condition][qi]
+                typed_prompt = typed_prompts[condition][qi]
+                if typed_prompt is not None:
+                    loaded.llm.prefill(answer_request(*typed_prompt, options.prompt))
                 messages = answer_request(question.question, notes, person, options.prompt, in_order)
                 raw = loaded.llm.chat(messages, max_tokens=options.answer_tokens, temperature=0.0)
                 prediction = prompting.clean_answer(raw)
+                if typed_prompt is not None and not loaded.llm.last_cached:
+                    per_question_meta[qi][condition]["reused_tokens"] = getattr(loaded.llm, "last_reused_tokens", None)
                 score = score_answer(prediction, question.answer, question.category)
                 scored[condition].append(score)
                 answers[qi][condition] = {
@@ -703,6 +716,8 @@ def _evaluate(
         "prompt": options.prompt,
         "answer_tokens": options.answer_tokens,
         "keep_prepared_max_extra": config.llm.keep_prepared_max_extra if options.keep_prepared else None,
+        "prefilled_typed_prompt": options.prefill_typed,
+        "cache_reuse_min_tokens": config.llm.cache_reuse_min_tokens,
         "retrieval_mode": config.retrieval.mode,
         "decay": {"weight": config.forgetting.weight, "half_life_days": config.forgetting.half_life_days},
         "relevance_floor": config.retrieval.relevance_floor,
@@ -742,6 +757,18 @@ def _evaluate(
         results["gold_gap_analysis"] = gold_gap_markdown(analysis)
     results["metrics"] = _flat(results)
     return results
+
+
+TypedPrompt = tuple[str, list[Note], str | None]  # (words typed before send, their notes, person)
+
+
+def _typed_prompt(assistant: Any, question: str, probe: Probe, names: dict[int, str]) -> TypedPrompt:
+    """What the kiosk prefills while `question` is typed up to its last word: those words, the notes retrieved
+    for them and the person the probe verified (kiosk.assistant.Assistant.prepare)."""
+    typed = typed_before_send(question)
+    decision, retrieval, _ = assistant.retrieve(typed, probe, record=False)
+    person = names.get(decision.verified_user_id) if decision.verified_user_id is not None else None
+    return typed, [item.note for item in retrieval.notes], person
 
 
 def _kept_prepared(

@@ -27,4 +27,5 @@ def create_llm(config: KioskConfig, models: ModelStore | None = None) -> LLM:
         threads=settings.threads,
         flash_attn=settings.flash_attn,
         reuse_system_prompt=settings.reuse_system_prompt,
+        cache_reuse_min_tokens=settings.cache_reuse_min_tokens,
     )

@@ -14,8 +14,10 @@ from typing import Any, cast
 from kiosk.errors import LLMError, ModelError
 from kiosk.llm.backend import Message, Usage
 from kiosk.llm.cpu_support import verified_llama_build
+from kiosk.llm.kv_reuse import Evaluate, plan_reuse
 
 PREFILL_CHUNK = 32  # tokens evaluated between checks for a waiting answer
+PARKING_SEQ = 1  # KV sequence that holds reused runs while the tokens before them are evaluated (kv_reuse)
 
 
 def common_prefix_length(evaluated: list[int], tokens: list[int]) -> int:
@@ -35,8 +37,9 @@ class LlamaCppLLM:
     prompt starts like what is already evaluated (llama-cpp-python's prefix match). Two things keep such a
     prefix ready: the KV state of each system prompt is saved once and restored when other work (a note
     construction) replaced it, and `prefill` evaluates a prompt ahead of time (while the person types),
-    giving way to any real request at once. Reuse only ever skips recomputing identical tokens, so the
-    answer is the same as from a fresh context.
+    giving way to any real request at once. Prefix reuse only ever skips recomputing identical tokens, so the
+    answer is the same as from a fresh context. With `cache_reuse_min_tokens` > 0, runs of the context that
+    appear later in the new prompt are kept and moved too (kiosk.llm.kv_reuse): an approximation, off by default.
     """
 
     def __init__(
@@ -49,6 +52,7 @@ class LlamaCppLLM:
         flash_attn: bool = False,
         reuse_system_prompt: bool = True,
         n_batch: int = 512,
+        cache_reuse_min_tokens: int = 0,
     ) -> None:
         if importlib.util.find_spec("llama_cpp") is None:  # not imported: loading a wrong build is fatal
             raise LLMError("llama-cpp-python is not installed", "install the package's llm extra")
@@ -78,6 +82,8 @@ class LlamaCppLLM:
         self.last_usage = Usage()
         self.last_first_piece_s = 0.0
         self.reuse_system_prompt = reuse_system_prompt
+        self.cache_reuse_min_tokens = cache_reuse_min_tokens
+        self.last_reused_tokens = 0  # with cache_reuse_min_tokens: prompt tokens the last answer did not evaluate
         self._lock = threading.Lock()
         self._waiting = 0  # requests queued for the lock: a running prefill stops for them
         self._system_tokens: dict[str, list[int]] = {}
@@ -160,6 +166,70 @@ class LlamaCppLLM:
         self._llama.n_tokens = len(tokens)
         self._llama._requires_eval = True
 
+    def _reuse_moved_runs(self, messages: list[Message]) -> None:
+        """Keep the runs of the context that `messages` has elsewhere, moved to their new positions, and evaluate
+        the tokens between them (lock held; kiosk.llm.kv_reuse). Afterwards the context holds the whole prompt
+        but its last token, so the completion evaluates that one token."""
+        self.last_reused_tokens = 0
+        if self.cache_reuse_min_tokens <= 0:
+            return
+        tokens = self.prompt_tokens(messages)
+        if not tokens:
+            return
+        evaluated = self._evaluated()
+        self.last_reused_tokens = min(common_prefix_length(evaluated, tokens), len(tokens) - 1)
+        plan = plan_reuse(evaluated, tokens, self.cache_reuse_min_tokens)
+        if plan is None:
+            return
+        import llama_cpp
+
+        ctx = self._llama._ctx.ctx
+        memory = llama_cpp.llama_get_memory(ctx)
+        if not llama_cpp.llama_memory_can_shift(memory):
+            return
+        try:
+            for start, end in plan.removed:
+                llama_cpp.llama_memory_seq_rm(memory, 0, start, end)
+            for run in plan.parked:
+                llama_cpp.llama_memory_seq_cp(memory, 0, PARKING_SEQ, run.source, run.source + run.length)
+                llama_cpp.llama_memory_seq_rm(memory, 0, run.source, run.source + run.length)
+            for run in plan.moves:
+                llama_cpp.llama_memory_seq_add(memory, PARKING_SEQ, run.source, run.source + run.length, run.shift)
+            for step in plan.steps:
+                if isinstance(step, Evaluate):
+                    self._decode_at(tokens, step.start, step.end)
+                else:
+                    llama_cpp.llama_memory_seq_cp(memory, PARKING_SEQ, 0, step.target, step.target + step.length)
+                    llama_cpp.llama_memory_seq_rm(memory, PARKING_SEQ, step.target, step.target + step.length)
+        except (ValueError, RuntimeError):
+            self._llama.reset()  # the completion evaluates the whole prompt
+            llama_cpp.llama_memory_clear(memory, True)
+            self.last_reused_tokens = 0
+            return
+        limit = len(tokens) - 1
+        self._llama.input_ids[:limit] = tokens[:limit]
+        self._llama.n_tokens = limit
+        self._llama._requires_eval = True
+        self.last_reused_tokens = plan.reused_tokens
+
+    def _decode_at(self, tokens: list[int], start: int, end: int) -> None:
+        """Evaluate tokens[start:end] at positions start..end-1, which may lie before cells already held."""
+        import llama_cpp
+
+        batch = self._llama._batch.batch
+        step = self._llama.n_batch
+        for first in range(start, end, step):
+            last = min(end, first + step)
+            batch.n_tokens = last - first
+            for i, position in enumerate(range(first, last)):
+                batch.token[i] = tokens[position]
+                batch.pos[i] = position
+                batch.seq_id[i][0] = 0
+                batch.n_seq_id[i] = 1
+                batch.logits[i] = position == last - 1
+            if llama_cpp.llama_decode(self._llama._ctx.ctx, batch) != 0:
+                raise RuntimeError("llama_decode failed while evaluating between reused runs")
+
     def warm_up(self, system_prompts: list[str]) -> None:
         """At start-up: evaluate and keep each fixed system prompt, so no answer pays for it."""
         for system in system_prompts:
@@ -219,6 +289,7 @@ class LlamaCppLLM:
             try:
                 if json_schema is None:
                     self._ready_system_prompt(messages)
+                    self._reuse_moved_runs(messages)
                 result = self._llama.create_chat_completion(
                     messages=cast(Any, messages),
                     max_tokens=max_tokens,
@@ -243,6 +314,7 @@ class LlamaCppLLM:
         self._acquire()
         try:
             self._ready_system_prompt(messages)
+            self._reuse_moved_runs(messages)
             chunks = self._llama.create_chat_completion(
                 messages=cast(Any, messages), max_tokens=max_tokens, temperature=temperature, stream=True
             )

@@ -33,6 +33,20 @@ def test_unknown_config_key_is_one_clear_line(tmp_path: Path) -> None:
     assert "unknown setting 'llm.modle'" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("option", "message"),
+    [
+        (["--keep-prepared", "-1"], "--keep-prepared -1 is negative"),
+        (["--cache-reuse", "0"], "--cache-reuse 0 is below 1"),
+    ],
+)
+def test_eval_refuses_impossible_prefill_options(option: list[str], message: str, tmp_path: Path) -> None:
+    result = run_kiosk("eval", "locomo", "--modality", "palm", *option, "--output", str(tmp_path / "results"))
+    assert result.returncode == 2, result.stderr
+    assert message in result.stderr and "Traceback" not in result.stderr
+    assert not (tmp_path / "results").exists()
+
+
 @pytest.mark.real_models
 def test_models_list_json_reports_required_models_verified() -> None:
     result = run_kiosk("models", "list", "--json")

@@ -41,6 +41,44 @@ def test_identical_prompts_run_once_per_model(tmp_path: Path) -> None:
     assert reopened.chat(question, max_tokens=8) == "answer 1"  # survives a restart
 
 
+class PrefillingLLM(CountingLLM):
+    """Unit-test double whose answers may depend on what was prefilled (llm.cache_reuse_min_tokens)."""
+
+    def __init__(self, cache_reuse_min_tokens: int) -> None:
+        super().__init__()
+        self.cache_reuse_min_tokens = cache_reuse_min_tokens
+        self.prefilled: list[str] = []
+
+    def prefill(self, messages: list[dict[str, str]]) -> int:
+        self.prefilled.append(messages[-1]["content"])
+        return 1
+
+
+def test_a_prefilled_prompt_is_part_of_the_request_only_when_answers_can_depend_on_it(tmp_path: Path) -> None:
+    cache = AnswerCache(tmp_path / "answers.sqlite")
+    question = [{"role": "user", "content": "When did I move?"}]
+    typed = [{"role": "user", "content": "When did I"}]
+    reusing = PrefillingLLM(cache_reuse_min_tokens=8)
+    llm = CachedLLM(reusing, "sha-a", cache)
+    llm.prefill(typed)
+    assert llm.chat(question, max_tokens=8) == "answer 1"
+    assert reusing.prefilled == ["When did I"]  # evaluated before the answer it may change
+    llm.prefill(typed)
+    assert llm.chat(question, max_tokens=8) == "answer 1"  # same prefill, same question: cached
+    llm.prefill([{"role": "user", "content": "When"}])
+    assert llm.chat(question, max_tokens=8) == "answer 2"  # another prefill is another request
+    assert llm.chat(question, max_tokens=8) == "answer 3"  # and none at all another again
+    assert reusing.prefilled == ["When did I", "When"]
+    prefix_only = PrefillingLLM(cache_reuse_min_tokens=0)
+    plain = CachedLLM(prefix_only, "sha-b", cache)
+    plain.prefill(typed)
+    assert plain.chat(question, max_tokens=8) == "answer 1"
+    plain.prefill([{"role": "user", "content": "When"}])
+    assert plain.chat(question, max_tokens=8) == "answer 1"  # prefix reuse cannot change an answer
+    assert prefix_only.prefilled == []  # so nothing was prefilled for nothing
+    cache.close()
+
+
 def test_atomic_write_leaves_no_partial_file(tmp_path: Path) -> None:
     target = tmp_path / "out" / "locomo_face_x.json"
     write_atomically(target, "{}\n")

@@ -112,6 +112,24 @@ def test_keep_prepared_answers_from_the_same_notes_with_the_prefilled_ones_first
         assert len(extended_refs) == len(plain_refs) + (extended_extra or 0)
 
 
+def test_cache_reuse_prefills_the_typed_prompt_and_reuses_its_notes_at_send(
+    config: KioskConfig, data_dir: Path, tmp_path: Path, eval_cache: Path
+) -> None:
+    """--cache-reuse: before each owner answer the prompt of the question without its last word is prefilled,
+    and the answer reuses more of it than the system prompt."""
+    config.paths.eval_data_dir = data_dir
+    config.llm.model = "smollm2-135m-instruct"
+    config.llm.threads = 1
+    config.llm.cache_reuse_min_tokens = 8
+    options = _slice_options("palm", tmp_path / "results", eval_cache)
+    options.conditions, options.prefill_typed = ("owner",), True
+    results = run_locomo(config, options)
+    assert results["prefilled_typed_prompt"] is True and results["cache_reuse_min_tokens"] == 8
+    reused = [row["owner"]["reused_tokens"] for row in results["answers"]]
+    assert len(reused) == 4 and all(isinstance(count, int) for count in reused)
+    assert max(reused) > 100  # notes, not just the system prompt (about 60 tokens)
+
+
 def _kiosk(args: list[str], data_dir: Path, home: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "KIOSK_DATA": str(data_dir), "KIOSK_HOME": str(home)}
     env.pop("KIOSK_CONFIG", None)

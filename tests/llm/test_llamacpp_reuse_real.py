@@ -129,3 +129,32 @@ def test_keeping_the_prepared_notes_reuses_the_whole_prefilled_block(small) -> N
     assert shared["kept"] >= len(block) - 25 > shared["plain"] + 10  # all but the typed question and </notes>
     answer = "".join(reusing.stream(kept, max_tokens=12))
     assert answer == "".join(fresh.stream(kept, max_tokens=12))
+
+
+def test_runs_after_a_changed_note_are_reused_where_the_final_prompt_has_them(model_store: ModelStore) -> None:
+    """llm.cache_reuse_min_tokens: the prefilled prompt had other notes before the sister's; at send the
+    final prompt (the usual one: its notes oldest first) keeps that note's KV, moved to its new place, and
+    evaluates only the new note and the question. The context then holds exactly the final prompt. The
+    default 0.5B model: the 135M one does not answer this from the notes even from a fresh context."""
+    path = model_store.ensure("qwen2.5-coder-0.5b-instruct")
+    moving = LlamaCppLLM(path, n_ctx=1024, threads=2, cache_reuse_min_tokens=8)
+    prefix_only = LlamaCppLLM(path, n_ctx=1024, threads=2)
+    try:
+        question = "Where did my sister move to?"
+        prefilled = compact_answer_messages("Where did my", [NOTES[0], NOTES[2]], "Ann")
+        final = compact_answer_messages(question, [NOTES[1], NOTES[2]], "Ann")
+        tokens = moving.prompt_tokens(final)
+        assert tokens is not None
+        answers = {}
+        for name, llm in (("moving", moving), ("prefix only", prefix_only)):
+            _note_construction(llm)
+            llm.prefill(prefilled)
+            answers[name] = "".join(llm.stream(final, max_tokens=12))
+        shared = sum(1 for _ in _common(prefix_only.prompt_tokens(prefilled) or [], tokens))
+        assert moving.last_reused_tokens > shared + 15  # the sister's note and the notes' closing lines
+        assert moving._evaluated()[: len(tokens)] == tokens
+        assert "Lisbon" in answers["moving"] and "Lisbon" in answers["prefix only"]
+        assert "".join(moving.stream(final, max_tokens=12)) == answers["moving"]  # the moved context is sound
+    finally:
+        moving.close()
+        prefix_only.close()
