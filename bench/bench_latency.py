@@ -16,7 +16,8 @@ answer. Wall time and process CPU time are both recorded.
 Levers: the prompt (the kiosk's former "detailed" prompt = baseline, the compact prompt, with 10 or 5
 notes), the saved KV state of the system prompt, prefilling the prompt built from the words typed before
 "send" (retrieval + prefill, timed from "send"), thread count, batch size, flash attention, an
-AVX-512/VNNI build of llama.cpp (`--fast-python`), and all together: the prompt prefilled while typing
+AVX-512/VNNI build of llama.cpp (`--fast-python`), the prefilled notes reused wherever the final prompt has
+them (llm.cache_reuse_min_tokens, kiosk.llm.kv_reuse), and all together: the prompt prefilled while typing
 kept at "send" (kiosk.prepared), also capped at 0 or 2 notes the final retrieval did not choose. Owner F1
 (LoCoMo token F1, the protocol's scoring) comes from the same answers. `--token-counts` only counts prompt
 tokens per variant and how much of the final prompt the typed prompt shares (no generation), cheap enough for
@@ -72,6 +73,7 @@ class Lever:
     max_extra: int | None = None  # with keep_typed: at most this many kept notes the final retrieval did not choose
     typed_by_relevance: bool = False  # the prefilled prompt lists its notes most relevant first (kiosk.prepared)
     build: str = "portable"  # portable | avx512
+    cache_reuse: int = 0  # llm.cache_reuse_min_tokens: reuse prefilled runs after the first changed note
     non_owner: bool = False  # also answer with another user's notes (prompt variants only)
 
     def changes_outputs(self) -> bool:
@@ -118,18 +120,20 @@ def levers(fast_python: str | None) -> list[Lever]:
         )
     )
     best = Lever("all together", prompt="compact", kv_prefix=True, prefill="last word", keep_typed=True)
+    moved = replace(defaults, name="compact + KV + prefill while typing + prefilled notes moved", cache_reuse=8)
     capped = [
         replace(best, name="all together, no extra note", max_extra=0),
         replace(best, name="all together, at most 2 extra notes", max_extra=2),
         replace(best, name="all together, no extra note, best notes first", max_extra=0, typed_by_relevance=True),
     ]
     if not fast_python:
-        return [*chosen, *capped, best]
+        return [*chosen, moved, *capped, best]
     # The same levers on both builds in one run, so the build's own share is visible next to each.
     return [
         *chosen,
         Lever("AVX-512 build", build="avx512"),
         replace(defaults, name="compact + KV + prefill while typing, AVX-512 build", build="avx512"),
+        replace(moved, name=f"{moved.name}, AVX-512 build", build="avx512"),
         replace(best, name="all together, portable build"),
         *(replace(lever, name=f"{lever.name}, portable build") for lever in capped),
         *(replace(lever, name=f"{lever.name}, AVX-512 build", build="avx512") for lever in capped),
@@ -330,6 +334,7 @@ def worker_job(
             "threads": lever.threads or threads,
             "flash_attn": lever.flash_attn,
             "n_batch": lever.n_batch,
+            "cache_reuse_min_tokens": lever.cache_reuse,
         },
         "kv_prefix": lever.kv_prefix,
         "max_tokens": max_tokens,

@@ -1,13 +1,13 @@
-"""Times answers through the kiosk's own llama.cpp backend (kiosk.llm.llamacpp.LlamaCppLLM), one process
-per lever: `python bench/latency_worker.py job.json result.json` (run by bench_latency).
+"""Times answers through the kiosk's own llama.cpp backend (kiosk.llm.llamacpp.LlamaCppLLM), one process per
+lever: `python bench/latency_worker.py job.json result.json` (run by bench_latency).
 
-A job: {"model": path, "llama": {"n_ctx", "threads", "flash_attn", "n_batch"}, "kv_prefix": bool,
-"max_tokens": int, "requests": [{"messages": [...], "prefill": [...] | null}]}. Before every request the
-llama context is reset, as it is in the kiosk after the note construction that follows each answer; with
-kv_prefix the system prompts' KV state was saved at start-up (LlamaCppLLM.warm_up) and is restored, as in
-the kiosk. A request's "prefill" (the prompt built from the words typed before the question was sent) is
-evaluated untimed first with LlamaCppLLM.prefill; the timed part starts at "send". One short untimed
-request first, so no lever pays for paging the weights in.
+A job: {"model": path, "llama": {"n_ctx", "threads", "flash_attn", "n_batch", "cache_reuse_min_tokens"},
+"kv_prefix": bool, "max_tokens": int, "requests": [{"messages": [...], "prefill": [...] | null}]}. Before
+every request the llama context is reset, as it is in the kiosk after the note construction that follows each
+answer; with kv_prefix the system prompts' KV state was saved at start-up (LlamaCppLLM.warm_up) and is
+restored, as in the kiosk. A request's "prefill" (the prompt built from the words typed before the question
+was sent) is evaluated untimed first with LlamaCppLLM.prefill; the timed part starts at "send". One short
+untimed request first, so no lever pays for paging the weights in.
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
         flash_attn=settings.get("flash_attn", False),
         n_batch=settings.get("n_batch", 512),
         reuse_system_prompt=bool(job.get("kv_prefix")),
+        cache_reuse_min_tokens=settings.get("cache_reuse_min_tokens", 0),
     )
     load_s = time.perf_counter() - started
     requests = job["requests"]
@@ -47,9 +48,12 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
         prefill_s, prefill_cpu_s = time.perf_counter() - prefill_started, time.process_time() - prefill_cpu_started
         tokens = llm.prompt_tokens(request["messages"]) or []
         reused = _reused(llm, tokens, bool(job.get("kv_prefix")))
+        timed = _timed_stream(llm, request["messages"], job["max_tokens"])
+        if llm.cache_reuse_min_tokens:
+            reused = llm.last_reused_tokens
         results.append(
             {
-                **_timed_stream(llm, request["messages"], job["max_tokens"]),
+                **timed,
                 "prompt_tokens": len(tokens),
                 "prefilled_tokens": prefilled,
                 "prefill_s": prefill_s,
