@@ -81,15 +81,22 @@ def reusable_runs(evaluated: list[int], tokens: list[int], min_tokens: int) -> l
 
 
 def plan_reuse(evaluated: list[int], tokens: list[int], min_tokens: int) -> ReusePlan | None:
-    """The plan, or None when it would reuse nothing beyond the common prefix (plain prefix reuse does that)."""
+    """The plan, or None when it would reuse nothing beyond the common prefix (plain prefix reuse does that).
+
+    Runs after the last token that changed are not kept: they are the prompt's tail after the question
+    ("Answer:" and the chat template's turn markers), which matched the tail of the prompt typed so far, but
+    their KV was computed after the question without its last words and the answer is read from them."""
     runs = reusable_runs(evaluated, tokens, min_tokens)
     prefix = runs[0].length if runs and runs[0].source == 0 and runs[0].target == 0 else 0
     parked = runs[1:] if prefix else runs
+    while parked and parked[-1].target + parked[-1].length >= len(tokens) - 1:
+        parked.pop()  # nothing changed after it
     if not parked:
         return None
+    kept = [runs[0], *parked] if prefix else parked
     removed = []
     cursor = 0
-    for run in runs:
+    for run in kept:
         if run.source > cursor:
             removed.append((cursor, run.source))
         cursor = run.source + run.length
@@ -104,6 +111,5 @@ def plan_reuse(evaluated: list[int], tokens: list[int], min_tokens: int) -> Reus
             steps.append(Evaluate(cursor, run.target))
         steps.append(run)
         cursor = run.target + run.length
-    if cursor < len(tokens) - 1:
-        steps.append(Evaluate(cursor, len(tokens) - 1))
+    steps.append(Evaluate(cursor, len(tokens) - 1))
     return ReusePlan(prefix, parked, removed, moves, steps)

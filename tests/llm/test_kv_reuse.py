@@ -99,6 +99,19 @@ def test_an_inserted_note_is_evaluated_at_its_own_place_and_the_later_notes_move
     assert cache.evaluated == len(new) + len(question) - 1
 
 
+def test_the_tail_after_a_changed_question_is_evaluated_again() -> None:
+    """ "Answer:" and the turn markers after the question match the typed prompt's, but were computed after the
+    question without its last word: the answer is read from them, so they are not kept."""
+    system, note, tail = [1, 2, 3], [10, 11, 12, 13], [70, 71, 72, 73]
+    evaluated = system + [9, 9] + note + [30, 31] + tail
+    tokens = system + note + [30, 31, 32] + tail + [74]
+    plan = plan_reuse(evaluated, tokens, 4)
+    assert plan is not None
+    assert plan.parked == [Run(5, 3, 6)]  # the note and the question words typed before
+    assert plan.steps[-1] == Evaluate(9, len(tokens) - 1)  # the last word and the tail
+    assert plan_reuse(system + [9] + tail, system + tail + [74], 4) is None  # only the tail would move
+
+
 def test_runs_shorter_than_the_minimum_are_evaluated_again() -> None:
     evaluated = [1, 2, 3, 9, 4, 5, 8, 8]
     tokens = [1, 2, 3, 4, 5, 6, 7]
@@ -127,7 +140,8 @@ def test_random_edits_rebuild_exactly_the_new_prompt(seed: int) -> None:
     tokens = system + [t for i in final for t in notes[i]] + [2001, 2002, 2003]
     min_tokens = rng.choice([1, 3, 5])
     if plan_reuse(evaluated, tokens, min_tokens) is None:
-        assert not any(run.source or run.target for run in reusable_runs(evaluated, tokens, min_tokens))
+        moved = [run for run in reusable_runs(evaluated, tokens, min_tokens) if run.source or run.target]
+        assert moved in ([], moved[-1:]) and all(run.target + run.length == len(tokens) - 1 for run in moved)
         return
     cache = apply(evaluated, tokens, min_tokens)
     assert cache.sequence(0) == list(enumerate(tokens[:-1]))
