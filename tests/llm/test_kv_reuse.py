@@ -103,13 +103,13 @@ def test_the_tail_after_a_changed_question_is_evaluated_again() -> None:
     """ "Answer:" and the turn markers after the question match the typed prompt's, but were computed after the
     question without its last word: the answer is read from them, so they are not kept."""
     system, note, tail = [1, 2, 3], [10, 11, 12, 13], [70, 71, 72, 73]
-    evaluated = system + [9, 9] + note + [30, 31] + tail
+    evaluated = [*system, 9, 9, *note, 30, 31, *tail]
     tokens = system + note + [30, 31, 32] + tail + [74]
     plan = plan_reuse(evaluated, tokens, 4)
     assert plan is not None
     assert plan.parked == [Run(5, 3, 6)]  # the note and the question words typed before
     assert plan.steps[-1] == Evaluate(9, len(tokens) - 1)  # the last word and the tail
-    assert plan_reuse(system + [9] + tail, system + tail + [74], 4) is None  # only the tail would move
+    assert plan_reuse([*system, 9, *tail], system + tail + [74], 4) is None  # only the tail would move
 
 
 def test_runs_shorter_than_the_minimum_are_evaluated_again() -> None:
