@@ -168,8 +168,9 @@ class LlamaCppLLM:
 
     def _reuse_moved_runs(self, messages: list[Message]) -> None:
         """Keep the runs of the context that `messages` has elsewhere, moved to their new positions, and evaluate
-        the tokens between them (lock held; kiosk.llm.kv_reuse). Afterwards the context holds the whole prompt
-        but its last token, so the completion evaluates that one token."""
+        the tokens between them (lock held; kiosk.llm.kv_reuse). When a plan applies, the context then holds the
+        whole prompt but its last token, so the completion evaluates that one token; otherwise the completion's
+        own prefix reuse runs as usual."""
         self.last_reused_tokens = 0
         if self.cache_reuse_min_tokens <= 0:
             return
