@@ -166,6 +166,11 @@ class LlamaCppLLM:
         self._llama.n_tokens = len(tokens)
         self._llama._requires_eval = True
 
+    def _ready_context(self, messages: list[Message]) -> None:
+        """Before an answer (lock held): the system prompt's KV state, then any reusable runs of the context."""
+        self._ready_system_prompt(messages)
+        self._reuse_moved_runs(messages)
+
     def _reuse_moved_runs(self, messages: list[Message]) -> None:
         """Keep the runs of the context that `messages` has elsewhere, moved to their new positions, and evaluate
         the tokens between them (lock held; kiosk.llm.kv_reuse). When a plan applies, the context then holds the
@@ -289,8 +294,7 @@ class LlamaCppLLM:
         try:
             try:
                 if json_schema is None:
-                    self._ready_system_prompt(messages)
-                    self._reuse_moved_runs(messages)
+                    self._ready_context(messages)
                 result = self._llama.create_chat_completion(
                     messages=cast(Any, messages),
                     max_tokens=max_tokens,
@@ -314,8 +318,7 @@ class LlamaCppLLM:
         pieces = 0
         self._acquire()
         try:
-            self._ready_system_prompt(messages)
-            self._reuse_moved_runs(messages)
+            self._ready_context(messages)
             chunks = self._llama.create_chat_completion(
                 messages=cast(Any, messages), max_tokens=max_tokens, temperature=temperature, stream=True
             )
