@@ -114,7 +114,9 @@ def main() -> None:
     body = (
         f"Answer-by-answer comparison in the {args.condition} condition: a changed answer is a different "
         "prediction for the same question; better / worse = its F1 rose / fell; the sign test asks whether "
-        "better vs worse differs from a coin toss (two-sided, ties left out).\n\n" + "\n".join(lines) + args.note
+        "better vs worse differs from a coin toss (two-sided, ties left out).\n\n"
+        + "\n".join(lines)
+        + (f"\n\n{args.note}" if args.note else "")
     )
     write_results(args.name, {"condition": args.condition, "sets": sets}, body)
 
