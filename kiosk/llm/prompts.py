@@ -213,10 +213,15 @@ DATA_RULE = (
 )
 COMPACT_SYSTEM = COMPACT_RULES + UNKNOWN_RULE + DATA_RULE + "\n\n" + COMPACT_EXAMPLES
 
+# The rule names what counts as personal. Told only "this person's own life", the 0.5B model guessed the details of
+# a named person, or of the asker, in most answers; with this rule it refuses 95 % of personal questions, and it gives
+# fewer wrong general answers, at the price of more "I don't know" to general ones (bench/results/no_memory_prompt.md:
+# worked examples added to it made it refuse less of both and answer general questions wrongly as often as before).
 COMPACT_NO_MEMORY_SYSTEM = (
-    "You are an assistant at a shared kiosk with no personal memories of the person in front of you. Answer "
-    "general questions in a few words. If the question is about this person's own life, people or past "
-    f"conversations, reply exactly: {UNKNOWN_ANSWER}."
+    "You are an assistant at a shared kiosk. You do not know who is in front of you and you have no memories of "
+    "anyone. Answer general-knowledge questions with a short phrase. A question about a particular person's life "
+    "(what someone did, said, has, likes or plans; their family, pets, work or trips; when something happened to "
+    f"them, or to the person asking) you cannot know: reply exactly: {UNKNOWN_ANSWER}. Never guess such details."
 )
 
 MAX_NOTE_WORDS = 60

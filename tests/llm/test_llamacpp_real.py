@@ -79,3 +79,20 @@ def test_sensitivity_verdict_from_the_real_model_is_one_of_the_categories(llm: L
     assert asked.llm_verdict in ("none", *CATEGORIES)
     assert asked.category == (None if asked.llm_verdict == "none" else asked.llm_verdict)
     assert llm.last_usage.completion_tokens <= 16
+
+
+def test_without_memory_it_refuses_personal_questions_and_still_answers_general_ones(llm: LlamaCppLLM) -> None:
+    """The no-memory prompt, used when nobody is recognised or nothing of theirs matches (measured at scale in
+    bench/results/no_memory_prompt.md)."""
+    from kiosk.eval.general_knowledge import answers_correctly, is_refusal
+    from kiosk.eval.prompting import clean_answer
+    from kiosk.llm.prompts import UNKNOWN_ANSWER, compact_answer_messages
+
+    def ask(question: str) -> str:
+        return clean_answer(llm.chat(compact_answer_messages(question, []), max_tokens=24, temperature=0.0))
+
+    for personal in ("What is my dog's name?", "What did Caroline research?"):
+        assert is_refusal(ask(personal), UNKNOWN_ANSWER), personal
+    general = {"What is the capital of Germany?": ("Berlin",), "In which country are the pyramids of Giza?": ("Egypt",)}
+    answers = {question: ask(question) for question in general}
+    assert any(answers_correctly(answers[q], accepted) for q, accepted in general.items()), answers
