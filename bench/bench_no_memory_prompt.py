@@ -1,7 +1,7 @@
 """No-memory prompt: what the assistant says to someone it does not recognise, under each system prompt.
 
 KIOSK_DATA=/work/shared/data PYTHONPATH=$PWD .venv/bin/python -m bench.bench_no_memory_prompt \
-    [--seed 1] [--held-out-from 0] [--variants before,rules,default] [--name no_memory_prompt]
+    [--seed 1] [--held-out-from 0] [--variants "before,default + worked examples,default"] [--name no_memory_prompt]
 
 Three sets, each answered by the default GGUF under every variant in the same run:
 - LoCoMo: the no-memory condition of `kiosk eval locomo` on the questions of `--seed` (by default the development
