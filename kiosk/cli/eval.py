@@ -121,6 +121,9 @@ def register(app: typer.Typer) -> None:
             help="Answer prompt: compact (the kiosk's, default), short (the first eval's) or assistant (the old one).",
         ),
         answer_tokens: int = typer.Option(32, "--answer-tokens", help="Longest answer in tokens."),
+        k: int = typer.Option(
+            10, "--k", help="Notes retrieved into each prompt (the paper's protocol: 10; another K is a variant)."
+        ),
         keep_prepared: int | None = typer.Option(
             None,
             "--keep-prepared",
@@ -165,6 +168,8 @@ def register(app: typer.Typer) -> None:
             raise DataError(f"unknown construction {construct!r}", "use --construct fast or llm")
         if gate not in ("threshold", "best-match"):
             raise DataError(f"unknown gate policy {gate!r}", "use --gate threshold or best-match")
+        if k < 1:
+            raise DataError(f"--k {k} is below 1", "give the number of notes per prompt (the protocol's is 10)")
         if prompt not in ("compact", "short", "assistant"):
             raise DataError(f"unknown prompt {prompt!r}", "use --prompt compact, short or assistant")
         cfg = config()
@@ -195,6 +200,7 @@ def register(app: typer.Typer) -> None:
             held_out_from=0 if held_out else None,
             prompt=prompt,  # type: ignore[arg-type]
             answer_tokens=answer_tokens,
+            k=k,
             keep_prepared=keep_prepared is not None,
             prefill_typed=cache_reuse is not None,
             answer=not retrieval_only,

@@ -83,6 +83,7 @@ class EvalOptions:
     held_out_from: int | None = None  # draw outside this seed's sample (a development set for tuning)
     prompt: PromptStyle = "compact"
     answer_tokens: int = 32
+    k: int = 10  # notes retrieved into each prompt; the paper's protocol is K = 10 (another K is a variant)
     # Simulate prefill while typing with llm.keep_prepared_notes (the kiosk's config decides the cap): retrieve
     # for the question without its last word first, and keep those notes first in the prompt at "send".
     keep_prepared: bool = False
@@ -392,7 +393,7 @@ def run_locomo(config: KioskConfig, options: EvalOptions, progress: Progress = _
 
     clock = StageClock()
     config = config.model_copy(deep=True)
-    config.retrieval.k = 10
+    config.retrieval.k = options.k
     config.gate.policy = options.gate_policy
     config.llm.max_answer_tokens = options.answer_tokens
     data_dir = config.paths.eval_data_dir

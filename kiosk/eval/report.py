@@ -158,7 +158,7 @@ def flat_metrics(results: Mapping[str, Any]) -> dict[str, float]:
                 flat[f"{prefix}.{name}.f1"] = entry["f1"]
                 flat[f"{prefix}.{name}.bleu1"] = entry["bleu1"]
         if payload.get("evidence_recall_at_k") is not None:
-            flat[f"{prefix}.evidence_recall_at_10.fraction"] = payload["evidence_recall_at_k"]
+            flat[f"{prefix}.evidence_recall_at_{results['k']}.fraction"] = payload["evidence_recall_at_k"]
         if payload.get("below_relevance_floor") is not None:
             flat[f"{prefix}.below_relevance_floor.questions"] = payload["below_relevance_floor"]
     if results["gap"]["f1"] is not None:

@@ -38,6 +38,7 @@ def test_unknown_config_key_is_one_clear_line(tmp_path: Path) -> None:
     [
         (["--keep-prepared", "-1"], "--keep-prepared -1 is negative"),
         (["--cache-reuse", "0"], "--cache-reuse 0 is below 1"),
+        (["--k", "0"], "--k 0 is below 1"),
     ],
 )
 def test_eval_refuses_impossible_prefill_options(option: list[str], message: str, tmp_path: Path) -> None:

@@ -112,6 +112,28 @@ def test_keep_prepared_answers_from_the_same_notes_with_the_prefilled_ones_first
         assert len(extended_refs) == len(plain_refs) + (extended_extra or 0)
 
 
+def test_another_k_gives_each_prompt_that_many_notes_and_reports_recall_at_it(
+    config: KioskConfig, data_dir: Path, tmp_path: Path, eval_cache: Path
+) -> None:
+    """Retrieval only (no LLM): --k 3 retrieves at most 3 owner notes per question, all of them among the
+    protocol's 10, and names its recall figure by its K."""
+    config.paths.eval_data_dir = data_dir
+
+    def run(k: int) -> dict[str, Any]:
+        options = _slice_options("palm", tmp_path / f"results-k{k}", eval_cache)
+        options.max_questions, options.answer, options.k = 8, False, k
+        options.conditions = ("owner",)
+        return run_locomo(config, options)
+
+    protocol, fewer = run(10), run(3)
+    assert protocol["k"] == 10 and fewer["k"] == 3
+    assert any(len(row["owner"]["refs"]) > 3 for row in protocol["answers"]), "no question had over 3 notes"
+    for ten, three in zip(protocol["answers"], fewer["answers"], strict=True):
+        assert len(three["owner"]["refs"]) <= 3
+        assert set(three["owner"]["refs"]) <= set(ten["owner"]["refs"])
+    assert "locomo.palm.owner.evidence_recall_at_3.fraction" in fewer["metrics"]
+
+
 def test_cache_reuse_prefills_the_typed_prompt_and_reuses_its_notes_at_send(
     config: KioskConfig, data_dir: Path, tmp_path: Path, eval_cache: Path
 ) -> None:
