@@ -83,6 +83,7 @@ class LlamaCppLLM:
         self.last_first_piece_s = 0.0
         self.reuse_system_prompt = reuse_system_prompt
         self.cache_reuse_min_tokens = cache_reuse_min_tokens
+        self.flash_attn = flash_attn
         self.last_reused_tokens = 0  # with cache_reuse_min_tokens: prompt tokens the last answer did not evaluate
         self._lock = threading.Lock()
         self._waiting = 0  # requests queued for the lock: a running prefill stops for them

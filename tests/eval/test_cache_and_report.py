@@ -41,6 +41,19 @@ def test_identical_prompts_run_once_per_model(tmp_path: Path) -> None:
     assert reopened.chat(question, max_tokens=8) == "answer 1"  # survives a restart
 
 
+def test_flash_attention_answers_are_other_requests(tmp_path: Path) -> None:
+    """Flash attention rounds differently, so its greedy answers are not the cached ones without it."""
+    cache = AnswerCache(tmp_path / "answers.sqlite")
+    question = [{"role": "user", "content": "When?"}]
+    plain, flash = CountingLLM(), CountingLLM()
+    flash.flash_attn = True  # type: ignore[attr-defined]
+    assert CachedLLM(plain, "sha-a", cache).chat(question, max_tokens=8) == "answer 1"
+    assert CachedLLM(flash, "sha-a", cache).chat(question, max_tokens=8) == "answer 1"  # computed, not cached
+    assert CachedLLM(flash, "sha-a", cache).chat(question, max_tokens=8) == "answer 1"  # now cached
+    assert plain.calls == 1 and flash.calls == 1 and cache.hits == 1
+    cache.close()
+
+
 class PrefillingLLM(CountingLLM):
     """Unit-test double whose answers may depend on what was prefilled (llm.cache_reuse_min_tokens)."""
 
