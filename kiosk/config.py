@@ -364,7 +364,12 @@ class LLMConfig(Section):
         "old notes. Off (0): with 8 the 0.5B model's owner F1 fell from 35.29 to 29.72 on 144 LoCoMo questions "
         "(8 answers better, 21 worse; bench/results/cache_reuse_f1.md).",
     )
-    flash_attn: bool = Field(default=False, description="llama.cpp flash attention (not measured to help on CPU).")
+    flash_attn: bool = Field(
+        default=True,
+        description="llama.cpp flash attention: first token 0.89x with the 0.5B model (2 threads, AVX-512 build; "
+        "0.86x on the portable build), and its other rounding changes no owner F1 measurably (432 LoCoMo "
+        "questions answer by answer, bench/results/latency_50_flash.md, flash_attn_f1.md).",
+    )
 
 
 class RetrievalConfig(Section):
