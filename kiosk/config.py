@@ -367,8 +367,8 @@ class LLMConfig(Section):
     flash_attn: bool = Field(
         default=True,
         description="llama.cpp flash attention: first token 0.89x with the 0.5B model (2 threads, AVX-512 build; "
-        "0.86x on the portable build), and its other rounding changes no owner F1 measurably (432 LoCoMo "
-        "questions answer by answer, bench/results/latency_50_flash.md, flash_attn_f1.md).",
+        "0.86x on the portable build in an earlier 12-question run), and its other rounding changes no owner F1 "
+        "measurably (432 LoCoMo questions answer by answer, bench/results/latency_50_flash.md, flash_attn_f1.md).",
     )
 
 
