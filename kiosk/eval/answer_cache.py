@@ -97,8 +97,7 @@ class CachedLLM:
         context: dict[str, Any] = {}
         if prefilled is not None and reuse > 0:
             context = {"prefilled": prefilled, "cache_reuse_min_tokens": reuse}
-        if getattr(self._inner, "flash_attn", False) is True:  # other rounding: other greedy answers
-            context["flash_attn"] = True
+        context.update(getattr(self._inner, "answer_options", {}))
 
         def prepare() -> None:  # untimed, like the kiosk's prefill while the person types
             if "prefilled" in context:

@@ -91,6 +91,12 @@ class LlamaCppLLM:
         self._system_states: dict[str, bytes] = {}
         self._formatter = self._chat_formatter()
 
+    @property
+    def answer_options(self) -> dict[str, Any]:
+        """Settings besides the prompt that change the greedy answers (the eval's answer cache keys them):
+        flash attention rounds differently."""
+        return {"flash_attn": True} if self.flash_attn else {}
+
     def close(self) -> None:
         """Free the model now: left to interpreter shutdown, llama-cpp-python's __del__ prints a traceback."""
         self._acquire()

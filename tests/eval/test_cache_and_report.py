@@ -46,7 +46,7 @@ def test_flash_attention_answers_are_other_requests(tmp_path: Path) -> None:
     cache = AnswerCache(tmp_path / "answers.sqlite")
     question = [{"role": "user", "content": "When?"}]
     plain, flash = CountingLLM(), CountingLLM()
-    flash.flash_attn = True  # type: ignore[attr-defined]
+    flash.answer_options = {"flash_attn": True}  # type: ignore[attr-defined]
     assert CachedLLM(plain, "sha-a", cache).chat(question, max_tokens=8) == "answer 1"
     assert CachedLLM(flash, "sha-a", cache).chat(question, max_tokens=8) == "answer 1"  # computed, not cached
     assert CachedLLM(flash, "sha-a", cache).chat(question, max_tokens=8) == "answer 1"  # now cached
