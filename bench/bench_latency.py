@@ -18,7 +18,9 @@ notes), the saved KV state of the system prompt, prefilling the prompt built fro
 "send" (retrieval + prefill, timed from "send"), thread count, batch size, flash attention, an
 AVX-512/VNNI build of llama.cpp (`--fast-python`), the prefilled notes reused wherever the final prompt has
 them (llm.cache_reuse_min_tokens, kiosk.llm.kv_reuse), flash attention on the defaults (the kiosk's defaults
-since latency_50_flash.md: "compact + KV + prefill while typing + flash attention"), and all together: the
+since latency_50_flash.md: "compact + KV + prefill while typing + flash attention"), speculative decoding by
+prompt lookup on them (answer tokens drafted from the prompt's n-grams; the 135M model cannot draft for the 0.5B:
+their vocabularies differ), and all together: the
 prompt prefilled while typing kept at "send" (kiosk.prepared), also capped at 0 or 2 notes the final retrieval
 did not choose. Owner F1 (LoCoMo token F1, the protocol's scoring) comes from the same answers. `--token-counts`
 only counts prompt tokens per variant and how much of the final prompt the typed prompt shares (no generation),
@@ -75,6 +77,7 @@ class Lever:
     typed_by_relevance: bool = False  # the prefilled prompt lists its notes most relevant first (kiosk.prepared)
     build: str = "portable"  # portable | avx512
     cache_reuse: int = 0  # llm.cache_reuse_min_tokens: reuse prefilled runs after the first changed note
+    prompt_lookup: int = 0  # draft this many answer tokens from the prompt's n-grams (speculative decoding)
     non_owner: bool = False  # also answer with another user's notes (prompt variants only)
 
     def changes_outputs(self) -> bool:
@@ -110,6 +113,12 @@ def levers(fast_python: str | None) -> list[Lever]:
         Lever("compact + KV + prefill (half typed)", prompt="compact", kv_prefix=True, prefill="half"),
         defaults,
         replace(defaults, name="compact + KV + prefill while typing + flash attention", flash_attn=True),
+        replace(
+            defaults,
+            name="compact + KV + prefill while typing + flash attention + prompt lookup (4 tokens)",
+            flash_attn=True,
+            prompt_lookup=4,
+        ),
     ]
     chosen.append(
         Lever(
@@ -337,6 +346,7 @@ def worker_job(
             "flash_attn": lever.flash_attn,
             "n_batch": lever.n_batch,
             "cache_reuse_min_tokens": lever.cache_reuse,
+            "prompt_lookup_tokens": lever.prompt_lookup,
         },
         "kv_prefix": lever.kv_prefix,
         "max_tokens": max_tokens,

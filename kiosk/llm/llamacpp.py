@@ -13,7 +13,7 @@ from typing import Any, cast
 
 from kiosk.errors import LLMError, ModelError
 from kiosk.llm.backend import Message, Usage
-from kiosk.llm.cpu_support import verified_llama_build
+from kiosk.llm.cpu_support import built_for, verified_llama_build
 from kiosk.llm.kv_reuse import Evaluate, plan_reuse
 
 PREFILL_CHUNK = 32  # tokens evaluated between checks for a waiting answer
@@ -40,6 +40,9 @@ class LlamaCppLLM:
     giving way to any real request at once. Prefix reuse only ever skips recomputing identical tokens, so the
     answer is the same as from a fresh context. With `cache_reuse_min_tokens` > 0, runs of the context that
     appear later in the new prompt are kept and moved too (kiosk.llm.kv_reuse): an approximation, off by default.
+    `prompt_lookup_tokens` > 0 drafts that many answer tokens from n-grams of the prompt (llama-cpp-python's
+    prompt-lookup speculative decoding); off by default: llama-cpp-python then computes the logits of every prompt
+    token, which slows prompt processing, the larger share of an answer (bench/results/latency_50_lookup.md).
     """
 
     def __init__(
@@ -53,15 +56,21 @@ class LlamaCppLLM:
         reuse_system_prompt: bool = True,
         n_batch: int = 512,
         cache_reuse_min_tokens: int = 0,
+        prompt_lookup_tokens: int = 0,
     ) -> None:
         if importlib.util.find_spec("llama_cpp") is None:  # not imported: loading a wrong build is fatal
             raise LLMError("llama-cpp-python is not installed", "install the package's llm extra")
-        verified_llama_build()
+        build = verified_llama_build()
         from llama_cpp import Llama
 
         if not gguf_path.is_file():
             raise ModelError(f"GGUF model {gguf_path} does not exist", "run `kiosk models pull` or fix llm.gguf_path")
         n_threads = threads or os.cpu_count() or 1
+        draft = None
+        if prompt_lookup_tokens:
+            from llama_cpp.llama_speculative import LlamaPromptLookupDecoding
+
+            draft = LlamaPromptLookupDecoding(num_pred_tokens=prompt_lookup_tokens)
         try:
             self._llama = Llama(
                 model_path=str(gguf_path),
@@ -72,6 +81,8 @@ class LlamaCppLLM:
                 flash_attn=flash_attn,
                 n_batch=n_batch,
                 n_ubatch=n_batch,
+                draft_model=draft,
+                logits_all=draft is not None,  # llama-cpp-python sizes its logits buffer by this flag alone
                 verbose=False,
             )
         except (ValueError, RuntimeError) as exc:
@@ -84,6 +95,8 @@ class LlamaCppLLM:
         self.reuse_system_prompt = reuse_system_prompt
         self.cache_reuse_min_tokens = cache_reuse_min_tokens
         self.flash_attn = flash_attn
+        self.prompt_lookup_tokens = prompt_lookup_tokens
+        self.build_features = built_for(build)
         self.last_reused_tokens = 0  # with cache_reuse_min_tokens: prompt tokens the last answer did not evaluate
         self._lock = threading.Lock()
         self._waiting = 0  # requests queued for the lock: a running prefill stops for them
@@ -93,9 +106,15 @@ class LlamaCppLLM:
 
     @property
     def answer_options(self) -> dict[str, Any]:
-        """Settings besides the prompt that change the greedy answers (the eval's answer cache keys them):
-        flash attention rounds differently."""
-        return {"flash_attn": True} if self.flash_attn else {}
+        """Settings besides the prompt that change the greedy answers (the eval's answer cache keys them): the
+        llama.cpp build's instruction sets and flash attention round differently (bench/results/llama_build_f1.md,
+        flash_attn_f1.md), and drafted tokens are checked in batches."""
+        options: dict[str, Any] = {"llama_build": self.build_features} if self.build_features else {}
+        if self.flash_attn:
+            options["flash_attn"] = True
+        if self.prompt_lookup_tokens:
+            options["prompt_lookup_tokens"] = self.prompt_lookup_tokens
+        return options
 
     def close(self) -> None:
         """Free the model now: left to interpreter shutdown, llama-cpp-python's __del__ prints a traceback."""

@@ -31,9 +31,12 @@ def llm(base_config: KioskConfig) -> Iterator[LlamaCppLLM]:
     yield model
 
 
-def test_the_default_flash_attention_is_named_among_the_answer_options(llm: LlamaCppLLM) -> None:
-    """The eval's answer cache keys answers by these, so a run without flash attention never reuses them."""
-    assert llm.answer_options == {"flash_attn": True}
+def test_the_build_and_the_default_flash_attention_are_named_among_the_answer_options(llm: LlamaCppLLM) -> None:
+    """The eval's answer cache keys answers by these, so a run without flash attention, or on another llama.cpp
+    build, never reuses them."""
+    options = llm.answer_options
+    assert options["flash_attn"] is True and "AVX2" in options["llama_build"]
+    assert options.keys() == {"flash_attn", "llama_build"}
 
 
 def test_schema_constrained_reply_parses_and_stream_yields(llm: LlamaCppLLM) -> None:

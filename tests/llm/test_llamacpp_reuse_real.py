@@ -158,3 +158,18 @@ def test_runs_after_a_changed_note_are_reused_where_the_final_prompt_has_them(mo
     finally:
         moving.close()
         prefix_only.close()
+
+
+def test_prompt_lookup_drafting_answers_like_plain_decoding_and_is_keyed_apart(small, model_store: ModelStore) -> None:  # type: ignore[no-untyped-def]
+    """The bench's speculative-decoding lever (bench/results/latency_50_lookup.md): drafted tokens are checked
+    against the model's own greedy choice, and the answer cache keys such answers apart."""
+    _, fresh = small
+    drafting = LlamaCppLLM(model_store.ensure("smollm2-135m-instruct"), n_ctx=1024, threads=1, prompt_lookup_tokens=4)
+    try:
+        drafting.warm_up([COMPACT_SYSTEM])
+        assert _answer(drafting) == _answer(fresh)
+        assert (
+            drafting.answer_options["prompt_lookup_tokens"] == 4 and "prompt_lookup_tokens" not in fresh.answer_options
+        )
+    finally:
+        drafting.close()
