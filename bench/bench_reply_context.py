@@ -16,9 +16,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from bench.common import command_line, table, write_results
+from bench.common import command_line, locomo_sample_keys, table, write_results
 from kiosk.config import load_config
-from kiosk.eval.locomo import load_conversations, locomo_path, select_questions
 from kiosk.eval.protocol import EvalOptions, run_locomo
 
 
@@ -37,7 +36,7 @@ def main() -> None:
     parser.add_argument("--words", default="0,15,30,60", help="comma-separated reply_context_words settings")
     args = parser.parse_args()
     config = load_config()
-    sample = {q.key for q in select_questions(load_conversations(locomo_path(config.paths.eval_data_dir)), 0.1, 0)}
+    sample = locomo_sample_keys(config.paths.eval_data_dir)
     figures: dict[str, Any] = {}
     rows = []
     for words in (int(w) for w in args.words.split(",")):

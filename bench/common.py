@@ -56,3 +56,10 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
     lines = ["| " + " | ".join(headers) + " |", "| " + " | ".join("---" for _ in headers) + " |"]
     lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
+
+
+def locomo_sample_keys(data_dir: Path) -> set[str]:
+    """Keys of the LoCoMo evaluation's 10 % sample (seed 0): what held-out figures leave out."""
+    from kiosk.eval.locomo import load_conversations, locomo_path, select_questions
+
+    return {q.key for q in select_questions(load_conversations(locomo_path(data_dir)), 0.1, 0)}

@@ -358,13 +358,12 @@ class Assistant:
     ) -> list[dict[str, str]]:
         """The answering prompt (llm.answer_prompt) for these retrieved notes, oldest first (`in_order`: as
         they are, for the notes kept from a prefilled prompt)."""
-        build = compact_answer_messages if self.config.llm.answer_prompt == "compact" else answer_messages
         ordered = list(retrieval.notes) if in_order else chronological(retrieval.notes)
-        return build(
-            question,
-            [(item.note.timestamp, item.note.content, item.note.context) for item in ordered],
-            identity.name if identity else None,
-        )
+        lines = [(item.note.timestamp, item.note.content, item.note.context) for item in ordered]
+        person = identity.name if identity else None
+        if self.config.llm.answer_prompt == "compact":
+            return compact_answer_messages(question, lines, person, self.config.llm.answer_reply_words)
+        return answer_messages(question, lines, person)
 
     def system_prompts(self) -> list[str]:
         """The fixed system prompts of the configured answering prompt (warmed up at start-up)."""

@@ -327,6 +327,14 @@ class LLMConfig(Section):
         "the notes lack it (fewer prompt tokens: faster first token); detailed: the earlier prompt with each "
         "note's context sentence (bench/results/latency.md).",
     )
+    answer_reply_words: int = Field(
+        default=0,
+        ge=0,
+        le=60,
+        description="Compact prompt: an imported reply whose turn is not the line before it quotes up to this many "
+        "words of that turn (from the note's context, memory.reply_context_words), so the model sees what it "
+        "answers; 0 = off.",
+    )
     reuse_system_prompt: bool = Field(
         default=True,
         description="llama.cpp: keep the KV state of each fixed system prompt and restore it before an answer "
@@ -444,6 +452,20 @@ class RetrievalConfig(Section):
         ge=0,
         description="Weight of the lexical (BM25) ranking in the fusion; 0 = dense only. 3: on LoCoMo BM25 alone "
         "finds more evidence than MiniLM alone (bench/results/hybrid.md).",
+    )
+    date_weight: float = Field(
+        default=1.0,
+        ge=0,
+        description="Weight of a third ranking in the fusion when the question names a date with a year ('on 13 "
+        "March, 2023', 'in mid-August 2023'): the pool's notes from that time, by cosine; 0 = off "
+        "(bench/results/dates.md).",
+    )
+    date_window_days: int = Field(
+        default=30,
+        ge=0,
+        le=366,
+        description="A named date's window runs from the day before it to this many days after it: a note said "
+        "soon after an event tells it as 'yesterday' or 'last week' (kiosk/retrieval/dates.py).",
     )
     rrf_k: float = Field(
         default=10.0, gt=0, description="RRF constant k in weight / (k + rank): larger flattens the rank curve."

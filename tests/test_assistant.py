@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import zlib
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -312,6 +313,22 @@ def test_compact_prompt_writes_each_date_once_and_asks_for_i_dont_know(assistant
     assistant.config.llm.answer_prompt = "detailed"
     assistant.answer("What is my dog called?", face(ALICE_FACE))
     assert "Memory notes of Alice" in llm_of(assistant).calls[-1].text
+
+
+def test_an_imported_reply_quotes_the_turn_it_answers_only_when_configured(
+    assistant: Assistant, store: SqliteStore
+) -> None:
+    alice = store.user_by_name("Alice")
+    assert alice is not None
+    for note in store.list_notes(alice.id):
+        if "Biscuit" in note.content:
+            context = "Alice said this on 1 March 2024, 9:00 am, replying to Bob: What is your new pet called?"
+            store.update_note(replace(note, context=context), "test: imported reply")
+    assistant.answer("What is my dog called?", face(ALICE_FACE))
+    assert "replying" not in llm_of(assistant).calls[-1].text and "new pet" not in llm_of(assistant).calls[-1].text
+    assistant.config.llm.answer_reply_words = 4
+    assistant.answer("What is my dog called?", face(ALICE_FACE))
+    assert 'Alice (to "Bob: What is your …"): Alice adopted a beagle' in llm_of(assistant).calls[-1].text
 
 
 def test_prepare_prefills_the_owners_prompt_for_the_words_typed_so_far(store: SqliteStore, config: KioskConfig) -> None:

@@ -361,14 +361,21 @@ def typed_before_send(question: str) -> str:
 
 
 def answer_request(
-    question: str, notes: Sequence[Note], person: str | None, style: PromptStyle, in_order: bool = False
+    question: str,
+    notes: Sequence[Note],
+    person: str | None,
+    style: PromptStyle,
+    in_order: bool = False,
+    reply_words: int = 0,
 ) -> list[dict[str, str]]:
-    """The answering prompt in `style`; the notes go oldest first unless `in_order` (kept as given)."""
+    """The answering prompt in `style`; the notes go oldest first unless `in_order` (kept as given);
+    `reply_words` as llm.answer_reply_words (compact style only)."""
     ordered = list(notes) if in_order else sorted(notes, key=lambda n: (n.timestamp, n.id or 0))
     if style == "compact":
         from kiosk.llm.prompts import compact_answer_messages
 
-        return compact_answer_messages(question, [(n.timestamp, n.content, n.context) for n in ordered], person)
+        lines = [(n.timestamp, n.content, n.context) for n in ordered]
+        return compact_answer_messages(question, lines, person, reply_words)
     if style == "assistant":
         from kiosk.llm.prompts import answer_messages
 
@@ -662,8 +669,12 @@ def _evaluate(
                 notes, person, in_order = contexts[condition][qi]
                 typed_prompt = typed_prompts[condition][qi]
                 if typed_prompt is not None:
-                    loaded.llm.prefill(answer_request(*typed_prompt, options.prompt))
-                messages = answer_request(question.question, notes, person, options.prompt, in_order)
+                    loaded.llm.prefill(
+                        answer_request(*typed_prompt, options.prompt, reply_words=config.llm.answer_reply_words)
+                    )
+                messages = answer_request(
+                    question.question, notes, person, options.prompt, in_order, config.llm.answer_reply_words
+                )
                 raw = loaded.llm.chat(messages, max_tokens=options.answer_tokens, temperature=0.0)
                 prediction = prompting.clean_answer(raw)
                 if typed_prompt is not None and not loaded.llm.last_cached:
@@ -719,7 +730,9 @@ def _evaluate(
         "keep_prepared_max_extra": config.llm.keep_prepared_max_extra if options.keep_prepared else None,
         "prefilled_typed_prompt": options.prefill_typed,
         "cache_reuse_min_tokens": config.llm.cache_reuse_min_tokens,
+        "answer_reply_words": config.llm.answer_reply_words,
         "retrieval_mode": config.retrieval.mode,
+        "dated_ranking": {"weight": config.retrieval.date_weight, "window_days": config.retrieval.date_window_days},
         "decay": {"weight": config.forgetting.weight, "half_life_days": config.forgetting.half_life_days},
         "relevance_floor": config.retrieval.relevance_floor,
         "counts": {

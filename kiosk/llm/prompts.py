@@ -226,6 +226,7 @@ COMPACT_NO_MEMORY_SYSTEM = (
 
 MAX_NOTE_WORDS = 60
 _SPOKEN_CONTEXT = re.compile(r"^(?P<speaker>.+?) said this on .+$")
+_REPLY_CONTEXT = re.compile(r", replying to (?P<quote>.+?)(?: …)?$")
 
 
 def speaker_of(context: str) -> str | None:
@@ -234,18 +235,27 @@ def speaker_of(context: str) -> str | None:
     return match.group("speaker") if match else None
 
 
+def replied_quote(context: str) -> str | None:
+    """The turn an imported reply answers, as its context quotes it (kiosk.memory.build.basic_context)."""
+    match = _REPLY_CONTEXT.search(" ".join(context.split()))
+    return match.group("quote") if match else None
+
+
 def trim_words(text: str, limit: int = MAX_NOTE_WORDS) -> str:
     words = text.split()
     return " ".join(words) if len(words) <= limit else " ".join(words[:limit]) + " …"
 
 
-def compact_notes(notes: Sequence[MemoryLine]) -> str:
+def compact_notes(notes: Sequence[MemoryLine], reply_words: int = 0) -> str:
     """Notes grouped under their date, written once; a turn keeps its speaker ("Caroline: ..."), relative times
     get their date ("yesterday (6 May 2023)", kiosk.llm.time_anchors), and the LLM-written context sentence is
     left out: it costs prompt tokens (the first-token latency) and adds nothing the note's words do not already
-    say."""
+    say. With `reply_words`, a reply whose turn it answers is not the line before it quotes up to that many of
+    that turn's words ('Melanie (to "Caroline: How long have you …"): 5 years already!'), which a bare reply
+    needs to be understood."""
     lines: list[str] = []
     current = ""
+    previous = ""
     for note in notes:
         when, content = note[0], note[1]
         context = note[2] if len(note) > 2 else ""
@@ -253,13 +263,25 @@ def compact_notes(notes: Sequence[MemoryLine]) -> str:
         if day != current:
             lines.append(f"[{day}]")
             current = day
+            previous = ""
         speaker = speaker_of(context)
         text = as_data(anchor_relative_times(trim_words(content), when))
-        lines.append(f"{speaker}: {text}" if speaker else f"- {text}")
+        line = f"{speaker}: {text}" if speaker else f"- {text}"
+        quote = replied_quote(context) if reply_words and speaker else None
+        if quote and not _same_start(quote, previous):
+            line = f'{speaker} (to "{as_data(trim_words(quote, reply_words))}"): {text}'
+        lines.append(line)
+        previous = f"{speaker}: {' '.join(content.split())}" if speaker else ""
     return "\n".join(lines)
 
 
-def compact_answer_messages(question: str, notes: Sequence[MemoryLine], person: str | None = None) -> list[Message]:
+def _same_start(quote: str, line: str, words: int = 8) -> bool:
+    return bool(line) and quote.split()[:words] == line.split()[:words]
+
+
+def compact_answer_messages(
+    question: str, notes: Sequence[MemoryLine], person: str | None = None, reply_words: int = 0
+) -> list[Message]:
     """The default answering prompt: short exact answers, "I don't know" when the notes lack it.
 
     The system message does not depend on the person or the question, so its KV cache is computed once
@@ -271,7 +293,7 @@ def compact_answer_messages(question: str, notes: Sequence[MemoryLine], person: 
             {"role": "user", "content": f"Question: {question}\nAnswer:"},
         ]
     text = (
-        f"Notes of {person or 'this person'}, oldest first:\n<notes>\n{compact_notes(notes)}\n</notes>\n\n"
+        f"Notes of {person or 'this person'}, oldest first:\n<notes>\n{compact_notes(notes, reply_words)}\n</notes>\n\n"
         f"Question: {question}\nAnswer:"
     )
     return [{"role": "system", "content": COMPACT_SYSTEM}, {"role": "user", "content": text}]

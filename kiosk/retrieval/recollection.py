@@ -20,7 +20,7 @@ bench/results/retrieval.md compares them.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -58,12 +58,20 @@ class Recollected:
 class PoolMatrix:
     """Exact cosine search over one matched pool held in memory (rows are that pool's notes only)."""
 
-    def __init__(self, ids: np.ndarray, embeddings: np.ndarray, owners: np.ndarray | None = None) -> None:
+    def __init__(
+        self,
+        ids: np.ndarray,
+        embeddings: np.ndarray,
+        owners: np.ndarray | None = None,
+        stamps: np.ndarray | None = None,
+    ) -> None:
+        """`stamps`: each row's note time, epoch seconds (needed by `dated_search` only)."""
         # float32 halves the memory and the matmul time of large pools; ranking ties still break by id.
         matrix = np.asarray(embeddings, dtype=np.float32)
         norms = np.linalg.norm(matrix, axis=1, keepdims=True) if matrix.size else np.ones((0, 1), np.float32)
         self.ids = np.asarray(ids, dtype=np.int64)
         self.owners = np.asarray(owners, dtype=np.int64) if owners is not None else np.zeros_like(self.ids)
+        self.stamps = np.asarray(stamps, dtype=np.float64) if stamps is not None else None
         self.embeddings = matrix / np.where(norms > 0, norms, np.float32(1.0))
 
     def __len__(self) -> int:
@@ -80,6 +88,24 @@ class PoolMatrix:
         part = np.argpartition(-sims, n - 1)[:n] if n < len(self) else np.arange(len(self))
         order = part[np.lexsort((self.ids[part], -sims[part]))]
         return self.ids[order], sims[order], self.embeddings[order].astype(np.float64)
+
+    def dated_search(
+        self, query: np.ndarray, n: int, spans: Sequence[tuple[float, float]], excluded: frozenset[int] = frozenset()
+    ) -> list[tuple[int, float]]:
+        """Top n (note id, cosine) among the rows whose time falls in one of `spans` ([start, end) epoch s)."""
+        if self.stamps is None:
+            raise ValueError("this pool was built without note times")
+        inside = np.zeros(len(self), dtype=bool)
+        for start, end in spans:
+            inside |= (self.stamps >= start) & (self.stamps < end)
+        if excluded:
+            inside &= ~np.isin(self.ids, np.fromiter(excluded, dtype=np.int64, count=len(excluded)))
+        rows = np.flatnonzero(inside)
+        if rows.size == 0 or n < 1:
+            return []
+        sims = (self.embeddings[rows] @ np.asarray(query, dtype=np.float32)).astype(np.float64)
+        order = np.lexsort((self.ids[rows], -sims))[:n]
+        return [(int(self.ids[rows[i]]), float(sims[i])) for i in order]
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:

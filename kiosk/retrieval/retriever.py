@@ -12,11 +12,13 @@ import numpy as np
 
 from kiosk.config import ForgettingConfig, RetrievalConfig, ScopesConfig
 from kiosk.memory.forgetting import pool_strengths
+from kiosk.memory.note import to_epoch
 from kiosk.memory.sqlite_store import MAX_K
 from kiosk.memory.store import Store
 from kiosk.retrieval.adaptive import choose_path, familiarity_signal, mixing_alpha
 from kiosk.retrieval.cache import VersionedCache, owner_versions
 from kiosk.retrieval.clustering import ClusteringSettings
+from kiosk.retrieval.dates import date_windows
 from kiosk.retrieval.familiarity import exact_similarities, top_similar
 from kiosk.retrieval.hybrid import IdRanking, fuse, fused_ceiling, lexical_hits, scored_notes
 from kiosk.retrieval.ranking import PLAIN_COSINE, Ranking
@@ -142,11 +144,12 @@ class Retriever:
         )
         lexical = list(_kept(found, excluded))[: self.config.fusion_depth]
         dense = _kept(dense, excluded)
+        dated = self._dated(context, query)
         ranking = context.ranking
         if ranking.is_plain_cosine(context.scope_kinds):
-            return scored_notes(self.store, fuse(dense, lexical, self.config, k), query)
-        candidates = fuse(dense, lexical, self.config, len(dense) + len(lexical))
-        ceiling = fused_ceiling(dense, lexical, self.config)
+            return scored_notes(self.store, fuse(dense, lexical, self.config, k, dated), query)
+        candidates = fuse(dense, lexical, self.config, len(dense) + len(lexical) + len(dated), dated)
+        ceiling = fused_ceiling(dense, lexical, self.config, dated)
         fused = {note_id: score / ceiling for note_id, score in candidates}
         notes = self.store.get_notes([note_id for note_id, _ in candidates])
         semantic = np.array([fused[int(note.id or 0)] for note in notes], dtype=np.float64)
@@ -154,6 +157,17 @@ class Retriever:
         order = sorted(range(len(notes)), key=lambda row: (-scores[row], int(notes[row].id or 0)))[:k]
         sims = exact_similarities([notes[row] for row in order], query)
         return [ScoredNote(notes[row], float(sim), float(scores[row])) for row, sim in zip(order, sims, strict=True)]
+
+    def _dated(self, context: _Context, query: np.ndarray) -> IdRanking:
+        """The pool's notes from the time the question names, by cosine (none without a dated mention)."""
+        if self.config.date_weight <= 0:
+            return []
+        windows = date_windows(context.query_text, self.config.date_window_days)
+        if not windows:
+            return []
+        spans = [(to_epoch(window.start), to_epoch(window.end)) for window in windows]
+        pool = self.pool(context.owners, context.versions)
+        return pool.dated_search(query, self.config.fusion_depth, spans, context.excluded)
 
     def _lexical_only(self, context: _Context, query: np.ndarray, k: int) -> list[ScoredNote]:
         """`dense_weight` 0: the pool's BM25 matches, ranked by BM25 alone unless a scope or strength term is on."""
@@ -241,7 +255,7 @@ class Retriever:
         row_owners = np.concatenate(
             [np.full(len(part[0]), owner, np.int64) for owner, part in zip(owners, parts, strict=True)]
         )
-        pool = PoolMatrix(ids, embeddings, row_owners)
+        pool = PoolMatrix(ids, embeddings, row_owners, np.concatenate([part[1] for part in parts]))
         self._pools.put(owners, versions, pool)
         return pool
 

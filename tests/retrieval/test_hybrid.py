@@ -84,3 +84,30 @@ def test_lexical_only_returns_the_owners_matches_only(store: SqliteStore) -> Non
     assert result.path == "lexical" and result.note_ids == [far]
     assert len(Retriever(store, config).retrieve([other], query, "the lighthouse?", k=5).note_ids) == 5
     assert Retriever(store, config).retrieve([owner], query, "what was it?", k=5).note_ids == []
+
+
+def test_a_note_from_the_named_time_is_retrieved_though_others_are_closer(store: SqliteStore) -> None:
+    """Every August note matches "August 2023" lexically (the index holds date forms); only the dated ranking
+    knows which of them fall in the days after 14 August."""
+    rng = np.random.default_rng(5)
+    owner, other = store.add_user("ann").id, store.add_user("bob").id
+    query = _unit(rng.standard_normal(EMBEDDING_DIM))
+    start = datetime(2023, 8, 1, tzinfo=UTC)
+    for day in range(10):
+        near = _unit(query + 0.3 * _unit(rng.standard_normal(EMBEDDING_DIM)))
+        store.add_note(Note(None, owner, "face", f"chat {day}", start + timedelta(days=day), embedding=near))
+    later = datetime(2023, 8, 15, tzinfo=UTC)
+    aside = _unit(rng.standard_normal(EMBEDDING_DIM))
+    dated = store.add_note(Note(None, owner, "face", "started lifting", later, embedding=aside))
+    store.add_note(Note(None, other, "face", "started lifting", later, embedding=query))
+    question = "What did Ann do on 14 August, 2023?"
+    plain = Retriever(store, RetrievalConfig(mode="familiarity", date_weight=0.0)).retrieve(
+        [owner], query, question, k=5
+    )
+    assert dated.id not in plain.note_ids
+    config = RetrievalConfig(mode="familiarity", date_weight=1.0)
+    found = Retriever(store, config).retrieve([owner], query, question, k=5)
+    assert dated.id in found.note_ids and len(found.note_ids) == 5
+    assert {item.note.owner_id for item in found.notes} == {owner}
+    hidden = Retriever(store, config).retrieve([owner], query, question, k=5, exclude={int(dated.id or 0)})
+    assert dated.id not in hidden.note_ids and len(hidden.note_ids) == 5

@@ -1,0 +1,43 @@
+"""Dates named in a question as retrieval windows, and the dated ranking they add to the fusion (the retriever's
+use of it: tests/retrieval/test_hybrid.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kiosk.config import RetrievalConfig
+from kiosk.retrieval.dates import date_windows
+from kiosk.retrieval.hybrid import fuse
+
+
+def _days(text: str, after: int = 10) -> list[tuple[str, str]]:
+    return [(w.start.date().isoformat(), w.end.date().isoformat()) for w in date_windows(text, after)]
+
+
+def test_a_named_day_opens_a_window_from_the_day_before_to_days_after_it() -> None:
+    assert _days("What did Jolene ask Deb on 13 March, 2023?") == [("2023-03-12", "2023-03-24")]
+    assert _days("What did John do the week before August 3, 2023?") == [("2023-08-02", "2023-08-14")]
+    assert _days("And on the 5th of May 2024?", after=0) == [("2024-05-04", "2024-05-06")]
+
+
+def test_a_month_or_part_of_one_spans_its_days_and_several_dates_give_several_windows() -> None:
+    assert _days("Which classes did Evan join in mid-August 2023?", after=0) == [("2023-08-09", "2023-08-21")]
+    assert _days("What did she read in Dec 2022?", after=0) == [("2022-11-30", "2023-01-01")]
+    assert _days("Between January 2023 and 2 February 2023?", after=0) == [
+        ("2022-12-31", "2023-02-01"),
+        ("2023-02-01", "2023-02-03"),
+    ]
+
+
+def test_dates_without_a_year_give_no_window_and_an_impossible_day_falls_back_to_its_month() -> None:
+    assert _days("When did Melanie go camping in June?") == []
+    assert _days("How many times in 2023?") == []
+    assert _days("What happened on 30 February 2023?", after=0) == [("2023-01-31", "2023-03-01")]
+
+
+def test_the_dated_ranking_is_a_third_weighted_ranking_of_the_fusion() -> None:
+    config = RetrievalConfig(fusion="weighted", dense_weight=1.0, lexical_weight=1.0, date_weight=2.0)
+    fused = dict(fuse([(1, 0.9), (2, 0.5)], [(2, 3.0), (3, 1.0)], config, 10, dated=[(3, 0.8), (4, 0.2)]))
+    assert fused == pytest.approx({1: 1.0, 2: 1.0, 3: 2.0, 4: 0.0})
+    off = config.model_copy(update={"date_weight": 0.0})
+    assert dict(fuse([(1, 0.9), (2, 0.5)], [(2, 3.0)], off, 10, dated=[(4, 0.9)])).keys() == {1, 2}
