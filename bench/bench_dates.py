@@ -17,22 +17,12 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from bench.common import command_line, locomo_sample_keys, table, write_results
+from bench.common import command_line, locomo_sample_keys, mean_evidence_recall, table, write_results
 from kiosk.config import load_config
 from kiosk.eval.protocol import EvalOptions, run_locomo
 from kiosk.retrieval.dates import date_windows
 
 CATEGORIES = ("multi-hop", "temporal", "single-hop")
-
-
-def recall(answers: list[dict[str, Any]], condition: str = "owner") -> float | None:
-    values = []
-    for answer in answers:
-        if not answer["evidence"]:
-            continue
-        refs = {ref.split(":", 1)[1] for ref in answer[condition]["refs"]}
-        values.append(sum(1 for e in answer["evidence"] if e in refs) / len(answer["evidence"]))
-    return sum(values) / len(values) if values else None
 
 
 def main() -> None:
@@ -63,7 +53,9 @@ def main() -> None:
             **{f"held_out.{c}": [a for a in held if a["category"] == c] for c in CATEGORIES},
         }
         counts = {name: len(part) for name, part in parts.items()}
-        row: dict[str, Any] = {f"locomo.{name}.owner.recall_at_10": recall(part) for name, part in parts.items()}
+        row: dict[str, Any] = {
+            f"locomo.{name}.owner.recall_at_10": mean_evidence_recall(part) for name, part in parts.items()
+        }
         row["locomo.all.leaks.notes"] = results["leaks"]["notes"]
         row["locomo.all.retrieve_stage_s"] = results["timings_s"]["retrieve"]
         figures[f"date_weight.{weight:g}.window_days.{days}"] = row

@@ -16,19 +16,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from bench.common import command_line, locomo_sample_keys, table, write_results
+from bench.common import command_line, locomo_sample_keys, mean_evidence_recall, table, write_results
 from kiosk.config import load_config
 from kiosk.eval.protocol import EvalOptions, run_locomo
 
 
-def recall(answers: list[dict[str, Any]], condition: str, keys: set[str], inside: bool) -> float:
-    values = []
-    for answer in answers:
-        if (answer["key"] in keys) != inside or not answer["evidence"]:
-            continue
-        refs = {ref.split(":", 1)[1] for ref in answer[condition]["refs"]}
-        values.append(sum(1 for e in answer["evidence"] if e in refs) / len(answer["evidence"]))
-    return sum(values) / len(values)
+def recall(answers: list[dict[str, Any]], condition: str, keys: set[str], inside: bool) -> float | None:
+    return mean_evidence_recall([answer for answer in answers if (answer["key"] in keys) == inside], condition)
 
 
 def main() -> None:

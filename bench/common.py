@@ -63,3 +63,17 @@ def locomo_sample_keys(data_dir: Path) -> set[str]:
     from kiosk.eval.locomo import load_conversations, locomo_path, select_questions
 
     return {q.key for q in select_questions(load_conversations(locomo_path(data_dir)), 0.1, 0)}
+
+
+def mean_evidence_recall(answers: Sequence[dict[str, Any]], condition: str = "owner") -> float | None:
+    """Mean evidence recall of `kiosk eval locomo` answers in one condition (refs read "user:dia_id"); questions
+    without evidence are left out, None when none is left."""
+    from kiosk.eval.metrics import evidence_recall
+
+    values = [
+        value
+        for answer in answers
+        if (value := evidence_recall(answer["evidence"], (r.split(":", 1)[1] for r in answer[condition]["refs"])))
+        is not None
+    ]
+    return sum(values) / len(values) if values else None
