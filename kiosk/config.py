@@ -460,6 +460,13 @@ class RetrievalConfig(Section):
         "March, 2023', 'in mid-August 2023'): the pool's notes from that time, by cosine; 0 = off "
         "(bench/results/dates.md).",
     )
+    person_weight: float = Field(
+        default=1.0,
+        ge=0,
+        description="Weight of a fourth ranking in the fusion when the question names a person ('What exercises "
+        "has John done?'): the pool's notes that person said (the first name of the note's context), by cosine; "
+        "0 = off (kiosk/retrieval/people.py, bench/results/people.md).",
+    )
     date_window_days: int = Field(
         default=30,
         ge=0,

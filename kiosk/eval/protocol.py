@@ -733,6 +733,7 @@ def _evaluate(
         "answer_reply_words": config.llm.answer_reply_words,
         "retrieval_mode": config.retrieval.mode,
         "dated_ranking": {"weight": config.retrieval.date_weight, "window_days": config.retrieval.date_window_days},
+        "person_ranking": {"weight": config.retrieval.person_weight},
         "decay": {"weight": config.forgetting.weight, "half_life_days": config.forgetting.half_life_days},
         "relevance_floor": config.retrieval.relevance_floor,
         "counts": {

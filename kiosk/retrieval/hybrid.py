@@ -26,23 +26,34 @@ def _min_max(values: list[float]) -> list[float]:
 
 
 def _weighted_rankings(
-    dense: IdRanking, lexical: IdRanking, dated: IdRanking, config: RetrievalConfig
+    dense: IdRanking, lexical: IdRanking, dated: IdRanking, named: IdRanking, config: RetrievalConfig
 ) -> list[tuple[IdRanking, float]]:
-    pairs = ((dense, config.dense_weight), (lexical, config.lexical_weight), (dated, config.date_weight))
+    pairs = (
+        (dense, config.dense_weight),
+        (lexical, config.lexical_weight),
+        (dated, config.date_weight),
+        (named, config.person_weight),
+    )
     return [(ranking, weight) for ranking, weight in pairs if ranking and weight > 0]
 
 
 def fuse(
-    dense: IdRanking, lexical: IdRanking, config: RetrievalConfig, k: int, dated: IdRanking = ()
+    dense: IdRanking,
+    lexical: IdRanking,
+    config: RetrievalConfig,
+    k: int,
+    dated: IdRanking = (),
+    named: IdRanking = (),
 ) -> list[tuple[int, float]]:
     """The rankings merged into the top k (note id, fused score), best first; ties fall back to the note id.
 
     `dated`: the pool's notes from the time the question names (kiosk/retrieval/dates.py), by cosine.
+    `named`: the pool's notes whose context names a person the question names (kiosk/retrieval/people.py).
     rrf: sum over rankings of weight / (rrf_k + rank), rank from 1 (reciprocal rank fusion, scale-free).
     weighted: weight * min-max normalised score, summed (cosine and BM25 each scaled to [0, 1] per query).
     """
     fused: dict[int, float] = {}
-    for ranking, weight in _weighted_rankings(dense, lexical, dated, config):
+    for ranking, weight in _weighted_rankings(dense, lexical, dated, named, config):
         if config.fusion == "weighted":
             contributions = _min_max([score for _, score in ranking])
         else:
@@ -53,10 +64,12 @@ def fuse(
     return [(note_id, fused[note_id]) for note_id in order]
 
 
-def fused_ceiling(dense: IdRanking, lexical: IdRanking, config: RetrievalConfig, dated: IdRanking = ()) -> float:
+def fused_ceiling(
+    dense: IdRanking, lexical: IdRanking, config: RetrievalConfig, dated: IdRanking = (), named: IdRanking = ()
+) -> float:
     """The highest fused score a note can reach here (first in every non-empty ranking): divides fused scores
     into [0, 1], so a question without lexical matches ranks on the same scale as one with them."""
-    weight = sum(weight for _, weight in _weighted_rankings(dense, lexical, dated, config))
+    weight = sum(weight for _, weight in _weighted_rankings(dense, lexical, dated, named, config))
     if weight <= 0:
         return 1.0
     return weight if config.fusion == "weighted" else weight / (config.rrf_k + 1)

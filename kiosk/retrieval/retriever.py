@@ -21,6 +21,7 @@ from kiosk.retrieval.clustering import ClusteringSettings
 from kiosk.retrieval.dates import date_windows
 from kiosk.retrieval.familiarity import exact_similarities, top_similar
 from kiosk.retrieval.hybrid import IdRanking, fuse, fused_ceiling, lexical_hits, scored_notes
+from kiosk.retrieval.people import context_speaker, named_people
 from kiosk.retrieval.ranking import PLAIN_COSINE, Ranking
 from kiosk.retrieval.recollection import PoolMatrix, RecollectionSettings, Search, SearchResult, recollect
 from kiosk.retrieval.results import FamiliaritySignal, Path, Retrieval, ScoredNote
@@ -145,11 +146,13 @@ class Retriever:
         lexical = list(_kept(found, excluded))[: self.config.fusion_depth]
         dense = _kept(dense, excluded)
         dated = self._dated(context, query)
+        named = self._named(context, query)
         ranking = context.ranking
         if ranking.is_plain_cosine(context.scope_kinds):
-            return scored_notes(self.store, fuse(dense, lexical, self.config, k, dated), query)
-        candidates = fuse(dense, lexical, self.config, len(dense) + len(lexical) + len(dated), dated)
-        ceiling = fused_ceiling(dense, lexical, self.config, dated)
+            return scored_notes(self.store, fuse(dense, lexical, self.config, k, dated, named), query)
+        depth = len(dense) + len(lexical) + len(dated) + len(named)
+        candidates = fuse(dense, lexical, self.config, depth, dated, named)
+        ceiling = fused_ceiling(dense, lexical, self.config, dated, named)
         fused = {note_id: score / ceiling for note_id, score in candidates}
         notes = self.store.get_notes([note_id for note_id, _ in candidates])
         semantic = np.array([fused[int(note.id or 0)] for note in notes], dtype=np.float64)
@@ -168,6 +171,20 @@ class Retriever:
         spans = [(to_epoch(window.start), to_epoch(window.end)) for window in windows]
         pool = self.pool(context.owners, context.versions)
         return pool.dated_search(query, self.config.fusion_depth, spans, context.excluded)
+
+    def _named(self, context: _Context, query: np.ndarray) -> IdRanking:
+        """The pool's notes whose context names a person the question names, by cosine (none if it names none)."""
+        if self.config.person_weight <= 0:
+            return []
+        names = named_people(context.query_text)
+        if not names:
+            return []
+        pool = self.pool(context.owners, context.versions)
+        if pool.people is None:  # read once per pool version, and only for questions that name someone
+            notes = self.store.get_notes(pool.ids.tolist())
+            speakers = {int(note.id or 0): context_speaker(note.context) for note in notes}
+            pool.people = [speakers.get(int(note_id), frozenset()) for note_id in pool.ids]
+        return pool.named_search(query, self.config.fusion_depth, names, context.excluded)
 
     def _lexical_only(self, context: _Context, query: np.ndarray, k: int) -> list[ScoredNote]:
         """`dense_weight` 0: the pool's BM25 matches, ranked by BM25 alone unless a scope or strength term is on."""
