@@ -24,7 +24,9 @@ their vocabularies differ), and all together: the
 prompt prefilled while typing kept at "send" (kiosk.prepared), also capped at 0 or 2 notes the final retrieval
 did not choose. Owner F1 (LoCoMo token F1, the protocol's scoring) comes from the same answers. `--token-counts`
 only counts prompt tokens per variant and how much of the final prompt the typed prompt shares (no generation),
-cheap enough for many questions.
+cheap enough for many questions. `--amx-python` (a venv with the bootstrap's "amx" llama.cpp build) runs instead
+the defaults on the AVX-512 build against the AMX build with the model requantised to Q8_0 (kiosk.llm.requant),
+the same Q8_0 file on the AVX-512 build, and all together on AMX.
 """
 
 from __future__ import annotations
@@ -75,7 +77,8 @@ class Lever:
     keep_typed: bool = False  # keep the notes of the prefilled prompt at "send" (kiosk.prepared)
     max_extra: int | None = None  # with keep_typed: at most this many kept notes the final retrieval did not choose
     typed_by_relevance: bool = False  # the prefilled prompt lists its notes most relevant first (kiosk.prepared)
-    build: str = "portable"  # portable | avx512
+    build: str = "portable"  # portable | avx512 | amx
+    gguf: str = "shipped"  # shipped | q8_0 (the manifest model requantised, kiosk.llm.requant; the AMX build's)
     cache_reuse: int = 0  # llm.cache_reuse_min_tokens: reuse prefilled runs after the first changed note
     prompt_lookup: int = 0  # draft this many answer tokens from the prompt's n-grams (speculative decoding)
     non_owner: bool = False  # also answer with another user's notes (prompt variants only)
@@ -98,7 +101,7 @@ class Asked:
     stages_ms: dict[str, float] = field(default_factory=dict)
 
 
-def levers(fast_python: str | None) -> list[Lever]:
+def levers(fast_python: str | None, amx_python: str | None = None) -> list[Lever]:
     defaults = Lever("compact + KV + prefill while typing", prompt="compact", kv_prefix=True, prefill="last word")
     chosen = [
         Lever("baseline"),
@@ -137,6 +140,16 @@ def levers(fast_python: str | None) -> list[Lever]:
         replace(best, name="all together, at most 2 extra notes", max_extra=2),
         replace(best, name="all together, no extra note, best notes first", max_extra=0, typed_by_relevance=True),
     ]
+    if amx_python:
+        flash = replace(defaults, name=f"{defaults.name} + flash attention", flash_attn=True)
+        return [
+            replace(flash, name=f"{flash.name}, AVX-512 build", build="avx512"),
+            replace(flash, name=f"{flash.name}, AMX build, Q8_0", build="amx", gguf="q8_0"),
+            replace(flash, name=f"{flash.name}, AVX-512 build, Q8_0", build="avx512", gguf="q8_0"),
+            replace(
+                best, name="all together + flash attention, AMX build, Q8_0", flash_attn=True, build="amx", gguf="q8_0"
+            ),
+        ]
     if not fast_python:
         return [*chosen, moved, *capped, best]
     # The same levers on both builds in one run, so the build's own share is visible next to each.
@@ -566,6 +579,9 @@ def main() -> None:
     parser.add_argument("--models", default="qwen2.5-coder-0.5b-instruct,smollm2-135m-instruct")
     parser.add_argument("--modality", default="palm", choices=["face", "palm"])
     parser.add_argument("--fast-python", default=None, help="python of a venv with an AVX-512/VNNI llama-cpp-python")
+    parser.add_argument(
+        "--amx-python", default=None, help="python of a venv with the AMX llama-cpp-python (then: the AMX levers)"
+    )
     parser.add_argument("--only", default=None, help="semicolon-separated lever names (default: all)")
     parser.add_argument(
         "--small-levers",
@@ -581,12 +597,17 @@ def main() -> None:
     )
     args = parser.parse_args()
 
+    from kiosk.llm.requant import requantized_model
     from kiosk.models import ModelStore
 
     config = load_config()
     store = ModelStore(config.paths.models)
-    pythons = {"portable": sys.executable, "avx512": args.fast_python or sys.executable}
-    chosen = levers(args.fast_python)
+    pythons = {
+        "portable": sys.executable,
+        "avx512": args.fast_python or sys.executable,
+        "amx": args.amx_python or sys.executable,
+    }
+    chosen = levers(args.fast_python, args.amx_python)
     if args.only:
         wanted = {name.strip() for name in args.only.split(";")}
         chosen = [lever for lever in chosen if lever.name in wanted]
@@ -623,7 +644,7 @@ def main() -> None:
             for model in [m.strip() for m in args.models.split(",")]
         }
         cells = [
-            (model, store.ensure(model), lever)
+            (model, requantized_model(store, model, "q8_0")[0] if lever.gguf == "q8_0" else store.ensure(model), lever)
             for model, model_levers in per_model_levers.items()
             for lever in model_levers
         ]

@@ -372,6 +372,14 @@ class LLMConfig(Section):
         "old notes. Off (0): with 8 the 0.5B model's owner F1 fell from 35.29 to 29.72 on 144 LoCoMo questions "
         "(8 answers better, 21 worse; bench/results/cache_reuse_f1.md).",
     )
+    amx_requantize: bool = Field(
+        default=True,
+        description="On a llama.cpp build with AMX (the bootstrap's choice where the CPU and kernel allow it), run "
+        "`model` requantised to the type its manifest entry names (amx_type: Q8_0 for the default 0.5B), made once "
+        "from the verified file: AMX's int8 kernels take Q8_0 but not the Q5_0 most of the shipped 0.5B file holds "
+        "(kiosk/llm/requant.py, bench/results/llama_builds.md, amx_f1.md). Ignored with gguf_path, on other builds "
+        "and for models without amx_type.",
+    )
     flash_attn: bool = Field(
         default=True,
         description="llama.cpp flash attention: first token 0.89x with the 0.5B model (2 threads, AVX-512 build; "

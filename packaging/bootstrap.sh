@@ -41,15 +41,15 @@ fi
 
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install --quiet --disable-pip-version-check --upgrade pip wheel setuptools
-# llama.cpp: LLAMA_BUILD=auto (the default) picks the AVX-512 build on CPUs that have it, else the portable
-# one (packaging/llama_build.sh); portable or avx512 force one. The kiosk checks the build against the CPU
-# before loading it.
+# llama.cpp: LLAMA_BUILD=auto (the default) picks the AMX build on CPUs (and kernels) that allow AMX, else the
+# AVX-512 build on CPUs that have it, else the portable one (packaging/llama_build.sh); portable, avx512 or amx
+# force one. The kiosk checks the build against the CPU before loading it.
 . packaging/llama_build.sh
 LLAMA_BUILD=${LLAMA_BUILD:-auto}
 [ "$LLAMA_BUILD" = auto ] && LLAMA_BUILD=$(llama_build_for_this_cpu)
 case "$LLAMA_BUILD" in
-  portable | avx512) ;;
-  *) echo "bootstrap: LLAMA_BUILD is auto (the default), portable or avx512, not '$LLAMA_BUILD'" >&2; exit 2 ;;
+  portable | avx512 | amx) ;;
+  *) echo "bootstrap: LLAMA_BUILD is auto (the default), portable, avx512 or amx, not '$LLAMA_BUILD'" >&2; exit 2 ;;
 esac
 echo "bootstrap: llama.cpp $LLAMA_BUILD build"
 LLAMA_WHEEL=$(llama_wheel "$LLAMA_BUILD")

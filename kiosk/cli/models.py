@@ -8,6 +8,7 @@ import typer
 from rich.progress import BarColumn, DownloadColumn, Progress, TaskID, TextColumn, TransferSpeedColumn
 
 from kiosk.cli.common import JsonOption, config, emit, handle_errors
+from kiosk.llm.requant import runtime_model
 from kiosk.models import ModelStore
 
 app = typer.Typer(help="Models from the manifest: list, pull and verify.", no_args_is_help=True)
@@ -71,6 +72,11 @@ def pull(
             store.ensure(name, advance)
             progress.update(task, completed=entry.size)
     emit([store.status(name).as_dict() for name in wanted], as_json, _table)
+    llm = config().llm
+    if llm.model in wanted and llm.gguf_path is None and store.manifest.get(llm.model).amx_type:
+        path, sha = runtime_model(llm, store)  # made now, so the kiosk's first start does not wait for it
+        if not as_json and sha != store.manifest.get(llm.model).sha256:
+            typer.echo(f"{llm.model} requantised for this llama.cpp build's AMX kernels: {path}", err=True)
 
 
 @app.command("export")

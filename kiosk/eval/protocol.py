@@ -207,6 +207,7 @@ def file_sha256(path: Path, cache_dir: Path) -> str:
 
 def load_llm(config: KioskConfig, cache: AnswerCache | None, cache_dir: Path) -> LoadedLLM:
     from kiosk.llm.factory import create_llm
+    from kiosk.llm.requant import runtime_model
     from kiosk.models import ModelStore
 
     settings = config.llm
@@ -226,8 +227,7 @@ def load_llm(config: KioskConfig, cache: AnswerCache | None, cache_dir: Path) ->
         sha = file_sha256(path, cache_dir)
         slug = path.stem
     else:
-        path = models.ensure(settings.model)
-        sha = models.manifest.get(settings.model).sha256
+        path, sha = runtime_model(settings, models)
         slug = settings.model
     inner = create_llm(config, models)
     return LoadedLLM(CachedLLM(inner, sha, cache), slug, sha, str(path))

@@ -19,8 +19,9 @@ def create_llm(config: KioskConfig, models: ModelStore | None = None) -> LLM:
             raise ConfigError("llm.backend is 'openai' but llm.endpoint_url is not set", "set the server's base URL")
         return OpenAICompatLLM(settings.endpoint_url, settings.endpoint_model, os.environ.get(settings.api_key_env))
     from kiosk.llm.llamacpp import LlamaCppLLM
+    from kiosk.llm.requant import runtime_model
 
-    path = settings.gguf_path or (models or ModelStore(config.paths.models)).ensure(settings.model)
+    path, _ = runtime_model(settings, models or ModelStore(config.paths.models))
     return LlamaCppLLM(
         path,
         n_ctx=settings.n_ctx,

@@ -32,6 +32,12 @@ class ModelEntry(BaseModel):
     inputs: str = Field(default="", description="Input specification.")
     outputs: str = Field(default="", description="Output specification.")
     optional: bool = Field(default=False, description="Not pulled by default (large alternatives).")
+    amx_type: str | None = Field(
+        default=None,
+        description="GGUFs only: the llama.cpp type (e.g. q8_0) the file is requantised to on a llama.cpp build with "
+        "AMX, because most of its weights are of a type AMX's kernels do not take (kiosk/llm/requant.py); None: it "
+        "runs as shipped on every build.",
+    )
     parts: list[Part] = Field(description="Sources, concatenated in order.")
 
 
