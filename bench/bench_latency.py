@@ -26,7 +26,7 @@ did not choose. Owner F1 (LoCoMo token F1, the protocol's scoring) comes from th
 only counts prompt tokens per variant and how much of the final prompt the typed prompt shares (no generation),
 cheap enough for many questions. `--amx-python` (a venv with the bootstrap's "amx" llama.cpp build) runs instead
 the defaults on the AVX-512 build against the AMX build with the model requantised to Q8_0 (kiosk.llm.requant),
-the same Q8_0 file on the AVX-512 build, and all together on AMX.
+the same Q8_0 file on the AVX-512 build, the shipped file on the AMX build, and all together on AMX.
 """
 
 from __future__ import annotations
@@ -146,6 +146,7 @@ def levers(fast_python: str | None, amx_python: str | None = None) -> list[Lever
             replace(flash, name=f"{flash.name}, AVX-512 build", build="avx512"),
             replace(flash, name=f"{flash.name}, AMX build, Q8_0", build="amx", gguf="q8_0"),
             replace(flash, name=f"{flash.name}, AVX-512 build, Q8_0", build="avx512", gguf="q8_0"),
+            replace(flash, name=f"{flash.name}, AMX build", build="amx"),
             replace(
                 best, name="all together + flash attention, AMX build, Q8_0", flash_attn=True, build="amx", gguf="q8_0"
             ),
