@@ -34,6 +34,12 @@ def requantize(source: Path, target: Path, kind: str, threads: int = 2) -> None:
     """`source` requantised to llama.cpp type `kind` at `target` (llama_model_quantize; ModelError if it fails)."""
     import llama_cpp
 
+    try:  # llama.cpp logs a line per tensor at INFO; Llama(verbose=False) quiets it the same way
+        from llama_cpp._logger import set_verbose
+
+        set_verbose(False)
+    except ImportError:
+        pass
     params = llama_cpp.llama_model_quantize_default_params()
     params.ftype = getattr(llama_cpp, f"LLAMA_FTYPE_MOSTLY_{kind.upper()}")
     params.allow_requantize = True
