@@ -14,7 +14,6 @@ from `kiosk eval locomo --llm FILE` and `bench.bench_paired` (the command is in 
 from __future__ import annotations
 
 import argparse
-import ctypes
 import statistics
 import time
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import Any
 from bench.common import table, write_results
 from kiosk.config import load_config
 from kiosk.llm.cpu_support import built_for, verified_llama_build
+from kiosk.llm.requant import requantize
 from kiosk.models import ModelStore
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -31,19 +31,12 @@ CACHE = ROOT / "bench" / "cache" / "quant"
 
 def requantized(source: Path, kind: str) -> Path:
     """`source` requantised to llama.cpp type `kind` (e.g. q8_0), made once and cached."""
-    import llama_cpp
-
     target = CACHE / f"{source.stem}.requant-{kind}.gguf"
     if target.is_file():
         return target
     CACHE.mkdir(parents=True, exist_ok=True)
-    params = llama_cpp.llama_model_quantize_default_params()
-    params.ftype = getattr(llama_cpp, f"LLAMA_FTYPE_MOSTLY_{kind.upper()}")
-    params.allow_requantize = True
-    params.nthread = 2
     partial = target.with_suffix(".partial")
-    if llama_cpp.llama_model_quantize(str(source).encode(), str(partial).encode(), ctypes.byref(params)) != 0:
-        raise RuntimeError(f"llama_model_quantize failed for {kind}")
+    requantize(source, partial, kind)
     partial.rename(target)
     return target
 
