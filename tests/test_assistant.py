@@ -117,7 +117,7 @@ def test_owner_gets_their_notes_in_chronological_order(assistant: Assistant) -> 
     assert result.identity is not None and result.identity.name == "Alice"
     assert result.path in ("familiarity", "recollection")
     assert {item.note.content for item in result.notes} == set(ALICE_NOTES)
-    assert result.answer == "Your dog is called Biscuit."
+    assert result.answer == "Biscuit."  # llm.concise_answers: the question restated is cut
     prompt = llm_of(assistant).calls[-1].text
     positions = [prompt.index(text) for text in reversed(ALICE_NOTES)]  # the last note is the oldest
     assert positions == sorted(positions)
@@ -174,8 +174,16 @@ def test_no_probe_falls_back(assistant: Assistant) -> None:
 def test_streaming_delivers_the_answer_piece_by_piece(assistant: Assistant) -> None:
     pieces: list[str] = []
     result = assistant.answer("What is my dog called?", face(ALICE_FACE), stream=pieces.append)
-    assert len(pieces) > 1 and "".join(pieces).strip() == result.answer == "Your dog is called Biscuit."
+    assert len(pieces) > 1 and "".join(pieces).strip() == "Your dog is called Biscuit."
+    assert result.answer == "Biscuit."  # what the kiosk shows once the answer is complete
     assert llm_of(assistant).calls[-1].kind == "stream"
+
+
+def test_the_answer_keeps_its_restatement_of_the_question_when_concise_answers_are_off(
+    assistant: Assistant,
+) -> None:
+    assistant.config.llm.concise_answers = False
+    assert assistant.answer("What is my dog called?", face(ALICE_FACE)).answer == "Your dog is called Biscuit."
 
 
 @pytest.mark.parametrize(

@@ -56,6 +56,7 @@ from kiosk.eval.metrics import (
 )
 from kiosk.eval.report import write_results
 from kiosk.identity.probe import Probe
+from kiosk.llm.answer_form import concise_answer
 from kiosk.memory.note import Note
 from kiosk.retrieval.retriever import chronological
 from kiosk.security.backoff import no_backoff
@@ -651,6 +652,9 @@ def _evaluate(
 
     # Answers: one LLM call per (condition, question) unless the identical prompt was answered before.
     scored: dict[Condition, list[Scored]] = {c: [] for c in options.conditions}
+    # the same answers as the LLM gave them, before the restated question is cut (llm.concise_answers): a paired
+    # comparison inside one run, at no extra LLM cost
+    scored_replies: dict[Condition, list[Scored]] = {c: [] for c in options.conditions}
     answers: list[dict[str, Any]] = [
         {
             "key": q.key,
@@ -676,13 +680,18 @@ def _evaluate(
                     question.question, notes, person, options.prompt, in_order, config.llm.answer_reply_words
                 )
                 raw = loaded.llm.chat(messages, max_tokens=options.answer_tokens, temperature=0.0)
-                prediction = prompting.clean_answer(raw)
+                reply = prompting.clean_answer(raw)
+                prediction = concise_answer(question.question, reply) if config.llm.concise_answers else reply
                 if typed_prompt is not None and not loaded.llm.last_cached:
                     per_question_meta[qi][condition]["reused_tokens"] = getattr(loaded.llm, "last_reused_tokens", None)
                 score = score_answer(prediction, question.answer, question.category)
                 scored[condition].append(score)
+                scored_replies[condition].append(
+                    score if reply == prediction else score_answer(reply, question.answer, question.category)
+                )
                 answers[qi][condition] = {
                     "prediction": prediction,
+                    **({"reply": reply} if reply != prediction else {}),
                     "f1": round(score.f1, 4),
                     "bleu1": round(score.bleu1, 4),
                     **per_question_meta[qi].get(condition, {}),
@@ -705,6 +714,11 @@ def _evaluate(
                     1 for meta in per_question_meta if meta.get(condition, {}).get("below_relevance_floor")
                 ),
             }
+            if options.answer and config.llm.concise_answers:
+                condition_results[condition]["before_concise"] = {
+                    **_before_concise(scored_replies[condition], scored[condition]),
+                    "changed": sum(1 for entry in answers if "reply" in entry.get(condition, {})),
+                }
         gap: dict[str, float | None] = {"f1": None, "bleu1": None}
         if options.answer and "owner" in scored and "non_owner" in scored:
             owner_scores, non_owner_scores = aggregate(scored["owner"]), aggregate(scored["non_owner"])
@@ -731,6 +745,7 @@ def _evaluate(
         "prefilled_typed_prompt": options.prefill_typed,
         "cache_reuse_min_tokens": config.llm.cache_reuse_min_tokens,
         "answer_reply_words": config.llm.answer_reply_words,
+        "concise_answers": config.llm.concise_answers,
         "retrieval_mode": config.retrieval.mode,
         "dated_ranking": {"weight": config.retrieval.date_weight, "window_days": config.retrieval.date_window_days},
         "person_ranking": {"weight": config.retrieval.person_weight},
@@ -817,6 +832,17 @@ def _llama_build(config: KioskConfig) -> list[str] | None:
 
 def _fixed_clock(moment: datetime) -> Callable[[], datetime]:
     return lambda: moment
+
+
+def _before_concise(replies: Sequence[Scored], answers: Sequence[Scored]) -> dict[str, Any]:
+    """The replies' scores before the restated question was cut, and how many answers it changed the F1 of."""
+    before = aggregate(replies)
+    return {
+        "f1": round(before.average_f1, 2),
+        "bleu1": round(before.average_bleu1, 2),
+        "better": sum(1 for old, new in zip(replies, answers, strict=True) if new.f1 > old.f1),
+        "worse": sum(1 for old, new in zip(replies, answers, strict=True) if new.f1 < old.f1),
+    }
 
 
 def _flat(results: dict[str, Any]) -> dict[str, float]:

@@ -9,7 +9,7 @@ from typing import Any
 from kiosk.eval.analysis import gold_gap
 from kiosk.eval.answer_cache import AnswerCache, CachedLLM
 from kiosk.eval.prompting import clean_answer
-from kiosk.eval.report import score_table, write_atomically
+from kiosk.eval.report import concise_line, flat_metrics, score_table, write_atomically
 
 
 class CountingLLM:
@@ -112,6 +112,21 @@ def test_table_has_the_papers_rows_and_columns() -> None:
     assert lines[2] == "| Owner | 40.00 | 20.00 | 40.00 | 20.00 | 40.00 | 20.00 | 40.00 | 20.00 | 35.00 |"
     assert lines[3].startswith("| Non-owner | 5.00") and lines[3].endswith("| – |")
     assert len(lines) == 5
+
+
+def test_the_scores_before_the_restated_question_was_cut_are_reported_beside_the_answers() -> None:
+    owner = {**_scores(32.0), "before_concise": {"f1": 30.5, "bleu1": 20.0, "better": 7, "worse": 2, "changed": 12}}
+    results = {"modality": "palm", "k": 10, "gap": {"f1": None}, "leaks": {"notes": 0}}
+    results["conditions"] = {"owner": owner, "no_memory": _scores(3.0)}
+    assert concise_line(results) == (
+        "The same replies before the restated question was cut (llm.concise_answers): "
+        "Owner 30.50 F1 (12 answers cut: 7 better, 2 worse)."
+    )
+    flat = flat_metrics(results)
+    assert flat["locomo.palm.owner.before_concise.f1"] == 30.5 and flat["locomo.palm.owner.f1"] == 32.0
+    assert "locomo.palm.no_memory.before_concise.f1" not in flat
+    results["conditions"] = {"owner": _scores(32.0)}
+    assert concise_line(results) == ""
 
 
 def test_gold_gap_buckets_by_owner_recall() -> None:

@@ -19,6 +19,7 @@ import pytest
 
 from kiosk.config import KioskConfig
 from kiosk.eval.protocol import CONDITIONS, EvalOptions, run_locomo
+from kiosk.llm.answer_form import concise_answer
 
 pytestmark = [pytest.mark.real_models, pytest.mark.real_data, pytest.mark.llm, pytest.mark.slow]
 
@@ -77,6 +78,13 @@ def test_small_slice_end_to_end(
             assert not any(ref.startswith(f"{user}:") for ref in answer["non_owner"]["refs"])
         for condition in CONDITIONS:
             assert 0.0 <= answer[condition]["f1"] <= 1.0
+            # the reply as the LLM gave it is kept only when llm.concise_answers cut the restated question from it
+            reply = answer[condition].get("reply", answer[condition]["prediction"])
+            assert answer[condition]["prediction"] == concise_answer(answer["question"], reply)
+    for condition in CONDITIONS:
+        before = written["conditions"][condition]["before_concise"]
+        assert before["changed"] == sum(1 for answer in written["answers"] if "reply" in answer[condition])
+        assert before["better"] + before["worse"] <= before["changed"]
     # Gold evidence holds every evidence turn by construction.
     assert written["conditions"]["gold_evidence"]["evidence_recall_at_k"] == 1.0
     markdown = json_path.with_suffix(".md").read_text(encoding="utf-8")

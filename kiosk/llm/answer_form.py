@@ -1,0 +1,86 @@
+"""The answer without its restatement of the question.
+
+The answering prompt asks for a short phrase and "never repeat the question", and the 0.5B model still opens
+about a quarter of its answers by restating it ("Dave's new business venture as of 1 May, 2023 is teaming up with
+a local garage") or closes them by repeating its last words ("San Francisco with new knowledge of different
+techniques of car restoration"). The person at the kiosk asked the question; the answer is the rest. This cuts:
+
+- the opening run of words that are the question's own words (or function words), when it holds at least two of
+  the question's content words: "Grandma's gift to Caroline was | a necklace";
+- the closing run of such words, when it starts a clause ("with", "when", "because", ...) and holds at least two
+  of the question's content words: "San Francisco | with new knowledge ... of car restoration".
+
+Words are compared by their Porter stems, so "returned" matches "return". An answer made only of the question's
+words, "I don't know", and an answer that would be left empty stay as they are.
+"""
+
+from __future__ import annotations
+
+import string
+from functools import lru_cache
+
+from nltk.stem import PorterStemmer
+
+from kiosk.llm.prompts import UNKNOWN_ANSWER
+
+
+def _word_set(words: str) -> frozenset[str]:
+    return frozenset(words.split())
+
+
+_FUNCTION_WORDS = _word_set(
+    "a an the and or of to in on at for with as by from his her their its my our your he she they it is are was "
+    "were be been has have had do does did that this these those about"
+)
+# A closing run is cut only from a word that starts a clause or a phrase, so the answer never stops mid-phrase.
+_CLAUSE_STARTS = _word_set(
+    "with when while in at on for from to because by as during after before since like about through"
+)
+_DETERMINERS = _word_set("a an the his her its their my our your this these that those")
+_PUNCTUATION = str.maketrans("", "", string.punctuation + "‘’“”")
+_MIN_QUESTION_WORDS = 2
+_stemmer = PorterStemmer()
+
+
+@lru_cache(maxsize=65536)
+def _stem(word: str) -> str:
+    return _stemmer.stem(word)
+
+
+def _bare(word: str) -> str:
+    """A written word lower-cased without its possessive and punctuation: "Grandma's," -> "grandma"."""
+    return word.lower().replace("'s", "").replace("’s", "").translate(_PUNCTUATION)
+
+
+def concise_answer(question: str, answer: str) -> str:
+    """`answer` without the question's restatement at its start or end (see the module's docstring)."""
+    if answer.strip().rstrip(".").strip() == UNKNOWN_ANSWER:
+        return answer
+    asked = {_stem(_bare(word)) for word in question.split()}
+    words = answer.split()
+
+    def restated(word: str) -> bool:
+        bare = _bare(word)
+        return not bare or bare in _FUNCTION_WORDS or _stem(bare) in asked
+
+    def question_words(run: list[str]) -> int:
+        return sum(1 for word in run if _bare(word) not in _FUNCTION_WORDS and _stem(_bare(word)) in asked)
+
+    start = 0
+    while start < len(words) and restated(words[start]):
+        start += 1
+    while start > 0 and _bare(words[start - 1]) in _DETERMINERS:
+        start -= 1  # "was | a necklace": the article belongs to the answer
+    if question_words(words[:start]) < _MIN_QUESTION_WORDS:
+        start = 0
+    end = len(words)
+    while end > start and restated(words[end - 1]):
+        end -= 1
+    while end < len(words) and _bare(words[end]) not in _CLAUSE_STARTS:
+        end += 1
+    if question_words(words[end:]) < _MIN_QUESTION_WORDS:
+        end = len(words)
+    kept = " ".join(words[start:end]).rstrip(" ,;:-")
+    if start >= end or not kept.strip(string.punctuation):
+        return answer
+    return kept[0].upper() + kept[1:] if start and words[0][:1].isupper() else kept

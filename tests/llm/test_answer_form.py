@@ -1,0 +1,55 @@
+import pytest
+
+from kiosk.llm.answer_form import concise_answer
+from kiosk.llm.prompts import UNKNOWN_ANSWER
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "expected"),
+    [
+        # the question restated up to its verb
+        ("What was grandma's gift to Caroline?", "Grandma's gift to Caroline was a necklace.", "A necklace."),
+        (
+            "What is Dave's new business venture as of 1 May, 2023?",
+            "Dave's new business venture as of 1 May, 2023 is teaming up with a local garage.",
+            "Teaming up with a local garage.",
+        ),
+        ("What are the names of John's children?", "John's children are Kyle and Sara.", "Kyle and Sara."),
+        # inflected forms of the question's words count as its words
+        (
+            "Where did Dave return from with new knowledge of different techniques of car restoration?",
+            "Dave returned from San Francisco with new knowledge of different techniques of car restoration.",
+            "San Francisco",
+        ),
+        # a closing restatement is cut only where a clause starts
+        (
+            "What does Nate feel he could do when out in cool places like Whispering Falls?",
+            "He could write a whole movie when he's out there in cool places like Whispering Falls.",
+            "He could write a whole movie when he's out there",
+        ),
+        ("Has Deborah tried surfing?", "Yes, Deborah has tried surfing.", "Yes, Deborah has tried surfing."),
+    ],
+)
+def test_the_restated_question_is_cut(question: str, answer: str, expected: str) -> None:
+    assert concise_answer(question, answer) == expected
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("What did Melanie paint recently?", "sunset"),  # nothing restated
+        ("What language does Tim know besides German?", "German"),  # only the question's words: kept whole
+        ("Is Dave's favorite activity restoring cars?", "Dave's favorite activity is restoring cars."),
+        ("Do you know what Tim knows?", f"{UNKNOWN_ANSWER}."),
+        ("What did Maria do?", "Maria volunteered"),  # one question word is not a restatement
+        ("What does Tim read?", ""),
+    ],
+)
+def test_answers_that_are_not_restatements_stay_as_they_are(question: str, answer: str) -> None:
+    assert concise_answer(question, answer) == answer
+
+
+def test_a_trailing_restatement_without_a_clause_start_is_kept() -> None:
+    question = "What does John write on the whiteboard to help him stay motivated?"
+    answer = "I wrote motivational quotes. It really helps me stay motivated."
+    assert concise_answer(question, answer) == answer
