@@ -338,10 +338,11 @@ class LLMConfig(Section):
     concise_answers: bool = Field(
         default=True,
         description="Cut the answer's restatement of the question: its opening words when they are the question's "
-        "own ('Grandma's gift to Caroline was | a necklace') and a closing clause that repeats it "
-        "(kiosk/llm/answer_form.py). The prompt asks for this and the 0.5B model often ignores it: LoCoMo owner F1 "
-        "on 591 held-out questions 30.17 -> 31.58, 55 answers better and 20 worse, the non-owner's unchanged "
-        "(bench/results/concise_answers_heldout.md).",
+        "own ('Grandma's gift to Caroline was | a necklace') and a closing clause that repeats it; a question "
+        "asking when is answered by the one date the answer anchors ('last week (the week before 7 July 2023)') "
+        "(kiosk/llm/answer_form.py). The prompt asks for short answers and the 0.5B model often ignores it: LoCoMo "
+        "owner F1 on 591 held-out questions 30.17 -> 31.98, 57 answers better and 20 worse, the non-owner's "
+        "unchanged (bench/results/concise_answers_heldout.md).",
     )
     reuse_system_prompt: bool = Field(
         default=True,

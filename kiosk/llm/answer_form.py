@@ -12,10 +12,15 @@ techniques of car restoration"). The person at the kiosk asked the question; the
 
 Words are compared by their Porter stems, so "returned" matches "return". An answer made only of the question's
 words, "I don't know", and an answer that would be left empty stay as they are.
+
+A question that asks when is answered by the date, when the answer holds exactly one: the notes reach the model
+with their relative times anchored in brackets ("last week (the week before 7 July 2023)", kiosk.llm.time_anchors),
+and the model copies the words around the anchor too ("A nasty flood last week (the week before 7 July 2023).").
 """
 
 from __future__ import annotations
 
+import re
 import string
 from functools import lru_cache
 
@@ -39,6 +44,7 @@ _CLAUSE_STARTS = _word_set(
 _DETERMINERS = _word_set("a an the his her its their my our your this these that those")
 _PUNCTUATION = str.maketrans("", "", string.punctuation + "‘’“”")
 _MIN_QUESTION_WORDS = 2
+_ANCHORED_DATE = re.compile(r"\(([^()]*\b\d{4})\)")  # what time_anchors writes: "(6 May 2023)", "(2022)", ...
 _stemmer = PorterStemmer()
 
 
@@ -56,6 +62,9 @@ def concise_answer(question: str, answer: str) -> str:
     """`answer` without the question's restatement at its start or end (see the module's docstring)."""
     if answer.strip().rstrip(".").strip() == UNKNOWN_ANSWER:
         return answer
+    dates = _ANCHORED_DATE.findall(answer) if question.lstrip().lower().startswith("when ") else []
+    if len(dates) == 1:
+        return dates[0][0].upper() + dates[0][1:]
     asked = {_stem(_bare(word)) for word in question.split()}
     words = answer.split()
 

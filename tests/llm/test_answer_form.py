@@ -53,3 +53,30 @@ def test_a_trailing_restatement_without_a_clause_start_is_kept() -> None:
     question = "What does John write on the whiteboard to help him stay motivated?"
     answer = "I wrote motivational quotes. It really helps me stay motivated."
     assert concise_answer(question, answer) == answer
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "expected"),
+    [
+        (
+            "When was John's old area hit with a flood?",
+            "A nasty flood last week (the week before 7 July 2023).",
+            "The week before 7 July 2023",
+        ),
+        ("When did Melanie's friend adopt a child?", "Last year (2022).", "2022"),
+    ],
+)
+def test_a_when_question_is_answered_by_the_date_its_answer_anchors(question: str, answer: str, expected: str) -> None:
+    assert concise_answer(question, answer) == expected
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("When did Jon start dancing?", "Yesterday (6 May 2023) and last year (2022)"),  # two dates: which one?
+        ("What did Melanie do last week?", "Painted (the week before 7 July 2023)"),  # not asked when
+        ("When did Maria visit (in 2022)?", "In July"),
+    ],
+)
+def test_other_dates_in_brackets_are_left_alone(question: str, answer: str) -> None:
+    assert concise_answer(question, answer) == answer
