@@ -341,7 +341,7 @@ class LLMConfig(Section):
         "own ('Grandma's gift to Caroline was | a necklace') and a closing clause that repeats it; a question "
         "asking when is answered by the one date the answer anchors ('last week (the week before 7 July 2023)') "
         "(kiosk/llm/answer_form.py). The prompt asks for short answers and the 0.5B model often ignores it: LoCoMo "
-        "owner F1 on 591 held-out questions 30.17 -> 31.98, 57 answers better and 20 worse, the non-owner's "
+        "owner F1 on 745 held-out questions 30.31 -> 31.84, 69 answers better and 25 worse, the non-owner's "
         "unchanged (bench/results/concise_answers_heldout.md).",
     )
     reuse_system_prompt: bool = Field(

@@ -1,7 +1,7 @@
-"""The answer without its restatement of the question.
+"""The answer as it is shown: without its restatement of the question, and a when-question's bare date.
 
 The answering prompt asks for a short phrase and "never repeat the question", and the 0.5B model still opens
-about a quarter of its answers by restating it ("Dave's new business venture as of 1 May, 2023 is teaming up with
+about one answer in five by restating it ("Dave's new business venture as of 1 May, 2023 is teaming up with
 a local garage") or closes them by repeating its last words ("San Francisco with new knowledge of different
 techniques of car restoration"). The person at the kiosk asked the question; the answer is the rest. This cuts:
 
@@ -59,7 +59,8 @@ def _bare(word: str) -> str:
 
 
 def concise_answer(question: str, answer: str) -> str:
-    """`answer` without the question's restatement at its start or end (see the module's docstring)."""
+    """`answer` without the question's restatement at its start or end, or the one date a when-question's answer
+    anchors (see the module's docstring)."""
     if answer.strip().rstrip(".").strip() == UNKNOWN_ANSWER:
         return answer
     dates = _ANCHORED_DATE.findall(answer) if question.lstrip().lower().startswith("when ") else []
