@@ -18,12 +18,10 @@ import time
 from typing import Any
 
 from bench.bench_paired import sign_test_p
-from bench.bench_pooled import CATEGORY_IDS, load_runs
+from bench.bench_pooled import CATEGORY_IDS, CONDITIONS, load_runs
 from bench.common import table, write_results
 from kiosk.eval.metrics import CATEGORY_NAMES, CATEGORY_ORDER, aggregate, score_answer
 from kiosk.llm.answer_form import concise_answer
-
-CONDITIONS = ("owner", "non_owner", "no_memory")
 
 
 def compare(answers: list[dict[str, Any]], condition: str) -> dict[str, Any] | None:

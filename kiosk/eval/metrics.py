@@ -22,10 +22,10 @@ import string
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
-from nltk.stem import PorterStemmer
 from nltk.tokenize import NLTKWordTokenizer
+
+from kiosk.stems import porter_stem
 
 MULTI_HOP, TEMPORAL, SINGLE_HOP = 1, 2, 4
 CATEGORY_NAMES: dict[int, str] = {SINGLE_HOP: "single-hop", MULTI_HOP: "multi-hop", TEMPORAL: "temporal"}
@@ -34,7 +34,6 @@ CATEGORY_ORDER: tuple[int, ...] = (SINGLE_HOP, MULTI_HOP, TEMPORAL)  # the paper
 _PUNCTUATION = set(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the|and)\b")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
-_stemmer = PorterStemmer()
 _word_tokenizer = NLTKWordTokenizer()
 
 
@@ -46,13 +45,8 @@ def normalize_answer(text: str) -> str:
     return " ".join(text.split())
 
 
-@lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
-    return _stemmer.stem(word)
-
-
 def _stemmed_tokens(text: str) -> list[str]:
-    return [_stem(word) for word in normalize_answer(text).split()]
+    return [porter_stem(word) for word in normalize_answer(text).split()]
 
 
 def token_f1(prediction: str, answer: str) -> float:

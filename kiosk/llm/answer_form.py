@@ -22,11 +22,9 @@ from __future__ import annotations
 
 import re
 import string
-from functools import lru_cache
-
-from nltk.stem import PorterStemmer
 
 from kiosk.llm.prompts import UNKNOWN_ANSWER
+from kiosk.stems import porter_stem
 
 
 def _word_set(words: str) -> frozenset[str]:
@@ -45,12 +43,6 @@ _DETERMINERS = _word_set("a an the his her its their my our your this these that
 _PUNCTUATION = str.maketrans("", "", string.punctuation + "‘’“”")
 _MIN_QUESTION_WORDS = 2
 _ANCHORED_DATE = re.compile(r"\(([^()]*\b\d{4})\)")  # what time_anchors writes: "(6 May 2023)", "(2022)", ...
-_stemmer = PorterStemmer()
-
-
-@lru_cache(maxsize=65536)
-def _stem(word: str) -> str:
-    return _stemmer.stem(word)
 
 
 def _bare(word: str) -> str:
@@ -66,15 +58,15 @@ def concise_answer(question: str, answer: str) -> str:
     dates = _ANCHORED_DATE.findall(answer) if question.lstrip().lower().startswith("when ") else []
     if len(dates) == 1:
         return dates[0][0].upper() + dates[0][1:]
-    asked = {_stem(_bare(word)) for word in question.split()}
+    asked = {porter_stem(_bare(word)) for word in question.split()}
     words = answer.split()
 
     def restated(word: str) -> bool:
         bare = _bare(word)
-        return not bare or bare in _FUNCTION_WORDS or _stem(bare) in asked
+        return not bare or bare in _FUNCTION_WORDS or porter_stem(bare) in asked
 
     def question_words(run: list[str]) -> int:
-        return sum(1 for word in run if _bare(word) not in _FUNCTION_WORDS and _stem(_bare(word)) in asked)
+        return sum(1 for word in run if _bare(word) not in _FUNCTION_WORDS and porter_stem(_bare(word)) in asked)
 
     start = 0
     while start < len(words) and restated(words[start]):
