@@ -3,14 +3,19 @@
 One image of the identity becomes the gallery template stored with all of that user's notes; a
 different image of the same identity is the Owner probe. Only identities with at least two images are
 eligible. The choice depends on the seed and modality only, and is written into the results.
+
+An image the terminal's capture gates refuse (a palm ROI that slipped off the palm, say) is one the kiosk
+would have asked to capture again, so it never becomes a gallery or probe: it is replaced by another image of
+the same identity, drawn from that identity's own random stream, so every other binding stays as it was.
+The refused images and the reasons are written into the results with the binding.
 """
 
 from __future__ import annotations
 
 import csv
 import random
-from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from kiosk.errors import DataError
@@ -28,9 +33,14 @@ class IdentityBinding:
     identity: str
     gallery_image: str  # relative to the benchmark folder
     probe_image: str
+    refused_images: tuple[str, ...] = field(default=())  # "path: reason" of drawn images the capture gates refused
 
-    def as_dict(self) -> dict[str, str]:
+    def as_dict(self) -> dict[str, object]:
         return asdict(self)
+
+
+Refusal = Callable[[str], str | None]
+"""Image path -> None when the terminal's capture gates accept it, else the reason they refuse it."""
 
 
 def benchmark_dir(data_dir: Path, modality: str) -> Path:
@@ -65,8 +75,12 @@ def bind_identities(
     seed: int,
     modality: str,
     identities: Sequence[str] | None = None,
+    refusal: Refusal | None = None,
 ) -> list[IdentityBinding]:
-    """Bind each user to a distinct identity with >= 2 images; explicit `identities` pin the choice."""
+    """Bind each user to a distinct identity with >= 2 images; explicit `identities` pin the choice.
+
+    `refusal` (the capture gates): a drawn image it refuses is replaced by an accepted one of the same identity.
+    """
     rng = random.Random(f"{seed}:{modality}:identities")
     if identities is not None:
         if len(identities) != len(users):
@@ -95,9 +109,45 @@ def bind_identities(
         chosen = rng.sample(eligible, len(users))
     bindings = []
     for user, identity in zip(users, chosen, strict=True):
-        gallery, probe = rng.sample(sorted(images[identity]), 2)
-        bindings.append(IdentityBinding(user=user, identity=identity, gallery_image=gallery, probe_image=probe))
+        drawn = rng.sample(sorted(images[identity]), 2)
+        (gallery, probe), refused = _captured(identity, sorted(images[identity]), drawn, refusal, seed, modality)
+        bindings.append(
+            IdentityBinding(
+                user=user, identity=identity, gallery_image=gallery, probe_image=probe, refused_images=refused
+            )
+        )
     return bindings
+
+
+def _captured(
+    identity: str, paths: list[str], drawn: list[str], refusal: Refusal | None, seed: int, modality: str
+) -> tuple[list[str], tuple[str, ...]]:
+    """`drawn` with each image the capture gates refuse replaced by an accepted one (identity's own stream)."""
+    if refusal is None:
+        return drawn, ()
+    reasons: dict[str, str | None] = {}
+
+    def refused(path: str) -> bool:
+        if path not in reasons:
+            reasons[path] = refusal(path)
+        return reasons[path] is not None
+
+    if not any(refused(path) for path in drawn):
+        return drawn, ()
+    spares = [path for path in paths if path not in drawn]
+    random.Random(f"{seed}:{modality}:{identity}:recapture").shuffle(spares)
+    kept: list[str] = []
+    for path in drawn:
+        while refused(path):
+            if not spares:
+                raise DataError(
+                    f"identity {identity!r} has fewer than two images the capture gates accept",
+                    "choose another identity or seed",
+                )
+            path = spares.pop()
+        kept.append(path)
+    notes = tuple(f"{path}: {reason}" for path, reason in reasons.items() if reason is not None)
+    return kept, notes
 
 
 def non_owner_of(bindings: Sequence[IdentityBinding], index: int) -> IdentityBinding:

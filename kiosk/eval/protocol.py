@@ -27,13 +27,14 @@ import numpy as np
 
 from kiosk.calibration.schema import Calibration
 from kiosk.config import PROJECT_ROOT, KioskConfig
-from kiosk.errors import CalibrationError, DataError, LLMError
+from kiosk.errors import CalibrationError, DataError, LLMError, ProbeError
 from kiosk.eval import prompting
 from kiosk.eval.analysis import gold_gap, gold_gap_markdown
 from kiosk.eval.answer_cache import AnswerCache, CachedLLM
 from kiosk.eval.assignments import (
     BENCHMARKS,
     IdentityBinding,
+    Refusal,
     benchmark_dir,
     bind_identities,
     non_owner_of,
@@ -252,6 +253,19 @@ def embed_benchmark_image(embedder: Any, modality: str, path: Path) -> np.ndarra
     return np.asarray(vector, dtype=np.float32)
 
 
+def capture_refusal(embedder: Any, modality: str, image_root: Path) -> Refusal:
+    """The terminal's capture gates as a test of one benchmark image: None if accepted, else the reason."""
+
+    def refusal(relative: str) -> str | None:
+        try:
+            embed_benchmark_image(embedder, modality, image_root / relative)
+        except ProbeError as exc:
+            return exc.message
+        return None
+
+    return refusal
+
+
 def text_model_sha(config: KioskConfig) -> str:
     from kiosk.models import ModelStore
 
@@ -419,9 +433,6 @@ def run_locomo(config: KioskConfig, options: EvalOptions, progress: Progress = _
         if not questions:
             raise DataError("no question selected", "raise --ratio or use more sessions")
         images = read_identity_images(data_dir, options.modality)
-        bindings = bind_identities(
-            [c.sample_id for c in conversations], images, options.seed, options.modality, options.identities
-        )
         image_root = benchmark_dir(data_dir, options.modality)
 
     progress("data", 1, 1)
@@ -431,6 +442,14 @@ def run_locomo(config: KioskConfig, options: EvalOptions, progress: Progress = _
             text_encoder = load_text_encoder(config)
             loaded = load_llm(config, cache, options.cache_dir)
             embedder = load_embedder(config, options.modality)
+            bindings = bind_identities(
+                [c.sample_id for c in conversations],
+                images,
+                options.seed,
+                options.modality,
+                options.identities,
+                refusal=capture_refusal(embedder, options.modality, image_root),
+            )
             if options.threshold is None:
                 calibration = active_calibration(config, options.modality, embedder.model_sha256)
                 threshold, rule = calibrated_threshold(calibration, options.operating_point)

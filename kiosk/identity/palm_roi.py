@@ -27,6 +27,8 @@ ROI_GAP = 0.1
 """Gap between the knuckle line and the ROI's top edge, as a fraction of the knuckle distance."""
 ROI_SCALE = 1.0
 """ROI side as a multiple of the index-to-pinky knuckle distance: the central palm, clear of the fingers."""
+BACKGROUND_GRAY = 40
+"""Gray level below which an ROI pixel is background (outside the lit hand), not palm skin."""
 CLAHE_CLIP = 2.0
 CLAHE_TILES = (8, 8)
 
@@ -130,12 +132,18 @@ def check_image(image: object, config: PalmConfig) -> np.ndarray:
 
 
 def roi_quality(roi: np.ndarray, config: PalmConfig) -> tuple[float, float]:
-    """Refuse a dark, featureless or blurred ROI; returns (sharpness, brightness)."""
+    """Refuse a dark, off-palm, featureless or blurred ROI; returns (sharpness, brightness)."""
     brightness = float(roi.mean())
     if brightness < config.min_brightness:
         raise ProbeError(
             f"palm image is too dark (mean gray {brightness:.0f} < {config.min_brightness:.0f})",
             "add light or move the hand onto the scanner",
+        )
+    background = float(np.mean(roi < BACKGROUND_GRAY))
+    if background > config.max_background_fraction:
+        raise ProbeError(
+            f"palm does not fill the image ({background:.0%} background, at most {config.max_background_fraction:.0%})",
+            "centre the open palm over the scanner",
         )
     contrast = float(roi.std())
     if contrast < config.min_contrast:

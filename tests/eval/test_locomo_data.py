@@ -9,14 +9,16 @@ from typing import Any
 
 import pytest
 
+from kiosk.config import KioskConfig
 from kiosk.errors import DataError
-from kiosk.eval.assignments import bind_identities, non_owner_of, read_identity_images
+from kiosk.eval.assignments import benchmark_dir, bind_identities, non_owner_of, read_identity_images
 from kiosk.eval.locomo import (
     load_conversations,
     locomo_path,
     parse_evidence,
     select_questions,
 )
+from kiosk.eval.protocol import capture_refusal, embed_benchmark_image, load_embedder
 
 
 def _sample(sample_id: str = "conv-x") -> dict[str, Any]:
@@ -139,6 +141,58 @@ def test_bindings_use_two_distinct_images_of_one_identity(data_dir: Path, modali
             data_dir / ("lfw3d_frontalized" if modality == "face" else "palm_tongji_palmnet") / binding.probe_image
         ).is_file()
     assert non_owner_of(bindings, 9) == bindings[0]
+
+
+def test_an_image_the_capture_gates_refuse_is_replaced_and_the_other_bindings_stay() -> None:
+    images = {f"id{i}": [f"id{i}/{n}.png" for n in range(5)] for i in range(6)}
+    users = [f"u{i}" for i in range(4)]
+    plain = bind_identities(users, images, seed=1, modality="palm")
+    bad = plain[1].gallery_image
+    gated = bind_identities(
+        users, images, seed=1, modality="palm", refusal=lambda path: "slipped off the palm" if path == bad else None
+    )
+    assert [b for i, b in enumerate(gated) if i != 1] == [b for i, b in enumerate(plain) if i != 1]
+    changed = gated[1]
+    assert changed.identity == plain[1].identity and changed.probe_image == plain[1].probe_image
+    assert changed.gallery_image not in (bad, changed.probe_image)
+    assert changed.gallery_image in images[changed.identity]
+    assert changed.refused_images == (f"{bad}: slipped off the palm",)
+    assert gated == bind_identities(
+        users, images, seed=1, modality="palm", refusal=lambda path: "slipped off the palm" if path == bad else None
+    )
+
+
+@pytest.mark.real_data
+def test_a_failed_tongji_crop_never_becomes_a_gallery(data_dir: Path, base_config: KioskConfig) -> None:
+    """Seed 8 draws 0027_0002 (the hand's edge on a dark background) as conv-26's gallery: the palm gates refuse
+    it, so another sample of palm 0027 takes its place and that owner is verified like the others."""
+    embedder = load_embedder(base_config, "palm")
+    root = benchmark_dir(data_dir, "palm")
+    users = [f"conv-{i}" for i in range(10)]
+    images = read_identity_images(data_dir, "palm")
+    plain = bind_identities(users, images, seed=8, modality="palm")
+    assert plain[0].gallery_image == "images/0027_0002.bmp"
+    gated = bind_identities(users, images, seed=8, modality="palm", refusal=capture_refusal(embedder, "palm", root))
+    assert gated[1:] == plain[1:]
+    assert gated[0].gallery_image != "images/0027_0002.bmp" and gated[0].probe_image == plain[0].probe_image
+    assert gated[0].refused_images[0].startswith("images/0027_0002.bmp: palm does not fill the image")
+    vectors = [
+        embed_benchmark_image(embedder, "palm", root / path) for path in (gated[0].gallery_image, gated[0].probe_image)
+    ]
+    assert float(vectors[0] @ vectors[1]) > 0.5
+
+
+def test_an_identity_without_two_accepted_images_is_a_clear_error() -> None:
+    images = {"Pair": ["a.png", "b.png"], "Other": ["c.png", "d.png"]}
+    with pytest.raises(DataError, match="'Pair' has fewer than two images the capture gates accept"):
+        bind_identities(
+            ["u1", "u2"],
+            images,
+            seed=0,
+            modality="palm",
+            identities=["Pair", "Other"],
+            refusal=lambda path: "blurred" if path == "a.png" else None,
+        )
 
 
 def test_identity_with_one_image_is_refused() -> None:

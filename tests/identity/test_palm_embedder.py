@@ -87,6 +87,41 @@ def test_bad_roi_is_refused_with_a_reason(embedder: PalmEmbedder, data_dir: Path
         embedder.embed_roi(spoil(image))
 
 
+def _with_black_corner(image: np.ndarray, share: float) -> np.ndarray:
+    spoiled = image.copy()
+    side = round(min(image.shape[:2]) * share**0.5)
+    spoiled[:side, :side] = 0
+    return spoiled
+
+
+@pytest.mark.real_data
+def test_roi_that_slipped_off_the_palm_is_refused(embedder: PalmEmbedder, data_dir: Path) -> None:
+    image = read_palm(data_dir, 3, 1)
+    embedder.embed_roi(_with_black_corner(image, 0.05))  # a rotation wedge's size: still a palm
+    with pytest.raises(ProbeError, match="does not fill"):
+        embedder.embed_roi(_with_black_corner(image, 0.2))
+
+
+@pytest.mark.real_data
+def test_tongji_failed_crops_are_refused_and_their_palms_other_samples_kept(
+    embedder: PalmEmbedder, data_dir: Path
+) -> None:
+    """Three of Tongji's ROIs show the hand's edge and the dark background (0027_0002, 0065_0002, 0068_0010):
+    a capture the scanner must ask again for, not a template."""
+    folder = data_dir / "palm_tongji_palmnet" / "images"
+
+    def read(name: str) -> np.ndarray:
+        image = cv2.imread(str(folder / f"{name}.bmp"))
+        assert image is not None, name
+        return image
+
+    for name in ("0027_0002", "0065_0002", "0068_0010"):
+        with pytest.raises(ProbeError, match="does not fill"):
+            embedder.embed_roi(read(name))
+    for name in ("0027_0001", "0065_0003", "0068_0009", "0006_0005", "0002_0004"):  # the last two: wedges
+        assert embedder.embed_roi(read(name)).shape == (embedder.dimension,)
+
+
 def test_not_an_array_is_refused(embedder: PalmEmbedder) -> None:
     with pytest.raises(ProbeError, match="not an image"):
         embedder.embed_roi("palm.png")  # type: ignore[arg-type]
