@@ -19,7 +19,7 @@ import numpy as np
 from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError, ProbeError
 from kiosk.identity.probe import Probe
-from kiosk.llm.answer_form import concise_answer
+from kiosk.llm.answer_form import shown_answer
 from kiosk.llm.backend import LLM
 from kiosk.llm.prompts import (
     ANSWER_NO_MEMORY_SYSTEM,
@@ -348,8 +348,8 @@ class Assistant:
             timings["prompt"] = _ms_since(started)
             started = time.perf_counter()
             reply = self._generate(messages, stream, timings, started_total)
-            if self.config.llm.concise_answers:
-                reply = concise_answer(text, reply)  # the streamed words are replaced by this when it is shown
+            # the streamed words are replaced by this when it is shown
+            reply = shown_answer(text, reply, self.config.llm.concise_answers)
             timings["llm"] = _ms_since(started)
             with owner_scope(self.store, sorted({item.note.owner_id for item in retrieval.notes})):
                 self.store.reinforce(retrieval.note_ids, self.clock())

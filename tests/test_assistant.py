@@ -17,7 +17,7 @@ from kiosk.assistant import Assistant
 from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError, DataError, ProbeError
 from kiosk.identity.probe import Probe
-from kiosk.llm.prompts import COMPACT_NO_MEMORY_SYSTEM
+from kiosk.llm.prompts import COMPACT_NO_MEMORY_SYSTEM, DATA_RULE, UNKNOWN_ANSWER
 from kiosk.memory import Note, SqliteStore
 from kiosk.memory.note import EMBEDDING_DIM
 
@@ -184,6 +184,13 @@ def test_the_answer_keeps_its_restatement_of_the_question_when_concise_answers_a
 ) -> None:
     assistant.config.llm.concise_answers = False
     assert assistant.answer("What is my dog called?", face(ALICE_FACE)).answer == "Your dog is called Biscuit."
+
+
+@pytest.mark.parametrize("concise", [True, False])
+def test_a_reply_reciting_the_prompts_rules_is_shown_as_i_dont_know(assistant: Assistant, concise: bool) -> None:
+    assistant.config.llm.concise_answers = concise
+    assistant.llm = ScriptedLLM({}, default=DATA_RULE.strip())
+    assert assistant.answer("What is my dog called?", face(ALICE_FACE)).answer == UNKNOWN_ANSWER
 
 
 @pytest.mark.parametrize(

@@ -57,7 +57,7 @@ from kiosk.eval.metrics import (
 )
 from kiosk.eval.report import write_results
 from kiosk.identity.probe import Probe
-from kiosk.llm.answer_form import concise_answer
+from kiosk.llm.answer_form import shown_answer
 from kiosk.memory.note import Note
 from kiosk.retrieval.retriever import chronological
 from kiosk.security.backoff import no_backoff
@@ -700,7 +700,7 @@ def _evaluate(
                 )
                 raw = loaded.llm.chat(messages, max_tokens=options.answer_tokens, temperature=0.0)
                 reply = prompting.clean_answer(raw)
-                prediction = concise_answer(question.question, reply) if config.llm.concise_answers else reply
+                prediction = shown_answer(question.question, reply, config.llm.concise_answers)
                 if typed_prompt is not None and not loaded.llm.last_cached:
                     per_question_meta[qi][condition]["reused_tokens"] = getattr(loaded.llm, "last_reused_tokens", None)
                 score = score_answer(prediction, question.answer, question.category)
