@@ -10,6 +10,8 @@ KIOSK_DATA=/work/shared/data .venv/bin/python -m bench.bench_floor_answers --low
   memories of someone the question is not about, with the default retrieval (K = 10): how many get notes at each
   floor, and how many of those the LLM answers from them instead of "I don't know". Every such answer is a wrong
   personal detail shown to the person.
+- Check: for the questions whose best note lies between the two floors (related and unrelated), the LLM asked
+  whether the notes answer the question (yes / no): could it let the lower floor through only where it should?
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +32,7 @@ from bench.common import table, write_results
 from kiosk.config import KioskConfig, load_config
 from kiosk.eval import prompting
 from kiosk.eval.answer_cache import AnswerCache
-from kiosk.eval.locomo import load_conversations, locomo_path, select_questions
+from kiosk.eval.locomo import Question, load_conversations, locomo_path, select_questions
 from kiosk.eval.metrics import CATEGORY_NAMES
 from kiosk.eval.protocol import EvalOptions, answer_request, load_llm, run_locomo
 from kiosk.llm.answer_form import shown_answer
@@ -38,6 +42,37 @@ from kiosk.retrieval import Retriever
 
 REPO = Path(__file__).resolve().parent.parent
 EPSILON = 1e-3
+
+
+@dataclass
+class HeldOut:
+    """The LoCoMo questions outside the eval's seed-0 sample, the fast-construction store and the cached LLM."""
+
+    store_path: Path
+    questions: list[Question]
+    vectors: np.ndarray
+    order: list[str]
+    llm: Any
+
+    @classmethod
+    def load(cls, config: KioskConfig) -> HeldOut:
+        from kiosk.text import load_text_encoder
+
+        data_dir = config.paths.eval_data_dir
+        encoder = load_text_encoder(config)
+        store_path = locomo_store(config, encoder, data_dir / "locomo" / "locomo10.json")
+        conversations = load_conversations(locomo_path(data_dir))
+        sample = {q.key for q in select_questions(conversations, 0.1, 0)}
+        questions = [q for q in select_questions(conversations, 1.0, 0) if q.key not in sample]
+        cache_dir = REPO / "bench" / "cache"
+        loaded = load_llm(config, AnswerCache(cache_dir / "answers.sqlite"), cache_dir)
+        vectors = encoder.encode([q.question for q in questions])
+        return cls(store_path, questions, vectors, [c.sample_id for c in conversations], loaded.llm)
+
+    def asked(self) -> Iterator[tuple[Question, np.ndarray, str]]:
+        """(question, its vector, the next conversation: someone the question is not about)."""
+        for question, vector in zip(self.questions, self.vectors, strict=True):
+            yield question, vector, self.order[(self.order.index(question.conversation_id) + 1) % len(self.order)]
 
 
 def seeds_of(text: str) -> list[int]:
@@ -97,26 +132,13 @@ def owner_comparison(config: KioskConfig, seeds: list[int], lower: float) -> dic
     }
 
 
-def unrelated_answers(config: KioskConfig, floors: tuple[float, float]) -> dict[str, Any]:
-    from kiosk.text import load_text_encoder
-
-    data_dir = config.paths.eval_data_dir
-    encoder = load_text_encoder(config)
-    store_path = locomo_store(config, encoder, data_dir / "locomo" / "locomo10.json")
-    conversations = load_conversations(locomo_path(data_dir))
-    sample = {q.key for q in select_questions(conversations, 0.1, 0)}
-    asked = [q for q in select_questions(conversations, 1.0, 0) if q.key not in sample]
-    order = [c.sample_id for c in conversations]
-    vectors = encoder.encode([q.question for q in asked])
-    cache_dir = REPO / "bench" / "cache"
-    loaded = load_llm(config, AnswerCache(cache_dir / "answers.sqlite"), cache_dir)
+def unrelated_answers(config: KioskConfig, held_out: HeldOut, floors: tuple[float, float]) -> dict[str, Any]:
     lowest = min(floors)
     rows: list[dict[str, Any]] = []
-    with SqliteStore(store_path) as store:
+    with SqliteStore(held_out.store_path) as store:
         owners = {user.name: user.id for user in store.list_users()}
         retriever = Retriever(store, config.retrieval)
-        for question, vector in zip(asked, vectors, strict=True):
-            stranger = order[(order.index(question.conversation_id) + 1) % len(order)]
+        for question, vector, stranger in held_out.asked():
             found = retriever.retrieve([owners[stranger]], vector, question.question, k=config.retrieval.k)
             row: dict[str, Any] = {
                 "key": question.key,
@@ -125,7 +147,7 @@ def unrelated_answers(config: KioskConfig, floors: tuple[float, float]) -> dict[
             }
             if row["best"] >= lowest:
                 messages = answer_request(question.question, [item.note for item in found.notes], stranger, "compact")
-                raw = loaded.llm.chat(messages, max_tokens=config.llm.max_answer_tokens, temperature=0.0)
+                raw = held_out.llm.chat(messages, max_tokens=config.llm.max_answer_tokens, temperature=0.0)
                 row["answer"] = shown_answer(question.question, prompting.clean_answer(raw), concise=True)
                 row["refused"] = row["answer"].strip().rstrip(".") == UNKNOWN_ANSWER
             rows.append(row)
@@ -144,6 +166,46 @@ def unrelated_answers(config: KioskConfig, floors: tuple[float, float]) -> dict[
     return figures
 
 
+CHECK_SYSTEM = (
+    "You check whether a person's memory notes answer a question. Reply with one word: yes if a note tells the "
+    "answer, no if none does."
+)
+
+
+def notes_answer_check(config: KioskConfig, held_out: HeldOut, band: tuple[float, float]) -> dict[str, Any]:
+    """The LLM's yes / no on "do these notes answer the question" for questions whose best note is in `band`."""
+    from kiosk.llm.prompts import compact_notes
+
+    replies: dict[str, list[str]] = {"related": [], "unrelated": []}
+    with SqliteStore(held_out.store_path) as store:
+        owners = {user.name: user.id for user in store.list_users()}
+        retriever = Retriever(store, config.retrieval)
+        for question, vector, stranger in held_out.asked():
+            for label, name in (("related", question.conversation_id), ("unrelated", stranger)):
+                found = retriever.retrieve([owners[name]], vector, question.question, k=config.retrieval.k)
+                best = max((item.similarity for item in found.notes), default=0.0)
+                if not band[0] <= best < band[1]:
+                    continue
+                ordered = sorted(found.notes, key=lambda item: item.note.timestamp)
+                notes = compact_notes([(item.note.timestamp, item.note.content, item.note.context) for item in ordered])
+                messages = [
+                    {"role": "system", "content": CHECK_SYSTEM},
+                    {
+                        "role": "user",
+                        "content": f"Notes:\n<notes>\n{notes}\n</notes>\n\nQuestion: {question.question}\n"
+                        "Do the notes answer it (yes or no)?",
+                    },
+                ]
+                replies[label].append(held_out.llm.chat(messages, max_tokens=3, temperature=0.0).strip().lower())
+    return {
+        label: {
+            "questions": len(answers),
+            "yes.fraction": round(float(np.mean([a.startswith("yes") for a in answers])), 4) if answers else None,
+        }
+        for label, answers in replies.items()
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lower", type=float, required=True, help="the lower floor compared with the shipped one")
@@ -153,7 +215,9 @@ def main() -> None:
     config = load_config(environ={k: v for k, v in os.environ.items() if k != "KIOSK_CONFIG"})
     shipped = config.retrieval.relevance_floor
     owner = owner_comparison(config, seeds_of(args.seeds), args.lower)
-    unrelated = unrelated_answers(config, (shipped, args.lower))
+    held_out = HeldOut.load(config)
+    unrelated = unrelated_answers(config, held_out, (shipped, args.lower))
+    check = notes_answer_check(config, held_out, (args.lower, shipped))
     figures = {
         "locomo.heldout.owner.f1.shipped_floor": owner["pooled_owner_f1"]["shipped"],
         "locomo.heldout.owner.f1.lower_floor": owner["pooled_owner_f1"]["lower"],
@@ -222,9 +286,17 @@ def main() -> None:
             "",
             "Examples of answers from the wrong notes: "
             + "; ".join(f"{key}: {answer!r}" for key, answer in unrelated["examples"]),
+            "",
+            f"## The LLM asked whether the notes answer the question (best note between {args.lower:.4f} and "
+            f"{shipped:.4f})",
+            "",
+            table(
+                ["questions asked against", "questions", "replied yes"],
+                [[label, row["questions"], row["yes.fraction"]] for label, row in check.items()],
+            ),
         ]
     )
-    write_results(args.name, figures, body, {"owner": owner, "unrelated": unrelated})
+    write_results(args.name, figures, body, {"owner": owner, "unrelated": unrelated, "notes_answer_check": check})
 
 
 if __name__ == "__main__":
