@@ -32,6 +32,7 @@ from bench.common import table, write_results
 from kiosk.config import KioskConfig, load_config
 from kiosk.eval import prompting
 from kiosk.eval.answer_cache import AnswerCache
+from kiosk.eval.general_knowledge import is_refusal
 from kiosk.eval.locomo import Question, load_conversations, locomo_path, select_questions
 from kiosk.eval.metrics import CATEGORY_NAMES
 from kiosk.eval.protocol import EvalOptions, answer_request, load_llm, run_locomo
@@ -150,7 +151,7 @@ def unrelated_answers(config: KioskConfig, held_out: HeldOut, floors: tuple[floa
                 messages = answer_request(question.question, [item.note for item in found.notes], stranger, "compact")
                 raw = held_out.llm.chat(messages, max_tokens=config.llm.max_answer_tokens, temperature=0.0)
                 row["answer"] = shown_answer(question.question, prompting.clean_answer(raw), concise=True)
-                row["refused"] = row["answer"].strip().rstrip(".") == UNKNOWN_ANSWER
+                row["refused"] = is_refusal(row["answer"], UNKNOWN_ANSWER)
             rows.append(row)
     figures: dict[str, Any] = {"questions": len(rows)}
     for floor in floors:

@@ -109,8 +109,9 @@ def bind_identities(
         chosen = rng.sample(eligible, len(users))
     bindings = []
     for user, identity in zip(users, chosen, strict=True):
-        drawn = rng.sample(sorted(images[identity]), 2)
-        (gallery, probe), refused = _captured(identity, sorted(images[identity]), drawn, refusal, seed, modality)
+        paths = sorted(images[identity])
+        drawn = rng.sample(paths, 2)
+        (gallery, probe), refused = _captured(identity, paths, drawn, refusal, seed, modality)
         bindings.append(
             IdentityBinding(
                 user=user, identity=identity, gallery_image=gallery, probe_image=probe, refused_images=refused
