@@ -10,6 +10,8 @@ its command is quoted from it.
         --pair "portable=bench/results/A.json;AVX-512 build=bench/results/B.json" --pair "..."
 
 Each --pair is one question set: the first run is the reference, the others are compared with it.
+`--read RUN.json` (repeatable) names runs whose answers were read while designing the change: each set is
+then compared a second time on only the questions none of those runs answered.
 """
 
 from __future__ import annotations
@@ -39,10 +41,14 @@ def load(path: Path) -> dict[str, Any]:
     return results
 
 
-def compare(reference: dict[str, Any], variant: dict[str, Any], condition: str) -> dict[str, Any]:
+def compare(
+    reference: dict[str, Any], variant: dict[str, Any], condition: str, left_out: frozenset[str] = frozenset()
+) -> dict[str, Any]:
     keys = [row["key"] for row in reference["answers"]]
     if keys != [row["key"] for row in variant["answers"]]:
         raise SystemExit("the runs did not answer the same questions in the same order")
+    if left_out:
+        return compare(_without(reference, left_out), _without(variant, left_out), condition)
     changed = better = worse = 0
     for before, after in zip(reference["answers"], variant["answers"], strict=True):
         if before[condition]["prediction"] == after[condition]["prediction"]:
@@ -64,32 +70,57 @@ def compare(reference: dict[str, Any], variant: dict[str, Any], condition: str) 
     }
 
 
+def _without(run: dict[str, Any], left_out: frozenset[str]) -> dict[str, Any]:
+    """`run` with only the questions outside `left_out`, its per-category and average F1 recomputed."""
+    from bench.bench_pooled import CATEGORY_IDS
+    from kiosk.eval.metrics import Scored, aggregate
+
+    answers = [row for row in run["answers"] if row["key"] not in left_out]
+    conditions: dict[str, Any] = {}
+    for condition in run["conditions"]:
+        items = [
+            Scored(CATEGORY_IDS[row["category"]], row[condition]["f1"], row[condition]["bleu1"])
+            for row in answers
+            if "f1" in row.get(condition, {})
+        ]
+        if items:
+            conditions[condition] = {"scores": aggregate(items).as_dict()}
+    return {**run, "answers": answers, "conditions": conditions}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--name", required=True)
     parser.add_argument("--condition", default="owner")
     parser.add_argument("--pair", action="append", required=True, help="label=results.json;label=results.json;...")
     parser.add_argument("--note", default="", help="a sentence on how the runs were made, printed under the tables")
+    parser.add_argument("--read", action="append", default=[], help="a run whose answers were read (repeatable)")
     args = parser.parse_args()
+    read = frozenset(row["key"] for path in args.read for row in load(Path(path))["answers"])
 
     sets: list[dict[str, Any]] = []
     for pair in args.pair:
         runs = [(label.strip(), Path(path.strip())) for label, path in (item.split("=", 1) for item in pair.split(";"))]
         (reference_label, reference_path), *variants = runs
         reference = load(reference_path)
-        rows = {reference_label: compare(reference, reference, args.condition)}
-        for label, path in variants:
-            rows[label] = compare(reference, load(path), args.condition)
-        sets.append(
-            {
-                "questions": f"seed {reference['seed']}"
-                + (" held-out" if reference.get("questions_held_out_from_seed") is not None else " sample"),
-                "reference": reference_label,
-                "runs": rows,
-                "files": {label: str(path) for label, path in runs},
-                "commands": {label: load(path)["command"] for label, path in runs},
-            }
+        questions = f"seed {reference['seed']}" + (
+            " held-out" if reference.get("questions_held_out_from_seed") is not None else " sample"
         )
+        for subset, left_out in [("", frozenset[str]()), (", unread questions only", read)][: 2 if read else 1]:
+            if all(row["key"] in left_out for row in reference["answers"]):
+                continue  # every question was read
+            rows = {reference_label: compare(reference, reference, args.condition, left_out)}
+            for label, path in variants:
+                rows[label] = compare(reference, load(path), args.condition, left_out)
+            sets.append(
+                {
+                    "questions": questions + subset,
+                    "reference": reference_label,
+                    "runs": rows,
+                    "files": {label: str(path) for label, path in runs},
+                    "commands": {label: load(path)["command"] for label, path in runs},
+                }
+            )
     lines: list[str] = []
     for entry in sets:
         headers = ["run", "questions", f"{args.condition} F1", "change", "per category", "changed answers"]
@@ -118,7 +149,7 @@ def main() -> None:
         + "\n".join(lines)
         + (f"\n\n{args.note}" if args.note else "")
     )
-    write_results(args.name, {"condition": args.condition, "sets": sets}, body)
+    write_results(args.name, {"condition": args.condition, "read_runs": args.read, "sets": sets}, body)
 
 
 if __name__ == "__main__":

@@ -352,6 +352,12 @@ class LLMConfig(Section):
         "owner F1 on 745 held-out questions 30.31 -> 31.84, 69 answers better and 25 worse, the non-owner's "
         "unchanged (bench/results/concise_answers_heldout.md).",
     )
+    reask_restated: bool = Field(
+        default=True,
+        description="When notes were given and the answer only restates the question's words ('What kind of "
+        "flowers does Audrey have a tattoo of?' -> 'flowers'), answer once more with that answer's words banned "
+        "as the first word (llama.cpp only; kiosk/llm/reask.py).",
+    )
     reuse_system_prompt: bool = Field(
         default=True,
         description="llama.cpp: keep the KV state of each fixed system prompt and restore it before an answer "

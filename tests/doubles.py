@@ -76,3 +76,22 @@ class ScriptedLLM:
         words = reply.split(" ")
         for i, word in enumerate(words):
             yield word if i == len(words) - 1 else word + " "
+
+
+class FirstWordBanningLLM(ScriptedLLM):
+    """A `ScriptedLLM` that can also answer without starting with given words (like kiosk.llm.llamacpp): its
+    reply then is `second`, and the banned words are recorded in `banned`."""
+
+    def __init__(
+        self, replies: Mapping[str, Reply] | Sequence[tuple[str, Reply]] = (), default: str = "", second: str = ""
+    ) -> None:
+        super().__init__(replies, default)
+        self.second = second
+        self.banned: list[list[str]] = []
+
+    def chat_avoiding_first_words(
+        self, messages: list[Message], words: Sequence[str], *, max_tokens: int, temperature: float = 0.0
+    ) -> str:
+        self.banned.append(list(words))
+        self.calls.append(LLMCall("avoiding", list(messages), max_tokens, temperature, None, None, self.second))
+        return self.second

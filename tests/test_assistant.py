@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from doubles import ScriptedLLM
+from doubles import FirstWordBanningLLM, ScriptedLLM
 
 from kiosk.assistant import Assistant
 from kiosk.config import KioskConfig
@@ -191,6 +191,24 @@ def test_a_reply_reciting_the_prompts_rules_is_shown_as_i_dont_know(assistant: A
     assistant.config.llm.concise_answers = concise
     assistant.llm = ScriptedLLM({}, default=DATA_RULE.strip())
     assert assistant.answer("What is my dog called?", face(ALICE_FACE)).answer == UNKNOWN_ANSWER
+
+
+def test_an_answer_restating_the_question_is_answered_again_from_the_same_notes(assistant: Assistant) -> None:
+    llm = FirstWordBanningLLM({}, default="Your dog.", second="Biscuit")
+    assistant.llm = llm
+    result = assistant.answer("What is my dog called?", face(ALICE_FACE))
+    assert result.answer == "Biscuit"
+    assert llm.banned == [["Your", "dog"]] and llm.calls[-1].messages == llm.calls[0].messages
+    assistant.config.llm.reask_restated = False
+    assert assistant.answer("What is my dog called?", face(ALICE_FACE)).answer == "Your dog."
+
+
+def test_an_answer_restating_the_question_without_notes_is_not_asked_again(assistant: Assistant) -> None:
+    llm = FirstWordBanningLLM({}, default="Your dog.", second="Rex")
+    assistant.llm = llm
+    result = assistant.answer("What is my dog called?", face(STRANGER_FACE))
+    assert result.notes == [] and result.answer == "Your dog."
+    assert llm.banned == []
 
 
 @pytest.mark.parametrize(

@@ -12,7 +12,7 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +118,29 @@ class CachedLLM:
             return self._cached(key, generate, prepare)
         self.last_cached = False
         prepare()
+        return self._timed(generate)[0]
+
+    def chat_avoiding_first_words(
+        self, messages: list[dict[str, str]], words: Sequence[str], *, max_tokens: int, temperature: float = 0.0
+    ) -> str:
+        """The backend's reply that starts with none of `words` (kiosk.llm.reask), cached like `chat`."""
+        avoid = getattr(self._inner, "chat_avoiding_first_words", None)
+        if avoid is None:
+            raise NotImplementedError(f"{self.name} cannot ban a reply's first words")
+        self._prefilled = None
+
+        def generate() -> str:
+            return str(avoid(messages, words, max_tokens=max_tokens, temperature=temperature))
+
+        options = {
+            "max_tokens": max_tokens,
+            "avoid_first_words": list(words),
+            **getattr(self._inner, "answer_options", {}),
+        }
+        key = request_key(self.model_sha256, messages, **options)
+        if self._cache is not None and temperature == 0.0:
+            return self._cached(key, generate, lambda: None)
+        self.last_cached = False
         return self._timed(generate)[0]
 
     def stream(self, messages: list[dict[str, str]], *, max_tokens: int, temperature: float = 0.0) -> Iterator[str]:

@@ -202,6 +202,9 @@ def load_conversations(path: Path, limit: int | None = None) -> list[Conversatio
     return conversations
 
 
+SAMPLE_RATIO = 0.1  # the protocol's question sample: 10 % of categories 1/2/4 per conversation
+
+
 def select_questions(
     conversations: Sequence[Conversation], ratio: float, seed: int, held_out_from: int | None = None
 ) -> list[Question]:
@@ -210,12 +213,15 @@ def select_questions(
     The draw depends only on (seed, conversation id, category) and the file's question order, so the
     same questions come back for every modality, condition and model. With `held_out_from` set to the
     seed of an evaluation sample, the draw is made among the questions OUTSIDE that sample: a development
-    set for tuning prompts and thresholds that never touches the reported questions.
+    set for tuning prompts and thresholds that never touches the reported questions. The sample left out is
+    always the protocol's (SAMPLE_RATIO), so `ratio` 1.0 takes every held-out question.
     """
     if not 0 < ratio <= 1:
         raise DataError(f"question ratio {ratio} is outside (0, 1]", "use e.g. --ratio 0.1")
     excluded = (
-        {q.key for q in select_questions(conversations, ratio, held_out_from)} if held_out_from is not None else set()
+        {q.key for q in select_questions(conversations, SAMPLE_RATIO, held_out_from)}
+        if held_out_from is not None
+        else set()
     )
     chosen: list[Question] = []
     for conversation in conversations:

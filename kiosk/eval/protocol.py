@@ -58,6 +58,7 @@ from kiosk.eval.metrics import (
 from kiosk.eval.report import write_results
 from kiosk.identity.probe import Probe
 from kiosk.llm.answer_form import shown_answer
+from kiosk.llm.reask import reasked_answer
 from kiosk.memory.note import Note
 from kiosk.retrieval.retriever import chronological
 from kiosk.security.backoff import no_backoff
@@ -674,6 +675,8 @@ def _evaluate(
     # the same answers as the LLM gave them, before the restated question is cut (llm.concise_answers): a paired
     # comparison inside one run, at no extra LLM cost
     scored_replies: dict[Condition, list[Scored]] = {c: [] for c in options.conditions}
+    # the shown answers before an answer restating the question was asked again (llm.reask_restated)
+    scored_first: dict[Condition, list[Scored]] = {c: [] for c in options.conditions}
     answers: list[dict[str, Any]] = [
         {
             "key": q.key,
@@ -700,17 +703,34 @@ def _evaluate(
                 )
                 raw = loaded.llm.chat(messages, max_tokens=options.answer_tokens, temperature=0.0)
                 reply = prompting.clean_answer(raw)
-                prediction = shown_answer(question.question, reply, config.llm.concise_answers)
+                first = shown_answer(question.question, reply, config.llm.concise_answers)
+                again = None
+                if notes and config.llm.reask_restated:
+                    again = reasked_answer(
+                        loaded.llm,
+                        messages,
+                        question.question,
+                        reply,
+                        max_tokens=options.answer_tokens,
+                        temperature=0.0,
+                        concise=config.llm.concise_answers,
+                        clean=prompting.clean_answer,
+                    )
+                prediction = first if again is None else again
+                if again is not None:
+                    per_question_meta[qi][condition]["first_answer"] = first
                 if typed_prompt is not None and not loaded.llm.last_cached:
                     per_question_meta[qi][condition]["reused_tokens"] = getattr(loaded.llm, "last_reused_tokens", None)
                 score = score_answer(prediction, question.answer, question.category)
+                first_score = score if first == prediction else score_answer(first, question.answer, question.category)
                 scored[condition].append(score)
+                scored_first[condition].append(first_score)
                 scored_replies[condition].append(
-                    score if reply == prediction else score_answer(reply, question.answer, question.category)
+                    first_score if reply == first else score_answer(reply, question.answer, question.category)
                 )
                 answers[qi][condition] = {
                     "prediction": prediction,
-                    **({"reply": reply} if reply != prediction else {}),
+                    **({"reply": reply} if reply != first else {}),
                     "f1": round(score.f1, 4),
                     "bleu1": round(score.bleu1, 4),
                     **per_question_meta[qi].get(condition, {}),
@@ -735,8 +755,13 @@ def _evaluate(
             }
             if options.answer and config.llm.concise_answers:
                 condition_results[condition]["before_concise"] = {
-                    **_before_concise(scored_replies[condition], scored[condition]),
+                    **_before_concise(scored_replies[condition], scored_first[condition]),
                     "changed": sum(1 for entry in answers if "reply" in entry.get(condition, {})),
+                }
+            if options.answer and config.llm.reask_restated:
+                condition_results[condition]["before_reask"] = {
+                    **_before_concise(scored_first[condition], scored[condition]),
+                    "changed": sum(1 for entry in answers if "first_answer" in entry.get(condition, {})),
                 }
         gap: dict[str, float | None] = {"f1": None, "bleu1": None}
         if options.answer and "owner" in scored and "non_owner" in scored:
@@ -765,6 +790,7 @@ def _evaluate(
         "cache_reuse_min_tokens": config.llm.cache_reuse_min_tokens,
         "answer_reply_words": config.llm.answer_reply_words,
         "concise_answers": config.llm.concise_answers,
+        "reask_restated": config.llm.reask_restated,
         "retrieval_mode": config.retrieval.mode,
         "dated_ranking": {"weight": config.retrieval.date_weight, "window_days": config.retrieval.date_window_days},
         "person_ranking": {"weight": config.retrieval.person_weight},
@@ -854,7 +880,8 @@ def _fixed_clock(moment: datetime) -> Callable[[], datetime]:
 
 
 def _before_concise(replies: Sequence[Scored], answers: Sequence[Scored]) -> dict[str, Any]:
-    """The replies' scores before the restated question was cut, and how many answers it changed the F1 of."""
+    """The scores of the answers before a step (the restated question cut, a restating answer asked again), and
+    how many answers that step changed the F1 of."""
     before = aggregate(replies)
     return {
         "f1": round(before.average_f1, 2),

@@ -76,17 +76,27 @@ def _floor_line(results: Mapping[str, Any]) -> str:
     )
 
 
+def _before_step_line(results: Mapping[str, Any], key: str, opening: str, changed: str) -> str:
+    """Each condition's F1 before one answer-changing step, from its results[conditions][...][key] summary."""
+    parts = [
+        f"{label} {before['f1']:.2f} F1 ({before['changed']} {changed}: {before['better']} better, "
+        f"{before['worse']} worse)"
+        for condition, label in CONDITION_LABELS.items()
+        if (before := results["conditions"].get(condition, {}).get(key))
+    ]
+    return f"{opening}: " + "; ".join(parts) + "." if parts else ""
+
+
 def concise_line(results: Mapping[str, Any]) -> str:
     """Each condition's F1 before the answers' restatement of the question was cut (llm.concise_answers)."""
-    parts = [
-        f"{label} {before['f1']:.2f} F1 ({before['changed']} answers cut: {before['better']} better, "
-        f"{before['worse']} worse)"
-        for key, label in CONDITION_LABELS.items()
-        if (before := results["conditions"].get(key, {}).get("before_concise"))
-    ]
-    if not parts:
-        return ""
-    return "The same replies before the restated question was cut (llm.concise_answers): " + "; ".join(parts) + "."
+    opening = "The same replies before the restated question was cut (llm.concise_answers)"
+    return _before_step_line(results, "before_concise", opening, "answers cut")
+
+
+def reask_line(results: Mapping[str, Any]) -> str:
+    """Each condition's F1 before answers that only restated the question were asked again (llm.reask_restated)."""
+    opening = "The same answers before those restating the question were asked again (llm.reask_restated)"
+    return _before_step_line(results, "before_reask", opening, "answered again")
 
 
 def render_markdown(results: Mapping[str, Any]) -> str:
@@ -117,6 +127,7 @@ def render_markdown(results: Mapping[str, Any]) -> str:
         f"Evidence recall@{results['k']} (LLM-free): " + _recall_line(conditions) + ".",
         "",
         *([line, ""] if (line := concise_line(results)) else []),
+        *([line, ""] if (line := reask_line(results)) else []),
         _floor_line(results),
         "",
         f"Gate: policy `{gate['policy']}`, threshold τ = {gate['threshold']:.4f} from `{gate['calibration']}` "
@@ -175,8 +186,9 @@ def flat_metrics(results: Mapping[str, Any]) -> dict[str, float]:
             flat[f"{prefix}.evidence_recall_at_{results['k']}.fraction"] = payload["evidence_recall_at_k"]
         if payload.get("below_relevance_floor") is not None:
             flat[f"{prefix}.below_relevance_floor.questions"] = payload["below_relevance_floor"]
-        if payload.get("before_concise"):
-            flat[f"{prefix}.before_concise.f1"] = payload["before_concise"]["f1"]
+        for step in ("before_concise", "before_reask"):
+            if payload.get(step):
+                flat[f"{prefix}.{step}.f1"] = payload[step]["f1"]
     if results["gap"]["f1"] is not None:
         flat[f"locomo.{modality}.gap.f1"] = results["gap"]["f1"]
         flat[f"locomo.{modality}.gap.bleu1"] = results["gap"]["bleu1"]

@@ -80,6 +80,28 @@ def shown_answer(question: str, reply: str, concise: bool) -> str:
     return concise_answer(question, reply) if concise else reply
 
 
+# Words that carry no answer of their own: an answer made of these and the question's words says nothing new.
+_NO_ANSWER_WORDS = _FUNCTION_WORDS | _word_set(
+    "what which who whom whose where when why how kind type types sort some any one ones thing things"
+)
+_CHOICE = re.compile(r"\bor\b", re.IGNORECASE)
+_YES_NO = _word_set("yes no")
+
+
+def restates_question(question: str, answer: str) -> bool:
+    """True when `answer` is made only of the question's own words ("What kind of flowers does Audrey have a
+    tattoo of?" -> "flowers"): it names nothing the person did not say. A choice question ("Susie or
+    Seraphim?") is answered by one of its own words, so it never counts, nor do yes, no and "I don't know"."""
+    if _CHOICE.search(question) or answer.strip().rstrip(".").strip() == UNKNOWN_ANSWER:
+        return False
+    asked = {porter_stem(_bare(word)) for word in question.split()}
+    words = [_bare(word) for word in answer.split()]
+    content = [word for word in words if word and word not in _NO_ANSWER_WORDS]
+    if not content or any(word in _YES_NO for word in content):
+        return False
+    return all(porter_stem(word) in asked for word in content)
+
+
 def _bare(word: str) -> str:
     """A written word lower-cased without its possessive and punctuation: "Grandma's," -> "grandma"."""
     return word.lower().replace("'s", "").replace("’s", "").translate(_PUNCTUATION)

@@ -7,7 +7,7 @@ import importlib.util
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, cast
 
@@ -314,7 +314,43 @@ class LlamaCppLLM:
         json_schema: dict[str, Any] | None = None,
         stop: list[str] | None = None,
     ) -> str:
+        return self._complete(messages, max_tokens, temperature, json_schema=json_schema, stop=stop)
+
+    def chat_avoiding_first_words(
+        self, messages: list[Message], words: Sequence[str], *, max_tokens: int, temperature: float = 0.0
+    ) -> str:
+        """One reply that does not start with any of `words` (as written, lower-case or capitalised, with or
+        without a leading space): their first tokens are banned at the reply's first position only, so the
+        words may still appear later ("flowers" banned as the first word, "a bed of flowers" allowed)."""
+        banned = self._first_tokens(words)
+        return self._complete(messages, max_tokens, temperature, first_banned=banned)
+
+    def _first_tokens(self, words: Sequence[str]) -> list[int]:
+        banned: set[int] = set()
+        for word in words:
+            for variant in {word, word.lower(), word[:1].upper() + word[1:]}:
+                for spaced in (variant, " " + variant):
+                    tokens = self._llama.tokenize(spaced.encode("utf-8"), add_bos=False, special=False)
+                    if tokens:
+                        banned.add(int(tokens[0]))
+        return sorted(banned)
+
+    def _complete(
+        self,
+        messages: list[Message],
+        max_tokens: int,
+        temperature: float,
+        *,
+        json_schema: dict[str, Any] | None = None,
+        stop: list[str] | None = None,
+        first_banned: Sequence[int] = (),
+    ) -> str:
         response_format = {"type": "json_object", "schema": json_schema} if json_schema is not None else None
+        processors = None
+        if first_banned:
+            from llama_cpp import LogitsProcessorList
+
+            processors = LogitsProcessorList([_banned_at_first_position(first_banned)])
         started = time.perf_counter()
         self._acquire()
         try:
@@ -327,6 +363,7 @@ class LlamaCppLLM:
                     temperature=temperature,
                     response_format=cast(Any, response_format),
                     stop=stop,
+                    logits_processor=processors,
                 )
             except (ValueError, RuntimeError) as exc:
                 raise LLMError(f"llama.cpp failed to answer ({exc})", "shorten the prompt or check the model") from exc
@@ -360,3 +397,22 @@ class LlamaCppLLM:
         finally:
             self._lock.release()
         self.last_usage = Usage(0, pieces, time.perf_counter() - started)
+
+
+def _banned_at_first_position(banned: Sequence[int]) -> Callable[[Any, Any], Any]:
+    """A llama-cpp-python logits processor that rules out `banned` tokens for the first generated token only."""
+    import numpy as np
+
+    ids = np.asarray(banned, dtype=np.intp)
+    prompt_length: list[int] = []
+
+    def process(input_ids: Any, scores: Any) -> Any:
+        if not prompt_length:
+            prompt_length.append(len(input_ids))
+        if len(input_ids) != prompt_length[0]:
+            return scores
+        scores = scores.copy()
+        scores[ids] = -np.inf
+        return scores
+
+    return process

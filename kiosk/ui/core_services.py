@@ -93,6 +93,15 @@ class LockedLLM:
                 messages, max_tokens=max_tokens, temperature=temperature, json_schema=json_schema, stop=stop
             )
 
+    def chat_avoiding_first_words(
+        self, messages: list[Message], words: Sequence[str], *, max_tokens: int, temperature: float = 0.0
+    ) -> str:
+        avoid = getattr(self.inner, "chat_avoiding_first_words", None)
+        if avoid is None:
+            raise NotImplementedError(f"{self.name} cannot ban a reply's first words")
+        with self.lock:
+            return str(avoid(messages, words, max_tokens=max_tokens, temperature=temperature))
+
     def stream(self, messages: list[Message], *, max_tokens: int, temperature: float = 0.0) -> Iterator[str]:
         with self.lock:
             yield from self.inner.stream(messages, max_tokens=max_tokens, temperature=temperature)

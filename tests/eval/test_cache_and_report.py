@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from kiosk.eval.analysis import gold_gap
 from kiosk.eval.answer_cache import AnswerCache, CachedLLM
 from kiosk.eval.prompting import clean_answer
-from kiosk.eval.report import concise_line, flat_metrics, score_table, write_atomically
+from kiosk.eval.report import concise_line, flat_metrics, reask_line, score_table, write_atomically
 
 
 class CountingLLM:
@@ -52,6 +55,26 @@ def test_flash_attention_answers_are_other_requests(tmp_path: Path) -> None:
     assert CachedLLM(flash, "sha-a", cache).chat(question, max_tokens=8) == "answer 1"  # now cached
     assert plain.calls == 1 and flash.calls == 1 and cache.hits == 1
     cache.close()
+
+
+class FirstWordBanningCountingLLM(CountingLLM):
+    """Unit-test double that can also answer without given first words (kiosk.llm.reask)."""
+
+    def chat_avoiding_first_words(self, messages: list[dict[str, str]], words: Any, **options: Any) -> str:
+        self.calls += 1
+        return f"answer {self.calls} without {' '.join(words)}"
+
+
+def test_answers_avoiding_first_words_are_cached_per_banned_words(tmp_path: Path) -> None:
+    llm = CachedLLM(inner := FirstWordBanningCountingLLM(), "sha-a", cache := AnswerCache(tmp_path / "answers.sqlite"))
+    question = [{"role": "user", "content": "Where?"}]
+    assert llm.chat(question, max_tokens=8) == "answer 1"  # the plain answer, then three without first words
+    assert llm.chat_avoiding_first_words(question, ["Anna"], max_tokens=8) == "answer 2 without Anna"
+    assert llm.chat_avoiding_first_words(question, ["Anna"], max_tokens=8) == "answer 2 without Anna"  # cached
+    assert llm.chat_avoiding_first_words(question, ["Bob"], max_tokens=8) == "answer 3 without Bob"
+    assert inner.calls == 3 and cache.hits == 1
+    with pytest.raises(NotImplementedError):
+        CachedLLM(CountingLLM(), "sha-a", cache).chat_avoiding_first_words(question, ["Anna"], max_tokens=8)
 
 
 class PrefillingLLM(CountingLLM):
@@ -114,19 +137,35 @@ def test_table_has_the_papers_rows_and_columns() -> None:
     assert len(lines) == 5
 
 
-def test_the_scores_before_the_restated_question_was_cut_are_reported_beside_the_answers() -> None:
-    owner = {**_scores(32.0), "before_concise": {"f1": 30.5, "bleu1": 20.0, "better": 7, "worse": 2, "changed": 12}}
-    results = {"modality": "palm", "k": 10, "gap": {"f1": None}, "leaks": {"notes": 0}}
+@pytest.mark.parametrize(
+    ("step", "line", "expected"),
+    [
+        (
+            "before_concise",
+            concise_line,
+            "The same replies before the restated question was cut (llm.concise_answers): "
+            "Owner 30.50 F1 (12 answers cut: 7 better, 2 worse).",
+        ),
+        (
+            "before_reask",
+            reask_line,
+            "The same answers before those restating the question were asked again (llm.reask_restated): "
+            "Owner 30.50 F1 (12 answered again: 7 better, 2 worse).",
+        ),
+    ],
+)
+def test_the_scores_before_an_answer_changing_step_are_reported_beside_the_answers(
+    step: str, line: Callable[[dict[str, Any]], str], expected: str
+) -> None:
+    owner = {**_scores(32.0), step: {"f1": 30.5, "bleu1": 20.0, "better": 7, "worse": 2, "changed": 12}}
+    results: dict[str, Any] = {"modality": "palm", "k": 10, "gap": {"f1": None}, "leaks": {"notes": 0}}
     results["conditions"] = {"owner": owner, "no_memory": _scores(3.0)}
-    assert concise_line(results) == (
-        "The same replies before the restated question was cut (llm.concise_answers): "
-        "Owner 30.50 F1 (12 answers cut: 7 better, 2 worse)."
-    )
+    assert line(results) == expected
     flat = flat_metrics(results)
-    assert flat["locomo.palm.owner.before_concise.f1"] == 30.5 and flat["locomo.palm.owner.f1"] == 32.0
-    assert "locomo.palm.no_memory.before_concise.f1" not in flat
+    assert flat[f"locomo.palm.owner.{step}.f1"] == 30.5 and flat["locomo.palm.owner.f1"] == 32.0
+    assert f"locomo.palm.no_memory.{step}.f1" not in flat
     results["conditions"] = {"owner": _scores(32.0)}
-    assert concise_line(results) == ""
+    assert line(results) == ""
 
 
 def test_gold_gap_buckets_by_owner_recall() -> None:

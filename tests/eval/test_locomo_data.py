@@ -124,6 +124,9 @@ def test_held_out_set_never_shares_a_question_with_the_sample(data_dir: Path) ->
     assert len(held_out) == len(sample)
     assert not sample & {q.key for q in held_out}
     assert [q.key for q in select_questions(conversations, 0.1, seed=1, held_out_from=0)] == [q.key for q in held_out]
+    every_held_out = {q.key for q in select_questions(conversations, 1.0, seed=0, held_out_from=0)}
+    assert len(every_held_out) == len(select_questions(conversations, 1.0, seed=0)) - len(sample)
+    assert not sample & every_held_out and {q.key for q in held_out} <= every_held_out
 
 
 @pytest.mark.real_data

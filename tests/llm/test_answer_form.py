@@ -1,6 +1,6 @@
 import pytest
 
-from kiosk.llm.answer_form import concise_answer, recites_instructions, shown_answer
+from kiosk.llm.answer_form import concise_answer, recites_instructions, restates_question, shown_answer
 from kiosk.llm.prompts import COMPACT_NO_MEMORY_SYSTEM, DATA_RULE, UNKNOWN_ANSWER
 
 
@@ -109,3 +109,34 @@ def test_shown_answer_cuts_only_when_concise() -> None:
     reply = "Grandma's gift to Caroline was a necklace"
     assert shown_answer("What was grandma's gift to Caroline?", reply, concise=True) == "A necklace"
     assert shown_answer("What was grandma's gift to Caroline?", reply, concise=False) == reply
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("What kind of flowers does Audrey have a tattoo of?", "flowers"),
+        ("Where did Deborah meet her new neighbor Anna?", "Anna"),
+        ("What pets does Melanie have?", "pets"),  # a stem of the question's word
+        ("What does Gina say to Jon about the grand opening?", "Jon: ;)"),
+        ("What did Calvin discuss with the cool artist?", "Calvin discussed with the cool artist."),
+        ("What kind of engineering projects has Jolene worked on?", "Engineering projects"),
+    ],
+)
+def test_an_answer_made_only_of_the_questions_words_restates_it(question: str, answer: str) -> None:
+    assert restates_question(question, answer)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("What kind of flowers does Audrey have a tattoo of?", "sunflowers"),
+        ("What type of car did Evan get after his old Prius broke down?", "a new Prius"),  # "new" is new
+        ("Which pet did Jolene adopt first - Susie or Seraphim?", "Susie"),  # a choice is answered in its words
+        ("Did Audrey and Andrew grow up with a pet dog?", "Yes, a pet dog"),
+        ("What pets does Melanie have?", f"{UNKNOWN_ANSWER}."),
+        ("What pets does Melanie have?", "the ones"),  # no content word at all: not judged
+        ("What pets does Melanie have?", ""),
+    ],
+)
+def test_an_answer_with_a_word_of_its_own_does_not_restate_the_question(question: str, answer: str) -> None:
+    assert not restates_question(question, answer)

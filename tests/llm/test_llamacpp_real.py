@@ -104,3 +104,32 @@ def test_without_memory_it_refuses_personal_questions_and_still_answers_general_
     general = {"What is the capital of Germany?": ("Berlin",), "In which country are the pyramids of Giza?": ("Egypt",)}
     answers = {question: ask(question) for question in general}
     assert any(answers_correctly(answers[q], accepted) for q, accepted in general.items()), answers
+
+
+def test_an_answer_can_be_generated_again_without_its_first_word(llm: LlamaCppLLM) -> None:
+    from kiosk.llm.prompts import compact_answer_messages
+
+    messages = compact_answer_messages("What is the capital of France?", [])
+    first = llm.chat(messages, max_tokens=8, temperature=0.0).strip()
+    banned = first.split()[0].strip(".,!")
+    again = llm.chat_avoiding_first_words(messages, [banned], max_tokens=8, temperature=0.0).strip()
+    assert again and not again.lower().startswith(banned.lower()), (first, again)
+
+
+def test_an_answer_restating_the_question_is_answered_again_from_the_notes(llm: LlamaCppLLM) -> None:
+    """The 0.5B model answered this LoCoMo question with "Anna" (kiosk.llm.reask); banned from starting with the
+    restated words it finds the place in the note."""
+    from kiosk.eval.prompting import clean_answer
+    from kiosk.llm.prompts import compact_answer_messages
+    from kiosk.llm.reask import reasked_answer
+
+    question = "Where did Deborah meet her new neighbor Anna?"
+    notes = [
+        (datetime(2023, 2, 4, tzinfo=UTC), "I went to a yoga class in the park this morning.", "Deborah said this"),
+        (datetime(2023, 2, 4, tzinfo=UTC), "I met my new neighbor Anna at yoga in the park!", "Deborah said this"),
+    ]
+    messages = compact_answer_messages(question, notes, "Deborah")
+    again = reasked_answer(
+        llm, messages, question, "Anna", max_tokens=16, temperature=0.0, concise=True, clean=clean_answer
+    )
+    assert again is not None and "park" in again.lower(), again

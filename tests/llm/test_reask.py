@@ -1,0 +1,46 @@
+"""A second answer when the first only restates the question (kiosk.llm.reask), with test doubles."""
+
+from __future__ import annotations
+
+from doubles import FirstWordBanningLLM, ScriptedLLM
+
+from kiosk.llm.prompts import compact_answer_messages
+from kiosk.llm.reask import reasked_answer
+
+QUESTION = "Where did Deborah meet her new neighbor Anna?"
+MESSAGES = compact_answer_messages(QUESTION, [])
+
+
+def reask(llm: object, reply: str) -> str | None:
+    return reasked_answer(llm, MESSAGES, QUESTION, reply, max_tokens=16, temperature=0.0, concise=True)
+
+
+def test_an_answer_that_restates_the_question_is_answered_again_without_its_words_first() -> None:
+    llm = FirstWordBanningLLM(second="Yoga in the park.")
+    assert reask(llm, "Anna") == "Yoga in the park."
+    assert llm.banned == [["Anna"]]
+    assert llm.calls[-1].messages == MESSAGES  # the same prompt, not a second turn
+
+
+def test_all_words_of_a_restating_sentence_are_banned_without_their_punctuation() -> None:
+    llm = FirstWordBanningLLM(second="At yoga")
+    assert reask(llm, "Deborah did meet her new neighbor, Anna.") == "At yoga"
+    assert llm.banned == [["Anna", "Deborah", "did", "her", "meet", "neighbor", "new"]]
+
+
+def test_the_first_answer_stands_when_the_second_restates_the_question_too_or_is_empty() -> None:
+    assert reask(FirstWordBanningLLM(second="neighbor Anna"), "Anna") is None
+    assert reask(FirstWordBanningLLM(second="  "), "Anna") is None
+
+
+def test_an_answer_that_says_something_new_is_not_asked_again() -> None:
+    llm = FirstWordBanningLLM(second="never used")
+    assert reask(llm, "At yoga in the park") is None
+    assert reask(llm, "I don't know.") is None
+    assert llm.calls == []
+
+
+def test_a_backend_that_cannot_ban_first_words_keeps_the_first_answer() -> None:
+    llm = ScriptedLLM(default="never used")
+    assert reask(llm, "Anna") is None
+    assert llm.calls == []
