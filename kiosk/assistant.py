@@ -29,7 +29,7 @@ from kiosk.llm.prompts import (
     answer_messages,
     compact_answer_messages,
 )
-from kiosk.llm.reask import reasked_answer
+from kiosk.llm.reask import replaced_restatement
 from kiosk.memory.forgetting import Decay, archive_faded
 from kiosk.memory.scopes import PERSONAL, Scope, owner_for, scope_kind
 from kiosk.memory.store import SensitiveIndex, Store, owner_scope
@@ -351,18 +351,18 @@ class Assistant:
             generated = self._generate(messages, stream, timings, started_total)
             # the streamed words are replaced by this when it is shown
             reply = shown_answer(text, generated, self.config.llm.concise_answers)
-            if retrieval.notes and self.config.llm.reask_restated:
-                settings = self.config.llm
-                again = reasked_answer(
-                    self.llm,
-                    messages,
-                    text,
-                    generated,
-                    max_tokens=settings.max_answer_tokens,
-                    temperature=settings.temperature,
-                    concise=settings.concise_answers,
-                )
-                reply = again if again is not None else reply
+            settings = self.config.llm
+            replaced = replaced_restatement(
+                self.llm,
+                messages,
+                text,
+                generated,
+                notes_given=bool(retrieval.notes),
+                settings=settings,
+                max_tokens=settings.max_answer_tokens,
+                temperature=settings.temperature,
+            )
+            reply = replaced if replaced is not None else reply
             timings["llm"] = _ms_since(started)
             with owner_scope(self.store, sorted({item.note.owner_id for item in retrieval.notes})):
                 self.store.reinforce(retrieval.note_ids, self.clock())

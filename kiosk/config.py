@@ -358,6 +358,12 @@ class LLMConfig(Section):
         "flowers does Audrey have a tattoo of?' -> 'flowers'), answer once more with that answer's words banned "
         "as the first word (llama.cpp only; kiosk/llm/reask.py).",
     )
+    unknown_restated_without_notes: bool = Field(
+        default=True,
+        description="When no note was given (nobody verified, or nothing of theirs matched) and the answer only "
+        "restates the question's words ('What kind of pot did Mel make?' -> 'Pot'), show 'I don't know' "
+        "(kiosk/llm/reask.py).",
+    )
     reuse_system_prompt: bool = Field(
         default=True,
         description="llama.cpp: keep the KV state of each fixed system prompt and restore it before an answer "

@@ -203,12 +203,14 @@ def test_an_answer_restating_the_question_is_answered_again_from_the_same_notes(
     assert assistant.answer("What is my dog called?", face(ALICE_FACE)).answer == "Your dog."
 
 
-def test_an_answer_restating_the_question_without_notes_is_not_asked_again(assistant: Assistant) -> None:
+def test_an_answer_restating_the_question_without_notes_is_shown_as_i_dont_know(assistant: Assistant) -> None:
     llm = FirstWordBanningLLM({}, default="Your dog.", second="Rex")
     assistant.llm = llm
     result = assistant.answer("What is my dog called?", face(STRANGER_FACE))
-    assert result.notes == [] and result.answer == "Your dog."
-    assert llm.banned == []
+    assert result.notes == [] and result.answer == UNKNOWN_ANSWER
+    assert llm.banned == []  # nothing to answer from: not asked again
+    assistant.config.llm.unknown_restated_without_notes = False
+    assert assistant.answer("What is my dog called?", face(STRANGER_FACE)).answer == "Your dog."
 
 
 @pytest.mark.parametrize(

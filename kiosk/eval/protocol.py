@@ -58,7 +58,7 @@ from kiosk.eval.metrics import (
 from kiosk.eval.report import write_results
 from kiosk.identity.probe import Probe
 from kiosk.llm.answer_form import shown_answer
-from kiosk.llm.reask import reasked_answer
+from kiosk.llm.reask import replaced_restatement
 from kiosk.memory.note import Note
 from kiosk.retrieval.retriever import chronological
 from kiosk.security.backoff import no_backoff
@@ -675,7 +675,8 @@ def _evaluate(
     # the same answers as the LLM gave them, before the restated question is cut (llm.concise_answers): a paired
     # comparison inside one run, at no extra LLM cost
     scored_replies: dict[Condition, list[Scored]] = {c: [] for c in options.conditions}
-    # the shown answers before an answer restating the question was asked again (llm.reask_restated)
+    # the shown answers before one restating the question was answered again or, without notes, became "I don't know"
+    # (llm.reask_restated, llm.unknown_restated_without_notes)
     scored_first: dict[Condition, list[Scored]] = {c: [] for c in options.conditions}
     answers: list[dict[str, Any]] = [
         {
@@ -704,20 +705,19 @@ def _evaluate(
                 raw = loaded.llm.chat(messages, max_tokens=options.answer_tokens, temperature=0.0)
                 reply = prompting.clean_answer(raw)
                 first = shown_answer(question.question, reply, config.llm.concise_answers)
-                again = None
-                if notes and config.llm.reask_restated:
-                    again = reasked_answer(
-                        loaded.llm,
-                        messages,
-                        question.question,
-                        reply,
-                        max_tokens=options.answer_tokens,
-                        temperature=0.0,
-                        concise=config.llm.concise_answers,
-                        clean=prompting.clean_answer,
-                    )
-                prediction = first if again is None else again
-                if again is not None:
+                replaced = replaced_restatement(
+                    loaded.llm,
+                    messages,
+                    question.question,
+                    reply,
+                    notes_given=bool(notes),
+                    settings=config.llm,
+                    max_tokens=options.answer_tokens,
+                    temperature=0.0,
+                    clean=prompting.clean_answer,
+                )
+                prediction = first if replaced is None else replaced
+                if replaced is not None:
                     per_question_meta[qi][condition]["first_answer"] = first
                 if typed_prompt is not None and not loaded.llm.last_cached:
                     per_question_meta[qi][condition]["reused_tokens"] = getattr(loaded.llm, "last_reused_tokens", None)
@@ -758,8 +758,8 @@ def _evaluate(
                     **_before_concise(scored_replies[condition], scored_first[condition]),
                     "changed": sum(1 for entry in answers if "reply" in entry.get(condition, {})),
                 }
-            if options.answer and config.llm.reask_restated:
-                condition_results[condition]["before_reask"] = {
+            if options.answer and (config.llm.reask_restated or config.llm.unknown_restated_without_notes):
+                condition_results[condition]["before_restated"] = {
                     **_before_concise(scored_first[condition], scored[condition]),
                     "changed": sum(1 for entry in answers if "first_answer" in entry.get(condition, {})),
                 }
@@ -791,6 +791,7 @@ def _evaluate(
         "answer_reply_words": config.llm.answer_reply_words,
         "concise_answers": config.llm.concise_answers,
         "reask_restated": config.llm.reask_restated,
+        "unknown_restated_without_notes": config.llm.unknown_restated_without_notes,
         "retrieval_mode": config.retrieval.mode,
         "dated_ranking": {"weight": config.retrieval.date_weight, "window_days": config.retrieval.date_window_days},
         "person_ranking": {"weight": config.retrieval.person_weight},
@@ -880,7 +881,7 @@ def _fixed_clock(moment: datetime) -> Callable[[], datetime]:
 
 
 def _before_concise(replies: Sequence[Scored], answers: Sequence[Scored]) -> dict[str, Any]:
-    """The scores of the answers before a step (the restated question cut, a restating answer asked again), and
+    """The scores of the answers before a step (the restated question cut, a restating answer replaced), and
     how many answers that step changed the F1 of."""
     before = aggregate(replies)
     return {

@@ -93,10 +93,14 @@ def concise_line(results: Mapping[str, Any]) -> str:
     return _before_step_line(results, "before_concise", opening, "answers cut")
 
 
-def reask_line(results: Mapping[str, Any]) -> str:
-    """Each condition's F1 before answers that only restated the question were asked again (llm.reask_restated)."""
-    opening = "The same answers before those restating the question were asked again (llm.reask_restated)"
-    return _before_step_line(results, "before_reask", opening, "answered again")
+def restated_line(results: Mapping[str, Any]) -> str:
+    """Each condition's F1 before answers that only restated the question were replaced (llm.reask_restated,
+    llm.unknown_restated_without_notes)."""
+    opening = (
+        "The same answers before those only restating the question were answered again, or without notes shown "
+        'as "I don\'t know" (llm.reask_restated, llm.unknown_restated_without_notes)'
+    )
+    return _before_step_line(results, "before_restated", opening, "replaced")
 
 
 def render_markdown(results: Mapping[str, Any]) -> str:
@@ -127,7 +131,7 @@ def render_markdown(results: Mapping[str, Any]) -> str:
         f"Evidence recall@{results['k']} (LLM-free): " + _recall_line(conditions) + ".",
         "",
         *([line, ""] if (line := concise_line(results)) else []),
-        *([line, ""] if (line := reask_line(results)) else []),
+        *([line, ""] if (line := restated_line(results)) else []),
         _floor_line(results),
         "",
         f"Gate: policy `{gate['policy']}`, threshold τ = {gate['threshold']:.4f} from `{gate['calibration']}` "
@@ -186,7 +190,7 @@ def flat_metrics(results: Mapping[str, Any]) -> dict[str, float]:
             flat[f"{prefix}.evidence_recall_at_{results['k']}.fraction"] = payload["evidence_recall_at_k"]
         if payload.get("below_relevance_floor") is not None:
             flat[f"{prefix}.below_relevance_floor.questions"] = payload["below_relevance_floor"]
-        for step in ("before_concise", "before_reask"):
+        for step in ("before_concise", "before_restated"):
             if payload.get(step):
                 flat[f"{prefix}.{step}.f1"] = payload[step]["f1"]
     if results["gap"]["f1"] is not None:

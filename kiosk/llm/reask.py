@@ -8,6 +8,9 @@ choice, said "I don't know" every time. What works is to generate the answer onc
 words ruled out as the first word ("Yoga in the park."): llama.cpp bans their first tokens at the first position
 only (kiosk.llm.llamacpp.LlamaCppLLM.chat_avoiding_first_words). The new answer is shown unless it restates the
 question too; a backend without that ability keeps the first answer.
+
+Without notes there is nothing to answer from: an answer that restates the question then is a guess in the
+question's words (a stranger asking "What kind of pot did Mel make?" got "Pot"), shown as "I don't know".
 """
 
 from __future__ import annotations
@@ -15,8 +18,42 @@ from __future__ import annotations
 import string
 from collections.abc import Callable
 
+from kiosk.config import LLMConfig
 from kiosk.llm.answer_form import restates_question, shown_answer
 from kiosk.llm.backend import Message
+from kiosk.llm.prompts import UNKNOWN_ANSWER
+
+
+def replaced_restatement(
+    llm: object,
+    messages: list[Message],
+    question: str,
+    reply: str,
+    *,
+    notes_given: bool,
+    settings: LLMConfig,
+    max_tokens: int,
+    temperature: float,
+    clean: Callable[[str], str] = str.strip,
+) -> str | None:
+    """What is shown instead of `reply` when its shown answer only restates `question`: with notes a second
+    answer (llm.reask_restated), without notes "I don't know" (llm.unknown_restated_without_notes); None keeps
+    the shown answer."""
+    if notes_given:
+        if not settings.reask_restated:
+            return None
+        return reasked_answer(
+            llm,
+            messages,
+            question,
+            reply,
+            max_tokens=max_tokens,
+            temperature=temperature,
+            concise=settings.concise_answers,
+            clean=clean,
+        )
+    shown = shown_answer(question, reply, settings.concise_answers)
+    return UNKNOWN_ANSWER if settings.unknown_restated_without_notes and restates_question(question, shown) else None
 
 
 def reasked_answer(

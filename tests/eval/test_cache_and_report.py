@@ -12,7 +12,7 @@ import pytest
 from kiosk.eval.analysis import gold_gap
 from kiosk.eval.answer_cache import AnswerCache, CachedLLM
 from kiosk.eval.prompting import clean_answer
-from kiosk.eval.report import concise_line, flat_metrics, reask_line, score_table, write_atomically
+from kiosk.eval.report import concise_line, flat_metrics, restated_line, score_table, write_atomically
 
 
 class CountingLLM:
@@ -147,10 +147,11 @@ def test_table_has_the_papers_rows_and_columns() -> None:
             "Owner 30.50 F1 (12 answers cut: 7 better, 2 worse).",
         ),
         (
-            "before_reask",
-            reask_line,
-            "The same answers before those restating the question were asked again (llm.reask_restated): "
-            "Owner 30.50 F1 (12 answered again: 7 better, 2 worse).",
+            "before_restated",
+            restated_line,
+            "The same answers before those only restating the question were answered again, or without notes "
+            'shown as "I don\'t know" (llm.reask_restated, llm.unknown_restated_without_notes): '
+            "Owner 30.50 F1 (12 replaced: 7 better, 2 worse).",
         ),
     ],
 )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from doubles import FirstWordBanningLLM, ScriptedLLM
 
-from kiosk.llm.prompts import compact_answer_messages
-from kiosk.llm.reask import reasked_answer
+from kiosk.config import LLMConfig
+from kiosk.llm.prompts import UNKNOWN_ANSWER, compact_answer_messages
+from kiosk.llm.reask import reasked_answer, replaced_restatement
 
 QUESTION = "Where did Deborah meet her new neighbor Anna?"
 MESSAGES = compact_answer_messages(QUESTION, [])
@@ -43,4 +44,26 @@ def test_an_answer_that_says_something_new_is_not_asked_again() -> None:
 def test_a_backend_that_cannot_ban_first_words_keeps_the_first_answer() -> None:
     llm = ScriptedLLM(default="never used")
     assert reask(llm, "Anna") is None
+    assert llm.calls == []
+
+
+def replaced(llm: object, reply: str, notes_given: bool, settings: LLMConfig) -> str | None:
+    return replaced_restatement(
+        llm, MESSAGES, QUESTION, reply, notes_given=notes_given, settings=settings, max_tokens=16, temperature=0.0
+    )
+
+
+def test_with_notes_a_restating_answer_is_answered_again_unless_switched_off() -> None:
+    llm = FirstWordBanningLLM(second="Yoga in the park.")
+    assert replaced(llm, "Anna", True, LLMConfig()) == "Yoga in the park."
+    assert replaced(llm, "Anna", True, LLMConfig(reask_restated=False)) is None
+    assert replaced(llm, "At yoga", True, LLMConfig()) is None
+    assert llm.banned == [["Anna"]]
+
+
+def test_without_notes_a_restating_answer_is_shown_as_i_dont_know_unless_switched_off() -> None:
+    llm = FirstWordBanningLLM(second="never used")
+    assert replaced(llm, "Anna", False, LLMConfig()) == UNKNOWN_ANSWER
+    assert replaced(llm, "Anna", False, LLMConfig(unknown_restated_without_notes=False)) is None
+    assert replaced(llm, "At yoga", False, LLMConfig()) is None
     assert llm.calls == []
