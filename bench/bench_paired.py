@@ -72,18 +72,13 @@ def compare(
 
 def _without(run: dict[str, Any], left_out: frozenset[str]) -> dict[str, Any]:
     """`run` with only the questions outside `left_out`, its per-category and average F1 recomputed."""
-    from bench.bench_pooled import CATEGORY_IDS
-    from kiosk.eval.metrics import Scored, aggregate
+    from bench.bench_pooled import scored
+    from kiosk.eval.metrics import aggregate
 
     answers = [row for row in run["answers"] if row["key"] not in left_out]
     conditions: dict[str, Any] = {}
     for condition in run["conditions"]:
-        items = [
-            Scored(CATEGORY_IDS[row["category"]], row[condition]["f1"], row[condition]["bleu1"])
-            for row in answers
-            if "f1" in row.get(condition, {})
-        ]
-        if items:
+        if items := scored([("", {"answers": answers})], condition):
             conditions[condition] = {"scores": aggregate(items).as_dict()}
     return {**run, "answers": answers, "conditions": conditions}
 

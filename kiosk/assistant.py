@@ -357,6 +357,7 @@ class Assistant:
                 messages,
                 text,
                 generated,
+                reply,
                 notes_given=bool(retrieval.notes),
                 settings=settings,
                 max_tokens=settings.max_answer_tokens,

@@ -110,15 +110,10 @@ class CachedLLM:
                 )
             )
 
-        cacheable = self._cache is not None and temperature == 0.0
         key = request_key(
             self.model_sha256, messages, max_tokens=max_tokens, json_schema=json_schema, stop=stop, **context
         )
-        if cacheable:
-            return self._cached(key, generate, prepare)
-        self.last_cached = False
-        prepare()
-        return self._timed(generate)[0]
+        return self._respond(key, generate, prepare, temperature)
 
     def chat_avoiding_first_words(
         self, messages: list[dict[str, str]], words: Sequence[str], *, max_tokens: int, temperature: float = 0.0
@@ -138,9 +133,14 @@ class CachedLLM:
             **getattr(self._inner, "answer_options", {}),
         }
         key = request_key(self.model_sha256, messages, **options)
+        return self._respond(key, generate, lambda: None, temperature)
+
+    def _respond(self, key: str, generate: Callable[[], str], prepare: Callable[[], None], temperature: float) -> str:
+        """The cached answer for `key` when greedy decoding makes it reusable, else a fresh one."""
         if self._cache is not None and temperature == 0.0:
-            return self._cached(key, generate, lambda: None)
+            return self._cached(key, generate, prepare)
         self.last_cached = False
+        prepare()
         return self._timed(generate)[0]
 
     def stream(self, messages: list[dict[str, str]], *, max_tokens: int, temperature: float = 0.0) -> Iterator[str]:

@@ -710,6 +710,7 @@ def _evaluate(
                     messages,
                     question.question,
                     reply,
+                    first,
                     notes_given=bool(notes),
                     settings=config.llm,
                     max_tokens=options.answer_tokens,
@@ -755,12 +756,12 @@ def _evaluate(
             }
             if options.answer and config.llm.concise_answers:
                 condition_results[condition]["before_concise"] = {
-                    **_before_concise(scored_replies[condition], scored_first[condition]),
+                    **_before_step(scored_replies[condition], scored_first[condition]),
                     "changed": sum(1 for entry in answers if "reply" in entry.get(condition, {})),
                 }
             if options.answer and (config.llm.reask_restated or config.llm.unknown_restated_without_notes):
                 condition_results[condition]["before_restated"] = {
-                    **_before_concise(scored_first[condition], scored[condition]),
+                    **_before_step(scored_first[condition], scored[condition]),
                     "changed": sum(1 for entry in answers if "first_answer" in entry.get(condition, {})),
                 }
         gap: dict[str, float | None] = {"f1": None, "bleu1": None}
@@ -880,7 +881,7 @@ def _fixed_clock(moment: datetime) -> Callable[[], datetime]:
     return lambda: moment
 
 
-def _before_concise(replies: Sequence[Scored], answers: Sequence[Scored]) -> dict[str, Any]:
+def _before_step(replies: Sequence[Scored], answers: Sequence[Scored]) -> dict[str, Any]:
     """The scores of the answers before a step (the restated question cut, a restating answer replaced), and
     how many answers that step changed the F1 of."""
     before = aggregate(replies)

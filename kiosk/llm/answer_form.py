@@ -92,14 +92,23 @@ def restates_question(question: str, answer: str) -> bool:
     """True when `answer` is made only of the question's own words ("What kind of flowers does Audrey have a
     tattoo of?" -> "flowers"): it names nothing the person did not say. A choice question ("Susie or
     Seraphim?") is answered by one of its own words, so it never counts, nor do yes, no and "I don't know"."""
-    if _CHOICE.search(question) or answer.strip().rstrip(".").strip() == UNKNOWN_ANSWER:
+    if _CHOICE.search(question) or _says_unknown(answer):
         return False
-    asked = {porter_stem(_bare(word)) for word in question.split()}
+    asked = _asked_stems(question)
     words = [_bare(word) for word in answer.split()]
     content = [word for word in words if word and word not in _NO_ANSWER_WORDS]
     if not content or any(word in _YES_NO for word in content):
         return False
     return all(porter_stem(word) in asked for word in content)
+
+
+def _says_unknown(answer: str) -> bool:
+    return answer.strip().rstrip(".").strip() == UNKNOWN_ANSWER
+
+
+def _asked_stems(question: str) -> set[str]:
+    """The Porter stems of the question's words, as _bare writes them."""
+    return {porter_stem(_bare(word)) for word in question.split()}
 
 
 def _bare(word: str) -> str:
@@ -110,12 +119,12 @@ def _bare(word: str) -> str:
 def concise_answer(question: str, answer: str) -> str:
     """`answer` without the question's restatement at its start or end, or the one date a when-question's answer
     anchors (see the module's docstring)."""
-    if answer.strip().rstrip(".").strip() == UNKNOWN_ANSWER:
+    if _says_unknown(answer):
         return answer
     dates = _ANCHORED_DATE.findall(answer) if question.lstrip().lower().startswith("when ") else []
     if len(dates) == 1:
         return dates[0][0].upper() + dates[0][1:]
-    asked = {porter_stem(_bare(word)) for word in question.split()}
+    asked = _asked_stems(question)
     words = answer.split()
 
     def restated(word: str) -> bool:

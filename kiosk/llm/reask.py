@@ -29,6 +29,7 @@ def replaced_restatement(
     messages: list[Message],
     question: str,
     reply: str,
+    shown: str,
     *,
     notes_given: bool,
     settings: LLMConfig,
@@ -36,24 +37,25 @@ def replaced_restatement(
     temperature: float,
     clean: Callable[[str], str] = str.strip,
 ) -> str | None:
-    """What is shown instead of `reply` when its shown answer only restates `question`: with notes a second
-    answer (llm.reask_restated), without notes "I don't know" (llm.unknown_restated_without_notes); None keeps
-    the shown answer."""
-    if notes_given:
-        if not settings.reask_restated:
-            return None
-        return reasked_answer(
-            llm,
-            messages,
-            question,
-            reply,
-            max_tokens=max_tokens,
-            temperature=temperature,
-            concise=settings.concise_answers,
-            clean=clean,
-        )
-    shown = shown_answer(question, reply, settings.concise_answers)
-    return UNKNOWN_ANSWER if settings.unknown_restated_without_notes and restates_question(question, shown) else None
+    """What is shown instead of `shown` (the shown form of `reply`) when it only restates `question`: with notes a
+    second answer (llm.reask_restated), without notes "I don't know" (llm.unknown_restated_without_notes); None
+    keeps `shown`."""
+    if not restates_question(question, shown):
+        return None
+    if not notes_given:
+        return UNKNOWN_ANSWER if settings.unknown_restated_without_notes else None
+    if not settings.reask_restated:
+        return None
+    return reasked_answer(
+        llm,
+        messages,
+        question,
+        reply,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        concise=settings.concise_answers,
+        clean=clean,
+    )
 
 
 def reasked_answer(
@@ -67,10 +69,11 @@ def reasked_answer(
     concise: bool,
     clean: Callable[[str], str] = str.strip,
 ) -> str | None:
-    """The shown answer of a second try when `reply` (as kiosk.llm.answer_form.shown_answer shows it) only
-    restates `question`; None when the first answer stands."""
+    """The shown answer of a second try for `reply`, whose shown answer restates `question` (replaced_restatement
+    checks that), with its words banned as the first word; None when the backend cannot ban them or the second
+    answer restates the question too."""
     avoid = getattr(llm, "chat_avoiding_first_words", None)
-    if avoid is None or not restates_question(question, shown_answer(question, reply, concise)):
+    if avoid is None:
         return None
     words = sorted({word.strip(string.punctuation + "‘’“”") for word in reply.split()} - {""})
     try:

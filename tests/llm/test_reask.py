@@ -5,15 +5,17 @@ from __future__ import annotations
 from doubles import FirstWordBanningLLM, ScriptedLLM
 
 from kiosk.config import LLMConfig
+from kiosk.llm.answer_form import shown_answer
 from kiosk.llm.prompts import UNKNOWN_ANSWER, compact_answer_messages
-from kiosk.llm.reask import reasked_answer, replaced_restatement
+from kiosk.llm.reask import replaced_restatement
 
 QUESTION = "Where did Deborah meet her new neighbor Anna?"
 MESSAGES = compact_answer_messages(QUESTION, [])
 
 
 def reask(llm: object, reply: str) -> str | None:
-    return reasked_answer(llm, MESSAGES, QUESTION, reply, max_tokens=16, temperature=0.0, concise=True)
+    """The answer shown instead of `reply` when notes were given, with the default settings."""
+    return replaced(llm, reply, True, LLMConfig())
 
 
 def test_an_answer_that_restates_the_question_is_answered_again_without_its_words_first() -> None:
@@ -48,8 +50,17 @@ def test_a_backend_that_cannot_ban_first_words_keeps_the_first_answer() -> None:
 
 
 def replaced(llm: object, reply: str, notes_given: bool, settings: LLMConfig) -> str | None:
+    shown = shown_answer(QUESTION, reply, settings.concise_answers)
     return replaced_restatement(
-        llm, MESSAGES, QUESTION, reply, notes_given=notes_given, settings=settings, max_tokens=16, temperature=0.0
+        llm,
+        MESSAGES,
+        QUESTION,
+        reply,
+        shown,
+        notes_given=notes_given,
+        settings=settings,
+        max_tokens=16,
+        temperature=0.0,
     )
 
 
