@@ -19,7 +19,7 @@ import numpy as np
 from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError, ProbeError
 from kiosk.identity.probe import Probe
-from kiosk.llm.answer_form import shown_answer
+from kiosk.llm.answer_steps import shown_reply
 from kiosk.llm.backend import LLM
 from kiosk.llm.prompts import (
     ANSWER_NO_MEMORY_SYSTEM,
@@ -29,7 +29,6 @@ from kiosk.llm.prompts import (
     answer_messages,
     compact_answer_messages,
 )
-from kiosk.llm.reask import replaced_restatement
 from kiosk.memory.forgetting import Decay, archive_faded
 from kiosk.memory.scopes import PERSONAL, Scope, owner_for, scope_kind
 from kiosk.memory.store import SensitiveIndex, Store, owner_scope
@@ -349,21 +348,18 @@ class Assistant:
             timings["prompt"] = _ms_since(started)
             started = time.perf_counter()
             generated = self._generate(messages, stream, timings, started_total)
-            # the streamed words are replaced by this when it is shown
-            reply = shown_answer(text, generated, self.config.llm.concise_answers)
             settings = self.config.llm
-            replaced = replaced_restatement(
+            # the streamed words are replaced by this when it is shown
+            reply = shown_reply(
                 self.llm,
                 messages,
                 text,
                 generated,
-                reply,
                 notes_given=bool(retrieval.notes),
                 settings=settings,
                 max_tokens=settings.max_answer_tokens,
                 temperature=settings.temperature,
-            )
-            reply = replaced if replaced is not None else reply
+            ).text
             timings["llm"] = _ms_since(started)
             with owner_scope(self.store, sorted({item.note.owner_id for item in retrieval.notes})):
                 self.store.reinforce(retrieval.note_ids, self.clock())

@@ -364,6 +364,14 @@ class LLMConfig(Section):
         "restates the question's words ('What kind of pot did Mel make?' -> 'Pot'), show 'I don't know' "
         "(kiosk/llm/reask.py).",
     )
+    complete_lists: bool = Field(
+        default=True,
+        description="When notes were given, the question asks for several things ('What instruments does Melanie "
+        "play?') and the answer names one ('Clarinet'), continue the reply after a comma and add each further item "
+        "whose words the notes hold ('Clarinet, violin') (llama.cpp only; kiosk/llm/lists.py). LoCoMo owner F1 on "
+        "the 811 held-out questions unread in design 31.02 -> 31.61, 15 answers better and 2 worse "
+        "(bench/results/complete_lists_owner.md).",
+    )
     reuse_system_prompt: bool = Field(
         default=True,
         description="llama.cpp: keep the KV state of each fixed system prompt and restore it before an answer "

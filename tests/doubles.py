@@ -95,3 +95,20 @@ class FirstWordBanningLLM(ScriptedLLM):
         self.banned.append(list(words))
         self.calls.append(LLMCall("avoiding", list(messages), max_tokens, temperature, None, None, self.second))
         return self.second
+
+
+class ListContinuingLLM(ScriptedLLM):
+    """A `ScriptedLLM` that can also continue a reply it began (like kiosk.llm.llamacpp): the continuation is
+    `more`, and each reply start it was asked to continue is recorded in `starts`."""
+
+    def __init__(
+        self, replies: Mapping[str, Reply] | Sequence[tuple[str, Reply]] = (), default: str = "", more: str = ""
+    ) -> None:
+        super().__init__(replies, default)
+        self.more = more
+        self.starts: list[str] = []
+
+    def continue_reply(self, messages: list[Message], start: str, *, max_tokens: int, temperature: float = 0.0) -> str:
+        self.starts.append(start)
+        self.calls.append(LLMCall("continue", list(messages), max_tokens, temperature, None, None, self.more))
+        return self.more

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from doubles import FirstWordBanningLLM, ScriptedLLM
+from doubles import FirstWordBanningLLM, ListContinuingLLM, ScriptedLLM
 
 from kiosk.assistant import Assistant
 from kiosk.config import KioskConfig
@@ -211,6 +211,18 @@ def test_an_answer_restating_the_question_without_notes_is_shown_as_i_dont_know(
     assert llm.banned == []  # nothing to answer from: not asked again
     assistant.config.llm.unknown_restated_without_notes = False
     assert assistant.answer("What is my dog called?", face(STRANGER_FACE)).answer == "Your dog."
+
+
+def test_one_thing_named_for_a_question_asking_for_several_is_completed_from_the_notes(
+    assistant: Assistant,
+) -> None:
+    llm = ListContinuingLLM({}, default="A beagle puppy", more=" pottery classes, a flute")
+    assistant.llm = llm
+    result = assistant.answer("What things does Alice have?", face(ALICE_FACE))
+    assert result.answer == "A beagle puppy, pottery classes"  # the flute is in no note of hers
+    assert llm.starts == ["A beagle puppy,"] and llm.calls[-1].messages == llm.calls[0].messages
+    assistant.config.llm.complete_lists = False
+    assert assistant.answer("What things does Alice have?", face(ALICE_FACE)).answer == "A beagle puppy"
 
 
 @pytest.mark.parametrize(

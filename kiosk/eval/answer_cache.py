@@ -119,19 +119,39 @@ class CachedLLM:
         self, messages: list[dict[str, str]], words: Sequence[str], *, max_tokens: int, temperature: float = 0.0
     ) -> str:
         """The backend's reply that starts with none of `words` (kiosk.llm.reask), cached like `chat`."""
-        avoid = getattr(self._inner, "chat_avoiding_first_words", None)
-        if avoid is None:
-            raise NotImplementedError(f"{self.name} cannot ban a reply's first words")
+        options = {"avoid_first_words": list(words)}
+        return self._by_ability(
+            "chat_avoiding_first_words", "ban a reply's first words", messages, words, options, max_tokens, temperature
+        )
+
+    def continue_reply(
+        self, messages: list[dict[str, str]], start: str, *, max_tokens: int, temperature: float = 0.0
+    ) -> str:
+        """What the backend writes after `start` in its reply to `messages` (kiosk.llm.lists), cached like `chat`."""
+        options = {"reply_start": start}
+        return self._by_ability("continue_reply", "continue a reply", messages, start, options, max_tokens, temperature)
+
+    def _by_ability(
+        self,
+        method: str,
+        ability: str,
+        messages: list[dict[str, str]],
+        argument: Any,
+        key_options: dict[str, Any],
+        max_tokens: int,
+        temperature: float,
+    ) -> str:
+        """The backend's `method(messages, argument, ...)` reply, cached like `chat` under `key_options`; raises
+        NotImplementedError when the backend cannot `ability`."""
+        call = getattr(self._inner, method, None)
+        if call is None:
+            raise NotImplementedError(f"{self.name} cannot {ability}")
         self._prefilled = None
 
         def generate() -> str:
-            return str(avoid(messages, words, max_tokens=max_tokens, temperature=temperature))
+            return str(call(messages, argument, max_tokens=max_tokens, temperature=temperature))
 
-        options = {
-            "max_tokens": max_tokens,
-            "avoid_first_words": list(words),
-            **getattr(self._inner, "answer_options", {}),
-        }
+        options = {"max_tokens": max_tokens, **key_options, **getattr(self._inner, "answer_options", {})}
         key = request_key(self.model_sha256, messages, **options)
         return self._respond(key, generate, lambda: None, temperature)
 

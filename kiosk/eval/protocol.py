@@ -57,8 +57,7 @@ from kiosk.eval.metrics import (
 )
 from kiosk.eval.report import write_results
 from kiosk.identity.probe import Probe
-from kiosk.llm.answer_form import shown_answer
-from kiosk.llm.reask import replaced_restatement
+from kiosk.llm.answer_steps import shown_reply
 from kiosk.memory.note import Note
 from kiosk.retrieval.retriever import chronological
 from kiosk.security.backoff import no_backoff
@@ -671,13 +670,12 @@ def _evaluate(
             progress("retrieve", qi + 1, len(questions))
 
     # Answers: one LLM call per (condition, question) unless the identical prompt was answered before.
-    scored: dict[Condition, list[Scored]] = {c: [] for c in options.conditions}
-    # the same answers as the LLM gave them, before the restated question is cut (llm.concise_answers): a paired
-    # comparison inside one run, at no extra LLM cost
-    scored_replies: dict[Condition, list[Scored]] = {c: [] for c in options.conditions}
-    # the shown answers before one restating the question was answered again or, without notes, became "I don't know"
-    # (llm.reask_restated, llm.unknown_restated_without_notes)
-    scored_first: dict[Condition, list[Scored]] = {c: [] for c in options.conditions}
+    # the answers after each step from the LLM's reply to the answer shown (kiosk.llm.answer_steps), scored: paired
+    # comparisons of each step inside one run, at no extra LLM cost
+    scored_steps: dict[Condition, dict[str, list[Scored]]] = {
+        c: {step: [] for step in ANSWER_STEPS} for c in options.conditions
+    }
+    scored = {condition: steps["answer"] for condition, steps in scored_steps.items()}
     answers: list[dict[str, Any]] = [
         {
             "key": q.key,
@@ -704,31 +702,29 @@ def _evaluate(
                 )
                 raw = loaded.llm.chat(messages, max_tokens=options.answer_tokens, temperature=0.0)
                 reply = prompting.clean_answer(raw)
-                first = shown_answer(question.question, reply, config.llm.concise_answers)
-                replaced = replaced_restatement(
+                shown = shown_reply(
                     loaded.llm,
                     messages,
                     question.question,
                     reply,
-                    first,
                     notes_given=bool(notes),
                     settings=config.llm,
                     max_tokens=options.answer_tokens,
                     temperature=0.0,
                     clean=prompting.clean_answer,
                 )
-                prediction = first if replaced is None else replaced
-                if replaced is not None:
+                first, prediction = shown.first, shown.text
+                if shown.replaced is not None:
                     per_question_meta[qi][condition]["first_answer"] = first
+                if shown.listed is not None:
+                    per_question_meta[qi][condition]["unlisted_answer"] = shown.before_lists
                 if typed_prompt is not None and not loaded.llm.last_cached:
                     per_question_meta[qi][condition]["reused_tokens"] = getattr(loaded.llm, "last_reused_tokens", None)
-                score = score_answer(prediction, question.answer, question.category)
-                first_score = score if first == prediction else score_answer(first, question.answer, question.category)
-                scored[condition].append(score)
-                scored_first[condition].append(first_score)
-                scored_replies[condition].append(
-                    first_score if reply == first else score_answer(reply, question.answer, question.category)
-                )
+                steps = {"reply": reply, "shown": first, "unlisted": shown.before_lists, "answer": prediction}
+                step_scores = {text: score_answer(text, question.answer, question.category) for text in steps.values()}
+                for step, text in steps.items():
+                    scored_steps[condition][step].append(step_scores[text])
+                score = step_scores[prediction]
                 answers[qi][condition] = {
                     "prediction": prediction,
                     **({"reply": reply} if reply != first else {}),
@@ -754,16 +750,17 @@ def _evaluate(
                     1 for meta in per_question_meta if meta.get(condition, {}).get("below_relevance_floor")
                 ),
             }
-            if options.answer and config.llm.concise_answers:
-                condition_results[condition]["before_concise"] = {
-                    **_before_step(scored_replies[condition], scored_first[condition]),
-                    "changed": sum(1 for entry in answers if "reply" in entry.get(condition, {})),
-                }
-            if options.answer and (config.llm.reask_restated or config.llm.unknown_restated_without_notes):
-                condition_results[condition]["before_restated"] = {
-                    **_before_step(scored_first[condition], scored[condition]),
-                    "changed": sum(1 for entry in answers if "first_answer" in entry.get(condition, {})),
-                }
+            steps_on = {
+                "before_concise": config.llm.concise_answers,
+                "before_restated": config.llm.reask_restated or config.llm.unknown_restated_without_notes,
+                "before_lists": config.llm.complete_lists,
+            }
+            for summary, before, after, marker in STEP_SUMMARIES:
+                if options.answer and steps_on[summary]:
+                    condition_results[condition][summary] = {
+                        **_before_step(scored_steps[condition][before], scored_steps[condition][after]),
+                        "changed": sum(1 for entry in answers if marker in entry.get(condition, {})),
+                    }
         gap: dict[str, float | None] = {"f1": None, "bleu1": None}
         if options.answer and "owner" in scored and "non_owner" in scored:
             owner_scores, non_owner_scores = aggregate(scored["owner"]), aggregate(scored["non_owner"])
@@ -793,6 +790,7 @@ def _evaluate(
         "concise_answers": config.llm.concise_answers,
         "reask_restated": config.llm.reask_restated,
         "unknown_restated_without_notes": config.llm.unknown_restated_without_notes,
+        "complete_lists": config.llm.complete_lists,
         "retrieval_mode": config.retrieval.mode,
         "dated_ranking": {"weight": config.retrieval.date_weight, "window_days": config.retrieval.date_window_days},
         "person_ranking": {"weight": config.retrieval.person_weight},
@@ -881,9 +879,19 @@ def _fixed_clock(moment: datetime) -> Callable[[], datetime]:
     return lambda: moment
 
 
+ANSWER_STEPS = ("reply", "shown", "unlisted", "answer")
+# each step's summary in the results: its name, the answers before and after it, and the key an answer it changed
+# records its earlier form under
+STEP_SUMMARIES = (
+    ("before_concise", "reply", "shown", "reply"),
+    ("before_restated", "shown", "unlisted", "first_answer"),
+    ("before_lists", "unlisted", "answer", "unlisted_answer"),
+)
+
+
 def _before_step(replies: Sequence[Scored], answers: Sequence[Scored]) -> dict[str, Any]:
-    """The scores of the answers before a step (the restated question cut, a restating answer replaced), and
-    how many answers that step changed the F1 of."""
+    """The scores of the answers before a step (the restated question cut, a restating answer replaced, a list
+    completed), and how many answers that step changed the F1 of."""
     before = aggregate(replies)
     return {
         "f1": round(before.average_f1, 2),

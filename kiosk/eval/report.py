@@ -103,6 +103,16 @@ def restated_line(results: Mapping[str, Any]) -> str:
     return _before_step_line(results, "before_restated", opening, "replaced")
 
 
+def lists_line(results: Mapping[str, Any]) -> str:
+    """Each condition's F1 before one-thing answers to questions asking for several were completed from the
+    notes (llm.complete_lists)."""
+    opening = (
+        "The same answers before one thing named for a question asking for several was completed from the notes "
+        "(llm.complete_lists)"
+    )
+    return _before_step_line(results, "before_lists", opening, "completed")
+
+
 def render_markdown(results: Mapping[str, Any]) -> str:
     conditions = results["conditions"]
     gate = results["gate"]
@@ -132,6 +142,7 @@ def render_markdown(results: Mapping[str, Any]) -> str:
         "",
         *([line, ""] if (line := concise_line(results)) else []),
         *([line, ""] if (line := restated_line(results)) else []),
+        *([line, ""] if (line := lists_line(results)) else []),
         _floor_line(results),
         "",
         f"Gate: policy `{gate['policy']}`, threshold τ = {gate['threshold']:.4f} from `{gate['calibration']}` "
@@ -190,7 +201,7 @@ def flat_metrics(results: Mapping[str, Any]) -> dict[str, float]:
             flat[f"{prefix}.evidence_recall_at_{results['k']}.fraction"] = payload["evidence_recall_at_k"]
         if payload.get("below_relevance_floor") is not None:
             flat[f"{prefix}.below_relevance_floor.questions"] = payload["below_relevance_floor"]
-        for step in ("before_concise", "before_restated"):
+        for step in ("before_concise", "before_restated", "before_lists"):
             if payload.get(step):
                 flat[f"{prefix}.{step}.f1"] = payload[step]["f1"]
     if results["gap"]["f1"] is not None:

@@ -31,19 +31,19 @@ from kiosk.llm.prompts import COMPACT_NO_MEMORY_SYSTEM, COMPACT_RULES, DATA_RULE
 from kiosk.stems import porter_stem
 
 
-def _word_set(words: str) -> frozenset[str]:
+def word_set(words: str) -> frozenset[str]:
     return frozenset(words.split())
 
 
-_FUNCTION_WORDS = _word_set(
+_FUNCTION_WORDS = word_set(
     "a an the and or of to in on at for with as by from his her their its my our your he she they it is are was "
     "were be been has have had do does did that this these those about"
 )
 # A closing run is cut only from a word that starts a clause or a phrase, so the answer never stops mid-phrase.
-_CLAUSE_STARTS = _word_set(
+_CLAUSE_STARTS = word_set(
     "with when while in at on for from to because by as during after before since like about through"
 )
-_DETERMINERS = _word_set("a an the his her its their my our your this these that those")
+_DETERMINERS = word_set("a an the his her its their my our your this these that those")
 _PUNCTUATION = str.maketrans("", "", string.punctuation + "‘’“”")
 _MIN_QUESTION_WORDS = 2
 _ANCHORED_DATE = re.compile(r"\(([^()]*\b\d{4})\)")  # what time_anchors writes: "(6 May 2023)", "(2022)", ...
@@ -81,18 +81,18 @@ def shown_answer(question: str, reply: str, concise: bool) -> str:
 
 
 # Words that carry no answer of their own: an answer made of these and the question's words says nothing new.
-_NO_ANSWER_WORDS = _FUNCTION_WORDS | _word_set(
+_NO_ANSWER_WORDS = _FUNCTION_WORDS | word_set(
     "what which who whom whose where when why how kind type types sort some any one ones thing things"
 )
 _CHOICE = re.compile(r"\bor\b", re.IGNORECASE)
-_YES_NO = _word_set("yes no")
+_YES_NO = word_set("yes no")
 
 
 def restates_question(question: str, answer: str) -> bool:
     """True when `answer` is made only of the question's own words ("What kind of flowers does Audrey have a
     tattoo of?" -> "flowers"): it names nothing the person did not say. A choice question ("Susie or
     Seraphim?") is answered by one of its own words, so it never counts, nor do yes, no and "I don't know"."""
-    if _CHOICE.search(question) or _says_unknown(answer):
+    if _CHOICE.search(question) or says_unknown(answer):
         return False
     asked = _asked_stems(question)
     words = [_bare(word) for word in answer.split()]
@@ -102,8 +102,14 @@ def restates_question(question: str, answer: str) -> bool:
     return all(porter_stem(word) in asked for word in content)
 
 
-def _says_unknown(answer: str) -> bool:
+def says_unknown(answer: str) -> bool:
     return answer.strip().rstrip(".").strip() == UNKNOWN_ANSWER
+
+
+def content_stems(text: str) -> frozenset[str]:
+    """The Porter stems of the words of `text` that can carry an answer (not "the", "what", "kind", ...)."""
+    words = (_bare(word) for word in text.split())
+    return frozenset(porter_stem(word) for word in words if word and word not in _NO_ANSWER_WORDS)
 
 
 def _asked_stems(question: str) -> set[str]:
@@ -119,7 +125,7 @@ def _bare(word: str) -> str:
 def concise_answer(question: str, answer: str) -> str:
     """`answer` without the question's restatement at its start or end, or the one date a when-question's answer
     anchors (see the module's docstring)."""
-    if _says_unknown(answer):
+    if says_unknown(answer):
         return answer
     dates = _ANCHORED_DATE.findall(answer) if question.lstrip().lower().startswith("when ") else []
     if len(dates) == 1:

@@ -325,6 +325,22 @@ class LlamaCppLLM:
         banned = self._first_tokens(words)
         return self._complete(messages, max_tokens, temperature, first_banned=banned)
 
+    def continue_reply(self, messages: list[Message], start: str, *, max_tokens: int, temperature: float = 0.0) -> str:
+        """What the model writes after `start` when its reply to `messages` begins with `start` (kiosk.llm.lists).
+        The prompt is the chat prompt with `start` appended, so the context of the reply that `start` came from is
+        reused up to its end."""
+        tokens = self.prompt_tokens(messages)
+        if tokens is None:
+            raise NotImplementedError(f"{self.name} has no chat template to continue a reply in")
+        tokens += self._llama.tokenize(start.encode("utf-8"), add_bos=False, special=False)
+        result = self._locked_generation(
+            lambda: self._ready_system_prompt(messages),
+            lambda: self._llama.create_completion(
+                prompt=tokens, max_tokens=max_tokens, temperature=temperature, stop=["\n"]
+            ),
+        )
+        return str(result["choices"][0].get("text") or "")
+
     def _first_tokens(self, words: Sequence[str]) -> list[int]:
         banned: set[int] = set()
         for word in words:
@@ -351,30 +367,41 @@ class LlamaCppLLM:
             from llama_cpp import LogitsProcessorList
 
             processors = LogitsProcessorList([_banned_at_first_position(first_banned)])
+
+        def prepare() -> None:
+            if json_schema is None:
+                self._ready_context(messages)
+
+        result = self._locked_generation(
+            prepare,
+            lambda: self._llama.create_chat_completion(
+                messages=cast(Any, messages),
+                max_tokens=max_tokens,
+                temperature=temperature,
+                response_format=cast(Any, response_format),
+                stop=stop,
+                logits_processor=processors,
+            ),
+        )
+        return str(result["choices"][0]["message"].get("content") or "")
+
+    def _locked_generation(self, prepare: Callable[[], None], generate: Callable[[], Any]) -> dict[str, Any]:
+        """`prepare` then `generate` under the model's lock, timed as one answer (last_usage)."""
         started = time.perf_counter()
         self._acquire()
         try:
             try:
-                if json_schema is None:
-                    self._ready_context(messages)
-                result = self._llama.create_chat_completion(
-                    messages=cast(Any, messages),
-                    max_tokens=max_tokens,
-                    temperature=temperature,
-                    response_format=cast(Any, response_format),
-                    stop=stop,
-                    logits_processor=processors,
-                )
+                prepare()
+                result = cast(dict[str, Any], generate())
             except (ValueError, RuntimeError) as exc:
                 raise LLMError(f"llama.cpp failed to answer ({exc})", "shorten the prompt or check the model") from exc
         finally:
             self._lock.release()
-        reply = cast(dict[str, Any], result)
-        usage = reply.get("usage") or {}
+        usage = result.get("usage") or {}
         self.last_usage = Usage(
             int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)), time.perf_counter() - started
         )
-        return str(reply["choices"][0]["message"].get("content") or "")
+        return result
 
     def stream(self, messages: list[Message], *, max_tokens: int, temperature: float = 0.0) -> Iterator[str]:
         started = time.perf_counter()

@@ -102,6 +102,13 @@ class LockedLLM:
         with self.lock:
             return str(avoid(messages, words, max_tokens=max_tokens, temperature=temperature))
 
+    def continue_reply(self, messages: list[Message], start: str, *, max_tokens: int, temperature: float = 0.0) -> str:
+        go_on = getattr(self.inner, "continue_reply", None)
+        if go_on is None:
+            raise NotImplementedError(f"{self.name} cannot continue a reply")
+        with self.lock:
+            return str(go_on(messages, start, max_tokens=max_tokens, temperature=temperature))
+
     def stream(self, messages: list[Message], *, max_tokens: int, temperature: float = 0.0) -> Iterator[str]:
         with self.lock:
             yield from self.inner.stream(messages, max_tokens=max_tokens, temperature=temperature)

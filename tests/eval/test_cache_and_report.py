@@ -12,7 +12,7 @@ import pytest
 from kiosk.eval.analysis import gold_gap
 from kiosk.eval.answer_cache import AnswerCache, CachedLLM
 from kiosk.eval.prompting import clean_answer
-from kiosk.eval.report import concise_line, flat_metrics, restated_line, score_table, write_atomically
+from kiosk.eval.report import concise_line, flat_metrics, lists_line, restated_line, score_table, write_atomically
 
 
 class CountingLLM:
@@ -75,6 +75,26 @@ def test_answers_avoiding_first_words_are_cached_per_banned_words(tmp_path: Path
     assert inner.calls == 3 and cache.hits == 1
     with pytest.raises(NotImplementedError):
         CachedLLM(CountingLLM(), "sha-a", cache).chat_avoiding_first_words(question, ["Anna"], max_tokens=8)
+
+
+class ContinuingCountingLLM(CountingLLM):
+    """Unit-test double that can also continue a reply it began (kiosk.llm.lists)."""
+
+    def continue_reply(self, messages: list[dict[str, str]], start: str, **options: Any) -> str:
+        self.calls += 1
+        return f" more {self.calls} after {start}"
+
+
+def test_continued_replies_are_cached_per_start(tmp_path: Path) -> None:
+    llm = CachedLLM(inner := ContinuingCountingLLM(), "sha-a", cache := AnswerCache(tmp_path / "answers.sqlite"))
+    question = [{"role": "user", "content": "Which instruments?"}]
+    assert llm.chat(question, max_tokens=8) == "answer 1"  # the plain answer is not a continuation's
+    assert llm.continue_reply(question, "Clarinet,", max_tokens=8) == " more 2 after Clarinet,"
+    assert llm.continue_reply(question, "Clarinet,", max_tokens=8) == " more 2 after Clarinet,"  # cached
+    assert llm.continue_reply(question, "Violin,", max_tokens=8) == " more 3 after Violin,"
+    assert inner.calls == 3 and cache.hits == 1
+    with pytest.raises(NotImplementedError):
+        CachedLLM(CountingLLM(), "sha-a", cache).continue_reply(question, "Clarinet,", max_tokens=8)
 
 
 class PrefillingLLM(CountingLLM):
@@ -152,6 +172,12 @@ def test_table_has_the_papers_rows_and_columns() -> None:
             "The same answers before those only restating the question were answered again, or without notes "
             'shown as "I don\'t know" (llm.reask_restated, llm.unknown_restated_without_notes): '
             "Owner 30.50 F1 (12 replaced: 7 better, 2 worse).",
+        ),
+        (
+            "before_lists",
+            lists_line,
+            "The same answers before one thing named for a question asking for several was completed from the "
+            "notes (llm.complete_lists): Owner 30.50 F1 (12 completed: 7 better, 2 worse).",
         ),
     ],
 )

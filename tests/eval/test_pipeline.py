@@ -20,6 +20,7 @@ import pytest
 from kiosk.config import KioskConfig
 from kiosk.eval.protocol import CONDITIONS, EvalOptions, run_locomo
 from kiosk.llm.answer_form import concise_answer, restates_question
+from kiosk.llm.lists import asks_for_several
 from kiosk.llm.prompts import UNKNOWN_ANSWER
 
 pytestmark = [pytest.mark.real_models, pytest.mark.real_data, pytest.mark.llm, pytest.mark.slow]
@@ -82,7 +83,13 @@ def test_small_slice_end_to_end(
             # the reply as the LLM gave it is kept only when llm.concise_answers cut the restated question from it
             # and the first answer only when it restated the question and was replaced: answered again from the
             # notes, or "I don't know" without them (llm.reask_restated, llm.unknown_restated_without_notes)
-            first = answer[condition].get("first_answer", answer[condition]["prediction"])
+            # and the answer before a one-thing answer was completed to a list only when the question asks for
+            # several things and notes were given (llm.complete_lists)
+            unlisted = answer[condition].get("unlisted_answer", answer[condition]["prediction"])
+            if "unlisted_answer" in answer[condition]:
+                assert asks_for_several(answer["question"]) and answer[condition]["refs"]
+                assert answer[condition]["prediction"].startswith(unlisted.rstrip(" .!") + ", ")
+            first = answer[condition].get("first_answer", unlisted)
             reply = answer[condition].get("reply", first)
             assert first == concise_answer(answer["question"], reply)
             if "first_answer" in answer[condition]:
@@ -98,6 +105,8 @@ def test_small_slice_end_to_end(
         assert before["better"] + before["worse"] <= before["changed"]
         again = written["conditions"][condition]["before_restated"]
         assert again["changed"] == sum(1 for answer in written["answers"] if "first_answer" in answer[condition])
+        listed = written["conditions"][condition]["before_lists"]
+        assert listed["changed"] == sum(1 for answer in written["answers"] if "unlisted_answer" in answer[condition])
     # Gold evidence holds every evidence turn by construction.
     assert written["conditions"]["gold_evidence"]["evidence_recall_at_k"] == 1.0
     markdown = json_path.with_suffix(".md").read_text(encoding="utf-8")

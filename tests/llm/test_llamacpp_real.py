@@ -133,3 +133,30 @@ def test_an_answer_restating_the_question_is_answered_again_from_the_notes(llm: 
         llm, messages, question, "Anna", max_tokens=16, temperature=0.0, concise=True, clean=clean_answer
     )
     assert again is not None and "park" in again.lower(), again
+
+
+def test_a_one_thing_answer_is_completed_from_the_notes_by_continuing_the_reply(llm: LlamaCppLLM) -> None:
+    """kiosk.llm.lists: the reply "Clarinet" continued after a comma names the other instrument of the notes, the
+    same whether the context held another prompt before or this one."""
+    from kiosk.llm.lists import completed_list
+    from kiosk.llm.prompts import compact_answer_messages
+
+    question = "What instruments does Melanie play?"
+    notes = [
+        (datetime(2023, 5, 8, tzinfo=UTC), "I play clarinet in the evenings, it relaxes me.", "Melanie said this"),
+        (datetime(2023, 6, 2, tzinfo=UTC), "We went camping at the lake with the kids!", "Melanie said this"),
+        (
+            datetime(2023, 7, 12, tzinfo=UTC),
+            "I started learning violin this summer, it's hard but fun.",
+            "Melanie said",
+        ),
+    ]
+    messages = compact_answer_messages(question, notes, "Melanie")
+    llm.chat([{"role": "user", "content": "Say hello."}], max_tokens=4)  # another prompt in the context first
+    fresh = llm.continue_reply(messages, "Clarinet,", max_tokens=16)
+    assert "violin" in fresh.lower(), fresh
+    assert llm.continue_reply(messages, "Clarinet,", max_tokens=16) == fresh  # the context reused up to the comma
+    listed = completed_list(
+        llm, messages, question, "Clarinet", "Clarinet", max_tokens=16, temperature=0.0, concise=True
+    )
+    assert listed is not None and listed.lower().startswith("clarinet, violin"), listed

@@ -1,9 +1,10 @@
-"""The kiosk's shared LLM wrapper passes the ability to ban an answer's first words through (kiosk.llm.reask)."""
+"""The kiosk's shared LLM wrapper passes the abilities to ban an answer's first words (kiosk.llm.reask) and to
+continue a reply (kiosk.llm.lists) through."""
 
 from __future__ import annotations
 
 import pytest
-from doubles import FirstWordBanningLLM, ScriptedLLM
+from doubles import FirstWordBanningLLM, ListContinuingLLM, ScriptedLLM
 
 from kiosk.llm.reask import reasked_answer
 from kiosk.ui.core_services import LockedLLM
@@ -24,3 +25,12 @@ def test_a_backend_that_cannot_ban_first_words_keeps_the_first_answer_behind_the
     with pytest.raises(NotImplementedError):
         locked.chat_avoiding_first_words(MESSAGES, ["Anna"], max_tokens=8)
     assert reasked_answer(locked, MESSAGES, QUESTION, "Anna", max_tokens=8, temperature=0.0, concise=True) is None
+
+
+def test_the_locked_llm_continues_a_reply_through_its_backend_under_the_lock() -> None:
+    inner = ListContinuingLLM(more=" violin")
+    locked = LockedLLM(inner)
+    assert locked.continue_reply(MESSAGES, "Clarinet,", max_tokens=8) == " violin"
+    assert inner.starts == ["Clarinet,"] and not locked.lock.locked()
+    with pytest.raises(NotImplementedError):
+        LockedLLM(ScriptedLLM(default="never used")).continue_reply(MESSAGES, "Clarinet,", max_tokens=8)

@@ -1,0 +1,83 @@
+"""From the model's reply to the answer shown: the steps the kiosk and the eval both take, in order.
+
+1. The reply's shown form (kiosk.llm.answer_form): a recited prompt rule as "I don't know", the restatement of
+   the question cut (llm.concise_answers).
+2. An answer made only of the question's words replaced (kiosk.llm.reask): answered again from the notes
+   (llm.reask_restated) or, without notes, "I don't know" (llm.unknown_restated_without_notes).
+3. One thing named where the question asks for several: the list completed from the notes (kiosk.llm.lists,
+   llm.complete_lists).
+
+The eval scores the answer after each step, so one run shows what each step changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kiosk.config import LLMConfig
+from kiosk.llm.answer_form import shown_answer
+from kiosk.llm.backend import Message
+from kiosk.llm.lists import LIST_TOKENS, completed_list
+from kiosk.llm.reask import replaced_restatement
+
+
+@dataclass(frozen=True)
+class ShownAnswer:
+    first: str
+    """The reply's shown form (step 1)."""
+    replaced: str | None = None
+    """What replaced a first answer that only restated the question (step 2)."""
+    listed: str | None = None
+    """The list a one-thing answer began, completed (step 3)."""
+
+    @property
+    def before_lists(self) -> str:
+        return self.first if self.replaced is None else self.replaced
+
+    @property
+    def text(self) -> str:
+        """The answer shown."""
+        return self.before_lists if self.listed is None else self.listed
+
+
+def shown_reply(
+    llm: object,
+    messages: list[Message],
+    question: str,
+    reply: str,
+    *,
+    notes_given: bool,
+    settings: LLMConfig,
+    max_tokens: int,
+    temperature: float,
+    clean: Callable[[str], str] = str.strip,
+) -> ShownAnswer:
+    """The answer shown for `reply`, the model's reply to `messages`, after each step (see the module's docstring);
+    `max_tokens` bounds a second answer, `clean` tidies it as the first reply was."""
+    first = shown_answer(question, reply, settings.concise_answers)
+    replaced = replaced_restatement(
+        llm,
+        messages,
+        question,
+        reply,
+        first,
+        notes_given=notes_given,
+        settings=settings,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        clean=clean,
+    )
+    listed = None
+    if settings.complete_lists and notes_given and replaced is None:
+        listed = completed_list(
+            llm,
+            messages,
+            question,
+            reply,
+            first,
+            max_tokens=LIST_TOKENS,
+            temperature=temperature,
+            concise=settings.concise_answers,
+        )
+    return ShownAnswer(first, replaced, listed)

@@ -1,0 +1,104 @@
+"""The rest of a list the answer began: a question asking for several things answered with one.
+
+Asked "What instruments does Melanie play?", the 0.5B model often names one thing ("Clarinet") although its
+notes name more; the prompt's rule "List several things with commas" does not change that. The reply is then
+continued from the model's own words with a comma appended ("Clarinet," -> " violin"), and each added item is
+kept only when it is a thing the notes given hold the words of: forced to go on, the model also invents
+("flute"), talks ("which is awesome", "they're my main hobbies") or names the other speaker ("Calvin").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from kiosk.llm.answer_form import content_stems, says_unknown, shown_answer, word_set
+from kiosk.llm.backend import Message
+
+# "What instruments does ...", "Which cities has ...", "What kind of books does ...", "What are Joanna's hobbies?"
+_OBJECT_FIRST = re.compile(
+    r"^(?:what|which)\s+(?:(?:kinds?|types?|sorts?)\s+of\s+)?(?:[\w'’-]+\s+){0,2}?(?P<noun>[a-z]+s)\s+"
+    r"(?:do|does|did|has|have|had|are|were|is|was)\b",
+    re.IGNORECASE,
+)
+_ARE_LAST = re.compile(r"^what\s+(?:are|were)\s+(?:some\s+)?(?:[\w'’-]+\s+){0,4}?(?P<noun>[a-z]+s)\W*$", re.IGNORECASE)
+_NOT_PLURAL = word_set("is was has does his this its us bus gas yes news series species always plus")
+_ITEM_SEPARATOR = re.compile(r",|;|\band\b", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?\n]")
+# A piece that opens like a clause ("which is awesome", "they're my main hobbies", "don't they") is talk.
+_CLAUSE_OPENERS = word_set("which who whom that i it he she we they you my me but so because this there")
+# A line of the compact notes starts with its speaker: "Calvin: ..." or 'Dave (to "Calvin: ..."): ...'.
+_SPEAKER = re.compile(r"^(?P<name>[^\s:()\[\]-][^:()\[\]]{0,40}?)(?: \(to \".*\"\))?:", re.MULTILINE)
+MAX_ITEM_WORDS = 6
+MAX_ANSWER_WORDS = 8
+LIST_TOKENS = 24  # the rest of a list of a few short items
+
+
+def asks_for_several(question: str) -> bool:
+    """True when the question asks for things in the plural ("What books has Melanie read?")."""
+    text = " ".join(question.split())
+    match = _OBJECT_FIRST.match(text) or _ARE_LAST.match(text)
+    if match is None:
+        return False
+    noun = match.group("noun").lower()
+    return noun not in _NOT_PLURAL and not noun.endswith("ss")
+
+
+def names_one_thing(answer: str) -> bool:
+    """A short answer that is not a list, yes / no, or "I don't know"."""
+    words = answer.split()
+    if not words or len(words) > MAX_ANSWER_WORDS or says_unknown(answer):
+        return False
+    return not _ITEM_SEPARATOR.search(answer) and words[0].lower().strip(".,!") not in {"yes", "no"}
+
+
+def completed_list(
+    llm: object,
+    messages: list[Message],
+    question: str,
+    reply: str,
+    shown: str,
+    *,
+    max_tokens: int,
+    temperature: float,
+    concise: bool,
+) -> str | None:
+    """`shown` (the shown form of `reply`) with the items the model adds when `reply` is continued after a comma;
+    None when the question does not ask for several things, the answer lists already or says nothing, the
+    backend cannot continue a reply, or no added item is a thing of the notes. The notes are the prompt's user
+    turns, so a worked example of the system prompt never counts as held."""
+    if not asks_for_several(question) or not names_one_thing(shown):
+        return None
+    go_on: Callable[..., str] | None = getattr(llm, "continue_reply", None)
+    if go_on is None:
+        return None
+    try:
+        more = go_on(messages, reply.rstrip(" .!") + ",", max_tokens=max_tokens, temperature=temperature)
+    except NotImplementedError:  # a wrapper whose backend cannot continue a reply
+        return None
+    notes = "\n".join(message["content"] for message in messages if message["role"] == "user")
+    is_noted_thing = _noted_thing_test(question, notes)
+    items = [shown.rstrip(" .!")]
+    for piece in _ITEM_SEPARATOR.split(_SENTENCE_END.split(more, maxsplit=1)[0]):
+        item = " ".join(piece.split()).strip(" \"'“”‘’")
+        if is_noted_thing(item) and item.lower() not in {kept.lower() for kept in items}:
+            items.append(item)
+    return shown_answer(question, ", ".join(items), concise) if len(items) > 1 else None
+
+
+def _noted_thing_test(question: str, notes: str) -> Callable[[str], bool]:
+    """Whether a piece is a thing of `notes`: short, its answer-carrying words all held by the notes and not all
+    the question's, opening like a thing rather than a clause, and not one of the notes' speakers."""
+    held, asked = content_stems(notes), content_stems(question)
+    speakers = {match.group("name").lower() for match in _SPEAKER.finditer(notes)}
+
+    def is_noted_thing(item: str) -> bool:
+        stems = content_stems(item)
+        if not stems or len(item.split()) > MAX_ITEM_WORDS or stems <= asked or not stems <= held:
+            return False
+        first = item.split()[0].lower().replace("’", "'")
+        if first.split("'")[0] in _CLAUSE_OPENERS or first.endswith("n't"):
+            return False
+        return item.lower() not in speakers
+
+    return is_noted_thing
