@@ -213,15 +213,15 @@ def build_contexts(config: KioskConfig, count: int, modality: str, work_dir: Pat
     from kiosk.calibration.active import active_threshold
     from kiosk.eval.assignments import benchmark_dir, bind_identities, non_owner_of, read_identity_images
     from kiosk.eval.locomo import conversations_digest, load_conversations, locomo_path, select_questions
-    from kiosk.eval.protocol import _probe, embed_benchmark_image, load_embedder, store_key
+    from kiosk.eval.protocol import _probe, cached_store_path, embed_benchmark_image, load_embedder, store_key
     from kiosk.memory.sqlite_store import SqliteStore
     from kiosk.text import load_text_encoder
 
     source = locomo_path(config.paths.eval_data_dir)
     conversations = load_conversations(source)
     questions = mixed_sample(select_questions(conversations, 0.1, 0), count, seed)
-    cached = (
-        CACHE / "stores" / f"{store_key(config, conversations_digest(conversations, source), 'fast', None, None)}.db"
+    cached = cached_store_path(
+        CACHE, store_key(config, conversations_digest(conversations, source), "fast", None, None)
     )
     if not cached.is_file():
         sys.exit(

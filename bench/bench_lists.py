@@ -22,12 +22,10 @@ from typing import Any
 from bench.common import table, write_results
 from kiosk.config import load_config
 from kiosk.eval import prompting
-from kiosk.eval.protocol import answer_request
+from kiosk.eval.protocol import EvalOptions, answer_request, cached_store_path
 from kiosk.llm import create_llm
 from kiosk.llm.answer_steps import shown_reply
 from kiosk.memory import SqliteStore
-
-STORES = Path(__file__).resolve().parent / "cache" / "stores"
 
 
 def main() -> None:
@@ -44,7 +42,7 @@ def main() -> None:
     config.llm.threads = args.threads
     llm = create_llm(config)
     rows: list[dict[str, Any]] = []
-    with SqliteStore(STORES / f"{run['store']['key']}.db") as store:
+    with SqliteStore(cached_store_path(EvalOptions.cache_dir, run["store"]["key"])) as store:
         notes_of: dict[str, dict[str | None, Any]] = {}
         for row in completed:
             person, refs = row["key"].split("#")[0], row["owner"]["refs"]

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kiosk.errors import StoreError
+from kiosk.llm.backend import optional_ability
 
 
 def request_key(model_sha256: str, messages: list[dict[str, str]], **options: Any) -> str:
@@ -143,9 +144,7 @@ class CachedLLM:
     ) -> str:
         """The backend's `method(messages, argument, ...)` reply, cached like `chat` under `key_options`; raises
         NotImplementedError when the backend cannot `ability`."""
-        call = getattr(self._inner, method, None)
-        if call is None:
-            raise NotImplementedError(f"{self.name} cannot {ability}")
+        call = optional_ability(self._inner, method, ability)
         self._prefilled = None
 
         def generate() -> str:

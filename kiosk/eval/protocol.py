@@ -55,7 +55,7 @@ from kiosk.eval.metrics import (
     average_gap,
     score_answer,
 )
-from kiosk.eval.report import write_results
+from kiosk.eval.report import STEP_SUMMARIES, write_results
 from kiosk.identity.probe import Probe
 from kiosk.llm.answer_steps import shown_reply
 from kiosk.memory.note import Note
@@ -186,6 +186,11 @@ def conversation_samples(source: Path, conversations: Sequence[Conversation]) ->
 
 
 # ---- models ----------------------------------------------------------------------------------------
+
+
+def cached_store_path(cache_dir: Path, key: str) -> Path:
+    """Where the ingested store of `key` (store_key) is kept and reused between runs."""
+    return cache_dir / "stores" / f"{key}.db"
 
 
 def file_sha256(path: Path, cache_dir: Path) -> str:
@@ -471,7 +476,7 @@ def run_locomo(config: KioskConfig, options: EvalOptions, progress: Progress = _
             key = store_key(
                 config, conversations_digest(conversations, source), options.construct, loaded.sha256, options.sessions
             )
-            cached_store = options.cache_dir / "stores" / f"{key}.db"
+            cached_store = cached_store_path(options.cache_dir, key)
             reused = cached_store.is_file()
             if not reused:
                 with _exclusive(cached_store.with_suffix(".lock")):  # parallel runs build it once
@@ -880,13 +885,6 @@ def _fixed_clock(moment: datetime) -> Callable[[], datetime]:
 
 
 ANSWER_STEPS = ("reply", "shown", "unlisted", "answer")
-# each step's summary in the results: its name, the answers before and after it, and the key an answer it changed
-# records its earlier form under
-STEP_SUMMARIES = (
-    ("before_concise", "reply", "shown", "reply"),
-    ("before_restated", "shown", "unlisted", "first_answer"),
-    ("before_lists", "unlisted", "answer", "unlisted_answer"),
-)
 
 
 def _before_step(replies: Sequence[Scored], answers: Sequence[Scored]) -> dict[str, Any]:

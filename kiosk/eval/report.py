@@ -76,6 +76,15 @@ def _floor_line(results: Mapping[str, Any]) -> str:
     )
 
 
+# each answer step's summary in the results (kiosk.eval.protocol): its name, the answers before and after it, and
+# the key an answer it changed records its earlier form under
+STEP_SUMMARIES = (
+    ("before_concise", "reply", "shown", "reply"),
+    ("before_restated", "shown", "unlisted", "first_answer"),
+    ("before_lists", "unlisted", "answer", "unlisted_answer"),
+)
+
+
 def _before_step_line(results: Mapping[str, Any], key: str, opening: str, changed: str) -> str:
     """Each condition's F1 before one answer-changing step, from its results[conditions][...][key] summary."""
     parts = [
@@ -201,7 +210,7 @@ def flat_metrics(results: Mapping[str, Any]) -> dict[str, float]:
             flat[f"{prefix}.evidence_recall_at_{results['k']}.fraction"] = payload["evidence_recall_at_k"]
         if payload.get("below_relevance_floor") is not None:
             flat[f"{prefix}.below_relevance_floor.questions"] = payload["below_relevance_floor"]
-        for step in ("before_concise", "before_restated", "before_lists"):
+        for step, *_ in STEP_SUMMARIES:
             if payload.get(step):
                 flat[f"{prefix}.{step}.f1"] = payload[step]["f1"]
     if results["gap"]["f1"] is not None:

@@ -94,12 +94,10 @@ def restates_question(question: str, answer: str) -> bool:
     Seraphim?") is answered by one of its own words, so it never counts, nor do yes, no and "I don't know"."""
     if _CHOICE.search(question) or says_unknown(answer):
         return False
-    asked = _asked_stems(question)
-    words = [_bare(word) for word in answer.split()]
-    content = [word for word in words if word and word not in _NO_ANSWER_WORDS]
-    if not content or any(word in _YES_NO for word in content):
+    content = _content_words(answer)
+    if not content or content & _YES_NO:
         return False
-    return all(porter_stem(word) in asked for word in content)
+    return {porter_stem(word) for word in content} <= _asked_stems(question)
 
 
 def says_unknown(answer: str) -> bool:
@@ -108,8 +106,12 @@ def says_unknown(answer: str) -> bool:
 
 def content_stems(text: str) -> frozenset[str]:
     """The Porter stems of the words of `text` that can carry an answer (not "the", "what", "kind", ...)."""
-    words = (_bare(word) for word in text.split())
-    return frozenset(porter_stem(word) for word in words if word and word not in _NO_ANSWER_WORDS)
+    return frozenset(porter_stem(word) for word in _content_words(text))
+
+
+def _content_words(text: str) -> frozenset[str]:
+    """The words of `text` that can carry an answer, as _bare writes them."""
+    return frozenset(bare for word in text.split() if (bare := _bare(word)) and bare not in _NO_ANSWER_WORDS)
 
 
 def _asked_stems(question: str) -> set[str]:

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 Message = dict[str, str]
 
@@ -40,3 +40,12 @@ class LLM(Protocol):
     def stream(self, messages: list[Message], *, max_tokens: int, temperature: float = 0.0) -> Iterator[str]:
         """The reply piece by piece as it is generated."""
         ...
+
+
+def optional_ability(backend: object, method: str, ability: str) -> Callable[..., Any]:
+    """`backend`'s optional `method` (llama.cpp's chat_avoiding_first_words, continue_reply); NotImplementedError,
+    naming `ability`, when it has none. For wrappers, which must not hide that their backend lacks it."""
+    call = getattr(backend, method, None)
+    if call is None:
+        raise NotImplementedError(f"{getattr(backend, 'name', 'the LLM')} cannot {ability}")
+    return cast(Callable[..., Any], call)

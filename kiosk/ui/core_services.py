@@ -27,7 +27,7 @@ from kiosk.identity.pad import ChallengeSession, LivenessMonitor
 from kiosk.identity.probe import Probe
 from kiosk.identity.sources import SourceState, ThreadedSource, as_bgr8
 from kiosk.identity.verify import ContinuousVerifier, ProbeFuser, verify
-from kiosk.llm.backend import LLM, Message
+from kiosk.llm.backend import LLM, Message, optional_ability
 from kiosk.memory.note import Template
 from kiosk.memory.open import open_store
 from kiosk.memory.store import Store
@@ -96,16 +96,12 @@ class LockedLLM:
     def chat_avoiding_first_words(
         self, messages: list[Message], words: Sequence[str], *, max_tokens: int, temperature: float = 0.0
     ) -> str:
-        avoid = getattr(self.inner, "chat_avoiding_first_words", None)
-        if avoid is None:
-            raise NotImplementedError(f"{self.name} cannot ban a reply's first words")
+        avoid = optional_ability(self.inner, "chat_avoiding_first_words", "ban a reply's first words")
         with self.lock:
             return str(avoid(messages, words, max_tokens=max_tokens, temperature=temperature))
 
     def continue_reply(self, messages: list[Message], start: str, *, max_tokens: int, temperature: float = 0.0) -> str:
-        go_on = getattr(self.inner, "continue_reply", None)
-        if go_on is None:
-            raise NotImplementedError(f"{self.name} cannot continue a reply")
+        go_on = optional_ability(self.inner, "continue_reply", "continue a reply")
         with self.lock:
             return str(go_on(messages, start, max_tokens=max_tokens, temperature=temperature))
 
