@@ -364,6 +364,15 @@ class LLMConfig(Section):
         "restates the question's words ('What kind of pot did Mel make?' -> 'Pot'), show 'I don't know' "
         "(kiosk/llm/reask.py).",
     )
+    reask_speaker_names: bool = Field(
+        default=True,
+        description="When notes were given and the answer is only the name of one of their speakers ('Who inspired "
+        "Dave's passion for car engineering?' -> 'Calvin', the friend he talks to), answer once more with that "
+        "answer's words and every speaker's name banned as the first word; every second answer (also that of "
+        "llm.reask_restated) then has the speakers' names banned as its first word and is not shown when it only "
+        "names a speaker (llama.cpp only; kiosk/llm/reask.py). LoCoMo owner F1 on the 811 held-out questions unread "
+        "in design 31.61 -> 31.95, 8 answers better and 4 worse (bench/results/speaker_names_owner.md).",
+    )
     complete_lists: bool = Field(
         default=True,
         description="When notes were given, the question asks for several things ('What instruments does Melanie "

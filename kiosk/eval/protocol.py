@@ -757,7 +757,9 @@ def _evaluate(
             }
             steps_on = {
                 "before_concise": config.llm.concise_answers,
-                "before_restated": config.llm.reask_restated or config.llm.unknown_restated_without_notes,
+                "before_restated": config.llm.reask_restated
+                or config.llm.unknown_restated_without_notes
+                or config.llm.reask_speaker_names,
                 "before_lists": config.llm.complete_lists,
             }
             for summary, before, after, marker in STEP_SUMMARIES:
@@ -795,6 +797,7 @@ def _evaluate(
         "concise_answers": config.llm.concise_answers,
         "reask_restated": config.llm.reask_restated,
         "unknown_restated_without_notes": config.llm.unknown_restated_without_notes,
+        "reask_speaker_names": config.llm.reask_speaker_names,
         "complete_lists": config.llm.complete_lists,
         "retrieval_mode": config.retrieval.mode,
         "dated_ranking": {"weight": config.retrieval.date_weight, "window_days": config.retrieval.date_window_days},

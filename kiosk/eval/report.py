@@ -103,11 +103,12 @@ def concise_line(results: Mapping[str, Any]) -> str:
 
 
 def restated_line(results: Mapping[str, Any]) -> str:
-    """Each condition's F1 before answers that only restated the question were replaced (llm.reask_restated,
-    llm.unknown_restated_without_notes)."""
+    """Each condition's F1 before answers that only restated the question or named a speaker of the notes were
+    replaced (llm.reask_restated, llm.unknown_restated_without_notes, llm.reask_speaker_names)."""
     opening = (
-        "The same answers before those only restating the question were answered again, or without notes shown "
-        'as "I don\'t know" (llm.reask_restated, llm.unknown_restated_without_notes)'
+        "The same answers before those only restating the question (or only naming a speaker of the notes) were "
+        'answered again, or without notes shown as "I don\'t know" (llm.reask_restated, '
+        "llm.unknown_restated_without_notes, llm.reask_speaker_names)"
     )
     return _before_step_line(results, "before_restated", opening, "replaced")
 

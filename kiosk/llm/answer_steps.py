@@ -3,7 +3,8 @@
 1. The reply's shown form (kiosk.llm.answer_form): a recited prompt rule as "I don't know", the restatement of
    the question cut (llm.concise_answers).
 2. An answer made only of the question's words replaced (kiosk.llm.reask): answered again from the notes
-   (llm.reask_restated) or, without notes, "I don't know" (llm.unknown_restated_without_notes).
+   (llm.reask_restated) or, without notes, "I don't know" (llm.unknown_restated_without_notes); an answer that
+   only names a speaker of the notes answered again (llm.reask_speaker_names).
 3. One thing named where the question asks for several: the list completed from the notes (kiosk.llm.lists,
    llm.complete_lists).
 
@@ -27,7 +28,7 @@ class ShownAnswer:
     first: str
     """The reply's shown form (step 1)."""
     replaced: str | None = None
-    """What replaced a first answer that only restated the question (step 2)."""
+    """What replaced a first answer that only restated the question or named a speaker (step 2)."""
     listed: str | None = None
     """The list a one-thing answer began, completed (step 3)."""
 

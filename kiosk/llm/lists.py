@@ -14,6 +14,7 @@ from collections.abc import Callable
 
 from kiosk.llm.answer_form import content_stems, says_unknown, shown_answer, word_set
 from kiosk.llm.backend import Message
+from kiosk.llm.prompts import note_speakers, notes_text
 
 # "What instruments does ...", "Which cities has ...", "What kind of books does ...", "What are Joanna's hobbies?"
 _OBJECT_FIRST = re.compile(
@@ -27,8 +28,6 @@ _ITEM_SEPARATOR = re.compile(r",|;|\band\b", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?\n]")
 # A piece that opens like a clause ("which is awesome", "they're my main hobbies", "don't they") is talk.
 _CLAUSE_OPENERS = word_set("which who whom that i it he she we they you my me but so because this there")
-# A line of the compact notes starts with its speaker: "Calvin: ..." or 'Dave (to "Calvin: ..."): ...'.
-_SPEAKER = re.compile(r"^(?P<name>[^\s:()\[\]-][^:()\[\]]{0,40}?)(?: \(to \".*\"\))?:", re.MULTILINE)
 MAX_ITEM_WORDS = 6
 MAX_ANSWER_WORDS = 8
 LIST_TOKENS = 24  # the rest of a list of a few short items
@@ -76,8 +75,7 @@ def completed_list(
         more = go_on(messages, reply.rstrip(" .!") + ",", max_tokens=max_tokens, temperature=temperature)
     except NotImplementedError:  # a wrapper whose backend cannot continue a reply
         return None
-    notes = "\n".join(message["content"] for message in messages if message["role"] == "user")
-    is_noted_thing = _noted_thing_test(question, notes)
+    is_noted_thing = _noted_thing_test(question, notes_text(messages))
     items = [shown.rstrip(" .!")]
     for piece in _ITEM_SEPARATOR.split(_SENTENCE_END.split(more, maxsplit=1)[0]):
         item = " ".join(piece.split()).strip(" \"'“”‘’")
@@ -90,7 +88,7 @@ def _noted_thing_test(question: str, notes: str) -> Callable[[str], bool]:
     """Whether a piece is a thing of `notes`: short, its answer-carrying words all held by the notes and not all
     the question's, opening like a thing rather than a clause, and not one of the notes' speakers."""
     held, asked = content_stems(notes), content_stems(question)
-    speakers = {match.group("name").lower() for match in _SPEAKER.finditer(notes)}
+    speakers = note_speakers(notes)
 
     def is_noted_thing(item: str) -> bool:
         stems = content_stems(item)

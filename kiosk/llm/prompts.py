@@ -275,6 +275,22 @@ def compact_notes(notes: Sequence[MemoryLine], reply_words: int = 0) -> str:
     return "\n".join(lines)
 
 
+# A line of the compact notes starts with its speaker: "Calvin: ..." or 'Dave (to "Calvin: ..."): ...'.
+_NOTE_SPEAKER = re.compile(r"^(?P<name>[^\s:()\[\]-][^:()\[\]]{0,40}?)(?: \(to \".*\"\))?:", re.MULTILINE)
+
+
+def notes_text(messages: Sequence[Message]) -> str:
+    """The notes of an answering prompt: its user turns, so a worked example of the system prompt is never one."""
+    return "\n".join(message["content"] for message in messages if message["role"] == "user")
+
+
+def note_speakers(prompt: str) -> set[str]:
+    """The speakers of the note lines (compact_notes) inside the <notes> blocks of a prompt's text, lower-cased
+    ("Question:" outside them is no speaker)."""
+    notes = "\n".join(part.split("</notes>", 1)[0] for part in prompt.split("<notes>")[1:])
+    return {match.group("name").lower() for match in _NOTE_SPEAKER.finditer(notes)}
+
+
 def _same_start(quote: str, line: str, words: int = 8) -> bool:
     return bool(line) and quote.split()[:words] == line.split()[:words]
 

@@ -169,9 +169,10 @@ def test_table_has_the_papers_rows_and_columns() -> None:
         (
             "before_restated",
             restated_line,
-            "The same answers before those only restating the question were answered again, or without notes "
-            'shown as "I don\'t know" (llm.reask_restated, llm.unknown_restated_without_notes): '
-            "Owner 30.50 F1 (12 replaced: 7 better, 2 worse).",
+            "The same answers before those only restating the question (or only naming a speaker of the notes) "
+            'were answered again, or without notes shown as "I don\'t know" (llm.reask_restated, '
+            "llm.unknown_restated_without_notes, llm.reask_speaker_names): Owner 30.50 F1 (12 replaced: 7 better, "
+            "2 worse).",
         ),
         (
             "before_lists",

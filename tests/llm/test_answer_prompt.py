@@ -11,6 +11,8 @@ from kiosk.llm.prompts import (
     UNKNOWN_ANSWER,
     compact_answer_messages,
     compact_notes,
+    note_speakers,
+    notes_text,
     speaker_of,
 )
 
@@ -66,3 +68,16 @@ def test_a_reply_quotes_the_turn_it_answers_unless_that_turn_is_the_line_before(
     assert lines[4] == 'Melanie (to "Caroline: What do you …"): We roast marshmallows and tell stories.'
     _, user = compact_answer_messages("What do they do on hikes?", notes[2:], "Melanie", reply_words=60)
     assert 'Melanie (to "Caroline: What do you do on hikes? How long have you been married now?"):' in user["content"]
+
+
+def test_the_speakers_of_a_prompt_are_those_of_its_note_lines_only() -> None:
+    asked = "Melanie said this on 7 May 2023, replying to Caroline: What do you do on hikes? …"
+    notes = [
+        (MAY_7, "How was the trail?", "Caroline said this on 7 May 2023."),
+        (MAY_8, "We roast marshmallows and tell stories.", asked),
+        (MAY_8, "Remember to call mum", ""),
+    ]
+    messages = compact_answer_messages("Who told stories: Ann?", notes, "Melanie", reply_words=60)
+    assert note_speakers(notes_text(messages)) == {"caroline", "melanie"}  # not "question" nor "notes of melanie"
+    assert notes_text(messages) == messages[1]["content"]  # the user turn, never the system prompt's examples
+    assert note_speakers(notes_text(compact_answer_messages("Who is Ann?", []))) == set()

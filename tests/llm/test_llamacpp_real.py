@@ -135,6 +135,40 @@ def test_an_answer_restating_the_question_is_answered_again_from_the_notes(llm: 
     assert again is not None and "park" in again.lower(), again
 
 
+def test_an_answer_naming_only_the_other_speaker_is_answered_again_from_the_notes(llm: LlamaCppLLM) -> None:
+    """kiosk.llm.reask: with every speaker's name banned as the first word, the second answer is no speaker and
+    names the person of the notes the question asks about."""
+    from kiosk.eval.prompting import clean_answer
+    from kiosk.llm.prompts import compact_answer_messages, note_speakers, notes_text
+    from kiosk.llm.reask import names_only_a_speaker, reasked_answer
+
+    question = "Who inspired Dave's passion for car engineering?"
+    notes = [
+        (datetime(2023, 5, 2, tzinfo=UTC), "Hey Dave, how is the garage going?", "Calvin said this on 2 May 2023."),
+        (
+            datetime(2023, 5, 2, tzinfo=UTC),
+            "Great! My dad inspired my passion for cars: we fixed engines together when I was ten.",
+            "Dave said this on 2 May 2023.",
+        ),
+    ]
+    messages = compact_answer_messages(question, notes, "Dave")
+    speakers = note_speakers(notes_text(messages))
+    assert speakers == {"calvin", "dave"}
+    again = reasked_answer(
+        llm,
+        messages,
+        question,
+        "Calvin",
+        max_tokens=16,
+        temperature=0.0,
+        concise=True,
+        clean=clean_answer,
+        speakers=speakers,
+    )
+    assert again is not None and not names_only_a_speaker(again, speakers), again
+    assert "dad" in again.lower() or "father" in again.lower(), again
+
+
 def test_a_one_thing_answer_is_completed_from_the_notes_by_continuing_the_reply(llm: LlamaCppLLM) -> None:
     """kiosk.llm.lists: the reply "Clarinet" continued after a comma names the other instrument of the notes, the
     same whether the context held another prompt before or this one."""

@@ -1,6 +1,9 @@
-"""A second answer when the first only restates the question (kiosk.llm.reask), with test doubles."""
+"""A second answer when the first only restates the question or names a speaker (kiosk.llm.reask), with test
+doubles."""
 
 from __future__ import annotations
+
+from datetime import UTC, datetime
 
 from doubles import FirstWordBanningLLM, ScriptedLLM
 
@@ -78,3 +81,54 @@ def test_without_notes_a_restating_answer_is_shown_as_i_dont_know_unless_switche
     assert replaced(llm, "Anna", False, LLMConfig(unknown_restated_without_notes=False)) is None
     assert replaced(llm, "At yoga", False, LLMConfig()) is None
     assert llm.calls == []
+
+
+SPEAKER_QUESTION = "Who inspired Dave's passion for car engineering?"
+SPEAKER_NOTES = [
+    (datetime(2023, 5, 2, tzinfo=UTC), "My dad taught me to fix engines when I was ten.", "Dave said this on 2 May"),
+    (datetime(2023, 5, 2, tzinfo=UTC), "That's so cool, Dave!", "Calvin said this on 2 May"),
+]
+SPEAKER_MESSAGES = compact_answer_messages(SPEAKER_QUESTION, SPEAKER_NOTES, "Dave")
+
+
+def speaker_reask(llm: object, reply: str, notes_given: bool = True, settings: LLMConfig | None = None) -> str | None:
+    return replaced_restatement(
+        llm,
+        SPEAKER_MESSAGES if notes_given else compact_answer_messages(SPEAKER_QUESTION, []),
+        SPEAKER_QUESTION,
+        reply,
+        shown_answer(SPEAKER_QUESTION, reply, True),
+        notes_given=notes_given,
+        settings=settings or LLMConfig(),
+        max_tokens=16,
+        temperature=0.0,
+    )
+
+
+def test_an_answer_naming_only_a_speaker_of_the_notes_is_answered_again_with_every_speaker_banned() -> None:
+    llm = FirstWordBanningLLM(second="His dad.")
+    assert speaker_reask(llm, "Calvin.") == "His dad."
+    assert llm.banned == [["Calvin", "calvin", "dave"]]
+    assert llm.calls[-1].messages == SPEAKER_MESSAGES
+
+
+def test_a_speaker_named_within_an_answer_or_a_name_outside_the_notes_is_not_asked_again() -> None:
+    llm = FirstWordBanningLLM(second="never used")
+    assert speaker_reask(llm, "Calvin's father") is None
+    assert speaker_reask(llm, "Maria") is None
+    assert llm.calls == []
+
+
+def test_the_speaker_answer_stands_when_the_second_names_a_speaker_too_when_switched_off_or_without_notes() -> None:
+    assert speaker_reask(FirstWordBanningLLM(second="Dave"), "Calvin") is None
+    off = FirstWordBanningLLM(second="His dad.")
+    assert speaker_reask(off, "Calvin", settings=LLMConfig(reask_speaker_names=False)) is None
+    assert speaker_reask(off, "Calvin", notes_given=False) is None
+    assert off.calls == []
+
+
+def test_a_restating_answer_is_answered_again_with_the_speakers_banned_and_no_speaker_accepted() -> None:
+    llm = FirstWordBanningLLM(second="Calvin")
+    assert speaker_reask(llm, "Dave") is None  # "Dave" restates the question; "Calvin" only names a speaker
+    assert llm.banned == [["Dave", "calvin", "dave"]]
+    assert speaker_reask(FirstWordBanningLLM(second="His dad"), "Dave's passion") == "His dad"
