@@ -26,7 +26,7 @@ import numpy as np
 from bench.common import table, write_results
 from kiosk.calibration.active import active_calibration
 from kiosk.calibration.embed import load_embedder
-from kiosk.config import load_config
+from kiosk.config import KioskConfig, load_config
 from kiosk.eval.assignments import benchmark_dir, bind_identities, non_owner_of, read_identity_images
 from kiosk.eval.protocol import calibrated_threshold, capture_refusal, embed_benchmark_image
 from kiosk.retrieval.gate import decide
@@ -36,20 +36,19 @@ def store_outcomes(gallery: np.ndarray, probes: np.ndarray, threshold: float, ma
     """One store's gate outcomes: `gallery` and `probes` are (users, d) unit rows, row i belonging to user i."""
     scores = probes @ gallery.T
     users = len(gallery)
-    owners_verified = owners_to_another = non_owners_in = 0
-    for user in range(users):
-        decision = decide(dict(enumerate(scores[user].tolist())), threshold, "best-match", margin)
-        owners_verified += decision.matched_owner_ids == (user,)
-        owners_to_another += bool(decision.matched_owner_ids) and decision.matched_owner_ids != (user,)
-        # the eval's Non-owner probe for user u is user u+1's Owner probe (kiosk.eval.assignments.non_owner_of)
-        intruder = (user + 1) % users
-        intruder_decision = decide(dict(enumerate(scores[intruder].tolist())), threshold, "best-match", margin)
-        non_owners_in += user in intruder_decision.matched_owner_ids
+    let_in = [
+        decide(dict(enumerate(row.tolist())), threshold, "best-match", margin).matched_owner_ids for row in scores
+    ]
+    owners_verified = sum(matched == (user,) for user, matched in enumerate(let_in))
+    owners_to_another = sum(bool(matched) and matched != (user,) for user, matched in enumerate(let_in))
+    # the eval's Non-owner probe for user u is user u+1's Owner probe (kiosk.eval.assignments.non_owner_of)
+    non_owners_in = sum(user in let_in[(user + 1) % users] for user in range(users))
     return {"owners_verified": owners_verified, "owners_to_another": owners_to_another, "non_owners_in": non_owners_in}
 
 
-def draw_stores(modality: str, stores: int, users: int) -> tuple[list[list[Any]], dict[str, np.ndarray], Any]:
-    config = load_config()
+def draw_stores(
+    config: KioskConfig, modality: str, stores: int, users: int
+) -> tuple[list[list[Any]], dict[str, np.ndarray], Any]:
     data_dir = config.paths.eval_data_dir
     images = read_identity_images(data_dir, modality)
     root = benchmark_dir(data_dir, modality)
@@ -125,7 +124,7 @@ def main() -> None:
     figures: dict[str, Any] = {}
     rows = []
     for modality in args.modalities.split(","):
-        draws, vectors, embedder = draw_stores(modality, args.stores, args.users)
+        draws, vectors, embedder = draw_stores(config, modality, args.stores, args.users)
         calibration = active_calibration(config, modality, embedder.model_sha256)
         for point in args.operating_points.split(","):
             threshold, rule = calibrated_threshold(calibration, point)

@@ -44,7 +44,8 @@ _CLAUSE_STARTS = word_set(
     "with when while in at on for from to because by as during after before since like about through"
 )
 _DETERMINERS = word_set("a an the his her its their my our your this these that those")
-_PUNCTUATION = str.maketrans("", "", string.punctuation + "‘’“”")
+QUOTES_AND_PUNCTUATION = string.punctuation + "‘’“”"
+_PUNCTUATION = str.maketrans("", "", QUOTES_AND_PUNCTUATION)
 _MIN_QUESTION_WORDS = 2
 _ANCHORED_DATE = re.compile(r"\(([^()]*\b\d{4})\)")  # what time_anchors writes: "(6 May 2023)", "(2022)", ...
 

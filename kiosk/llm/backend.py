@@ -49,3 +49,15 @@ def optional_ability(backend: object, method: str, ability: str) -> Callable[...
     if call is None:
         raise NotImplementedError(f"{getattr(backend, 'name', 'the LLM')} cannot {ability}")
     return cast(Callable[..., Any], call)
+
+
+def reply_if_able(backend: object, method: str, *args: Any, **kwargs: Any) -> str | None:
+    """`backend.method(*args, **kwargs)` (an optional ability, see optional_ability), or None when the backend, or
+    the backend a wrapper holds, does not have it: the answer step that needs it is then skipped."""
+    call = getattr(backend, method, None)
+    if call is None:
+        return None
+    try:
+        return str(call(*args, **kwargs))
+    except NotImplementedError:  # a wrapper whose backend lacks the ability
+        return None

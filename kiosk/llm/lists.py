@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 
 from kiosk.llm.answer_form import content_stems, says_unknown, shown_answer, word_set
-from kiosk.llm.backend import Message
+from kiosk.llm.backend import Message, reply_if_able
 from kiosk.llm.prompts import note_speakers, notes_text
 
 # "What instruments does ...", "Which cities has ...", "What kind of books does ...", "What are Joanna's hobbies?"
@@ -68,12 +68,9 @@ def completed_list(
     turns, so a worked example of the system prompt never counts as held."""
     if not asks_for_several(question) or not names_one_thing(shown):
         return None
-    go_on: Callable[..., str] | None = getattr(llm, "continue_reply", None)
-    if go_on is None:
-        return None
-    try:
-        more = go_on(messages, reply.rstrip(" .!") + ",", max_tokens=max_tokens, temperature=temperature)
-    except NotImplementedError:  # a wrapper whose backend cannot continue a reply
+    start = reply.rstrip(" .!") + ","
+    more = reply_if_able(llm, "continue_reply", messages, start, max_tokens=max_tokens, temperature=temperature)
+    if more is None:
         return None
     is_noted_thing = _noted_thing_test(question, notes_text(messages))
     items = [shown.rstrip(" .!")]

@@ -22,15 +22,12 @@ shown ("Maria" -> "John" for "Who gave Maria's family money ...?").
 
 from __future__ import annotations
 
-import string
 from collections.abc import Callable, Collection
 
 from kiosk.config import LLMConfig
-from kiosk.llm.answer_form import restates_question, shown_answer
-from kiosk.llm.backend import Message
+from kiosk.llm.answer_form import QUOTES_AND_PUNCTUATION, restates_question, shown_answer
+from kiosk.llm.backend import Message, reply_if_able
 from kiosk.llm.prompts import UNKNOWN_ANSWER, note_speakers, notes_text
-
-_QUOTES_AND_PUNCTUATION = string.punctuation + "‘’“”"
 
 
 def replaced_restatement(
@@ -73,7 +70,7 @@ def replaced_restatement(
 
 def names_only_a_speaker(answer: str, speakers: Collection[str]) -> bool:
     """True when `answer` is only one of `speakers` (lower-cased names), give or take punctuation."""
-    return " ".join(answer.split()).strip(_QUOTES_AND_PUNCTUATION + " ").lower() in speakers
+    return " ".join(answer.split()).strip(QUOTES_AND_PUNCTUATION + " ").lower() in speakers
 
 
 def reasked_answer(
@@ -91,16 +88,14 @@ def reasked_answer(
     """The shown answer of a second try for `reply`, whose shown answer tells nothing (replaced_restatement checks
     that), with its words and `speakers` (lower-cased names) banned as the first word; None when the backend
     cannot ban them or the second answer restates the question or names only a speaker too."""
-    avoid = getattr(llm, "chat_avoiding_first_words", None)
-    if avoid is None:
-        return None
     pieces = reply.split() + [word for name in speakers for word in name.split()]
-    words = sorted({word.strip(_QUOTES_AND_PUNCTUATION) for word in pieces} - {""})
-    try:
-        again = clean(avoid(messages, words, max_tokens=max_tokens, temperature=temperature))
-    except NotImplementedError:  # a wrapper whose backend cannot ban first words
+    words = sorted({word.strip(QUOTES_AND_PUNCTUATION) for word in pieces} - {""})
+    again = reply_if_able(
+        llm, "chat_avoiding_first_words", messages, words, max_tokens=max_tokens, temperature=temperature
+    )
+    if again is None:
         return None
-    shown = shown_answer(question, again, concise)
+    shown = shown_answer(question, clean(again), concise)
     if not shown.strip() or restates_question(question, shown) or names_only_a_speaker(shown, speakers):
         return None
     return shown
