@@ -1,7 +1,7 @@
 """How many owners the biometric gate lets in, store by store: the LoCoMo protocol's identity draws, no LLM.
 
 .venv/bin/python -m bench.bench_store_gate [--stores 200] [--users 10] [--modalities face,palm]
-    [--operating-points tau_d,strict] [--run LABEL=RESULTS.json ...]
+    [--operating-points tau_d,strict] [--run LABEL=RESULTS.json ...] [--face-embedder EMBEDDER=CALIBRATION ...]
 
 `kiosk eval locomo` binds each of its 10 users to one benchmark identity (one image the gallery, another the
 Owner probe; kiosk.eval.assignments.bind_identities, seeded by --seed). An owner whose probe the gate does not
@@ -67,6 +67,13 @@ def draw_stores(
     return draws, vectors, embedder
 
 
+def with_face_embedder(config: KioskConfig, entry: str) -> tuple[KioskConfig, str]:
+    name, _, calibration = entry.partition("=")
+    face = config.face.model_copy(update={"embedder": name})
+    gate = config.gate.model_copy(update={"face_calibration": calibration or config.gate.face_calibration})
+    return config.model_copy(update={"face": face, "gate": gate}), name
+
+
 def summarise(outcomes: list[dict[str, int]], users: int) -> dict[str, Any]:
     verified = np.array([o["owners_verified"] for o in outcomes])
     counts = Counter(verified.tolist())
@@ -117,6 +124,13 @@ def main() -> None:
     parser.add_argument("--operating-points", default="tau_d,strict")
     parser.add_argument("--run", action="append", default=[], help="LABEL=kiosk eval locomo results JSON")
     parser.add_argument("--name", default="store_gate")
+    parser.add_argument(
+        "--face-embedder",
+        dest="face_embedders",
+        action="append",
+        default=[],
+        help="EMBEDDER=CALIBRATION (face.embedder, gate.face_calibration); repeat to compare face models",
+    )
     args = parser.parse_args()
 
     config = load_config()
@@ -124,30 +138,36 @@ def main() -> None:
     figures: dict[str, Any] = {}
     rows = []
     for modality in args.modalities.split(","):
-        draws, vectors, embedder = draw_stores(config, modality, args.stores, args.users)
-        calibration = active_calibration(config, modality, embedder.model_sha256)
-        for point in args.operating_points.split(","):
-            threshold, rule = calibrated_threshold(calibration, point)
-            outcomes = []
-            for bindings in draws:
-                gallery = np.stack([vectors[b.gallery_image] for b in bindings])
-                probes = np.stack([vectors[b.probe_image] for b in bindings])
-                outcomes.append(store_outcomes(gallery, probes, threshold, margin))
-            summary = summarise(outcomes, args.users)
-            for key, value in summary.items():
-                figures[f"{calibration.benchmark}.store{args.users}.{rule}.{key}"] = value
-            figures[f"{calibration.benchmark}.store{args.users}.{rule}.threshold"] = threshold
-            rows.append(
-                [
-                    f"{modality} ({calibration.benchmark})",
-                    f"{rule} {threshold:.4f}",
-                    f"{summary['owners_verified_mean']:.2f}",
-                    f"{summary['stores_all_verified_fraction']:.3f}",
-                    ", ".join(f"{k}: {v}" for k, v in summary["stores_by_owners_verified"].items()),
-                    f"{summary['owner_probes_to_another_user']}/{summary['probes']}",
-                    f"{summary['non_owner_probes_let_in']}/{summary['probes']}",
-                ]
-            )
+        variants = [(config, "")]
+        if modality == "face" and args.face_embedders:
+            variants = [with_face_embedder(config, entry) for entry in args.face_embedders]
+        for variant, embedder_name in variants:
+            draws, vectors, embedder = draw_stores(variant, modality, args.stores, args.users)
+            calibration = active_calibration(variant, modality, embedder.model_sha256)
+            label = f"{modality} ({calibration.benchmark})" + (f", {embedder_name}" if embedder_name else "")
+            prefix = f"{calibration.benchmark}.store{args.users}." + (f"{embedder_name}." if embedder_name else "")
+            for point in args.operating_points.split(","):
+                threshold, rule = calibrated_threshold(calibration, point)
+                outcomes = []
+                for bindings in draws:
+                    gallery = np.stack([vectors[b.gallery_image] for b in bindings])
+                    probes = np.stack([vectors[b.probe_image] for b in bindings])
+                    outcomes.append(store_outcomes(gallery, probes, threshold, margin))
+                summary = summarise(outcomes, args.users)
+                for key, value in summary.items():
+                    figures[f"{prefix}{rule}.{key}"] = value
+                figures[f"{prefix}{rule}.threshold"] = threshold
+                rows.append(
+                    [
+                        label,
+                        f"{rule} {threshold:.4f}",
+                        f"{summary['owners_verified_mean']:.2f}",
+                        f"{summary['stores_all_verified_fraction']:.3f}",
+                        ", ".join(f"{k}: {v}" for k, v in summary["stores_by_owners_verified"].items()),
+                        f"{summary['owner_probes_to_another_user']}/{summary['probes']}",
+                        f"{summary['non_owner_probes_let_in']}/{summary['probes']}",
+                    ]
+                )
     body = [
         f"{args.stores} stores of {args.users} users, identities bound by seeds 0-{args.stores - 1} as `kiosk eval "
         f"locomo` binds them (one gallery image, one Owner probe image per identity; the capture gates replace a "

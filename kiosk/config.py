@@ -101,8 +101,17 @@ class FaceConfig(Section):
     detector: Literal["mediapipe", "mtcnn"] = Field(
         default="mediapipe", description="Face detector: MediaPipe BlazeFace short-range or MTCNN (ONNX)."
     )
-    embedder: Literal["facenet", "arcface-onnx"] = Field(
-        default="facenet", description="Face embedding model: FaceNet (OpenVINO IR) or a deployer's ArcFace ONNX."
+    embedder: Literal["facenet+sface", "facenet", "sface", "arcface-onnx"] = Field(
+        default="facenet+sface",
+        description="Face embedding model: FaceNet and SFace fused into one template (LFW3D EER 0.050 -> 0.039, "
+        "bench/results/face_models.md), FaceNet alone (OpenVINO IR), SFace alone, or a deployer's ArcFace ONNX. "
+        "Each needs its own calibration (gate.face_calibration).",
+    )
+    fusion_facenet_weight: float = Field(
+        default=0.5,
+        gt=0,
+        lt=1,
+        description="facenet+sface: FaceNet's share of the fused cosine (SFace gets the rest); equal by default.",
     )
     arcface_model_path: Path | None = Field(
         default=None, description="Path of an ArcFace-style ONNX (112x112 input) when embedder='arcface-onnx'."

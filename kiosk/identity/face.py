@@ -29,7 +29,10 @@ ROI_MARGIN = 3.0
 
 
 class CropEmbedder(Protocol):
-    """An embedding model plus the crop it was trained on (FaceNet margin crop, ArcFace 5-point)."""
+    """An embedding model plus the crop it was trained on (FaceNet margin crop, ArcFace 5-point).
+
+    A crop's second-to-last axis is its width: mirroring that axis mirrors the face (flip_augment).
+    """
 
     name: str
     model_sha256: str
@@ -197,7 +200,7 @@ class FacePipeline:
         """Embeddings of model-ready RGB crops, with the mirror image added when flip_augment is on."""
         vectors = self.embedder.embed_crops(crops)
         if self.config.flip_augment:
-            vectors = vectors + self.embedder.embed_crops([np.ascontiguousarray(c[:, ::-1]) for c in crops])
+            vectors = vectors + self.embedder.embed_crops([np.ascontiguousarray(np.flip(c, axis=-2)) for c in crops])
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
 
@@ -276,6 +279,14 @@ def load_crop_embedder(config: KioskConfig, store: ModelStore | None = None) -> 
         from kiosk.identity.arcface import load_arcface
 
         return load_arcface(config)
+    if config.face.embedder == "facenet+sface":
+        from kiosk.identity.fused import load_fused
+
+        return load_fused(config, store)
+    if config.face.embedder == "sface":
+        from kiosk.identity.sface import load_sface
+
+        return load_sface(config, store)
     from kiosk.identity.facenet import load_facenet
 
     return load_facenet(config, store)

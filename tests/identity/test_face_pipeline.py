@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import cv2
@@ -44,8 +45,11 @@ def video_frame(data_dir: Path, index: int) -> np.ndarray:
 
 def test_embedder_describes_its_model(embedder: FaceEmbedder, model_store: object) -> None:
     assert embedder.modality == "face"
-    assert embedder.dimension == 512
-    assert embedder.model_sha256 == model_store.manifest.get("facenet-20180408-pb").sha256  # type: ignore[attr-defined]
+    manifest = model_store.manifest  # type: ignore[attr-defined]
+    assert embedder.name == "facenet-20180408-102900+sface-2021dec"
+    assert embedder.dimension == 512 + 128
+    fused = f"fusion 1: {manifest.get('facenet-20180408-pb').sha256} {manifest.get('sface-2021dec').sha256} weight 0.5"
+    assert embedder.model_sha256 == hashlib.sha256(fused.encode()).hexdigest()
 
 
 @pytest.mark.parametrize("name", [LIN, ALEX])
@@ -56,7 +60,7 @@ def test_reference_photo_gives_one_gated_face_and_a_unit_embedding(
     assert len(analysis.faces) == 1
     assert analysis.requester_index == 0 and analysis.reason == ""
     assert not analysis.second_face_in_view and analysis.faces_in_view == 1
-    assert analysis.embedding is not None and analysis.embedding.shape == (512,)
+    assert analysis.embedding is not None and analysis.embedding.shape == (640,)
     assert np.linalg.norm(analysis.embedding) == pytest.approx(1.0, abs=1e-5)
     assert {"detect", "quality", "align", "embed", "total"} <= set(analysis.timings_ms)
 
@@ -159,6 +163,6 @@ def test_quality_gates_reject_blur_darkness_and_a_profile_with_reasons(
 
 def test_embed_images_stacks_and_names_the_bad_one(embedder: FaceEmbedder, photos: dict[str, np.ndarray]) -> None:
     stacked = embedder.embed_images([photos[LIN], photos[ALEX]])
-    assert stacked.shape == (2, 512) and stacked.dtype == np.float32
+    assert stacked.shape == (2, 640) and stacked.dtype == np.float32
     with pytest.raises(ProbeError):
         embedder.embed_images([photos[LIN], np.zeros((100, 100, 3), np.uint8)])
