@@ -2,7 +2,7 @@
 
 The cosine of two such templates is the weighted mean of the two models' cosines (score-level fusion),
 so the gate, the stores and the calibration treat it as one 640-d encoder. The two models were
-trained apart (different data, architecture and loss) and err on different LFW pairs: fused, the LFW3D
+trained apart (different architectures and losses) and err on different LFW pairs: fused, the LFW3D
 EER is 0.039 against 0.050 and 0.047 alone (bench/results/face_models.md).
 
 A crop is both models' crops stacked: (2, 160, 160, 3), FaceNet's margin crop first, then the
