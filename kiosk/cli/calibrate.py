@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -171,7 +172,7 @@ def _show_rows(check: bool) -> list[dict[str, Any]]:
         rows.append(row)
     directory = Path(cfg.paths.calibration_dir)
     for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
-        if path.resolve() in active_paths:
+        if path.resolve() in active_paths or _retrieval_calibration(path):
             continue
         row = {"modality": None, "path": str(path), "active": False}
         try:
@@ -181,6 +182,15 @@ def _show_rows(check: bool) -> list[dict[str, Any]]:
             row["error"] = exc.one_line()
         rows.append(row)
     return rows
+
+
+def _retrieval_calibration(path: Path) -> bool:
+    """The text encoder's thresholds (relevance floor, adaptive path) share the folder; they are no biometric τ."""
+    try:
+        content = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False  # unreadable: listed with its error
+    return isinstance(content, dict) and "modality" not in content and "encoder_sha256" in content
 
 
 def _describe(calibration: Any) -> dict[str, Any]:

@@ -98,3 +98,15 @@ def test_one_identity_via_cli(cli: typer.Typer, image_folder: MakeFolder) -> Non
     result = CliRunner().invoke(cli, ["calibrate", "face", "--data", str(folder)])
     assert result.exit_code == 2
     assert "only one identity" in result.output
+
+
+def test_show_leaves_out_the_text_encoders_thresholds_but_lists_a_broken_file(cli: typer.Typer, tmp_path: Path) -> None:
+    folder = tmp_path / "calibration"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "relevance-0123456789abcdef.json").write_text(json.dumps({"encoder_sha256": "ab", "floor": 0.4}))
+    (folder / "face-other.json").write_text("{ not json")
+    shown = CliRunner().invoke(cli, ["calibrate", "show", "--json"])
+    assert shown.exit_code == 0, shown.output
+    paths = [Path(row["path"]).name for row in json.loads(shown.stdout)]
+    assert "relevance-0123456789abcdef.json" not in paths
+    assert "face-other.json" in paths
