@@ -281,7 +281,7 @@ def markdown(figures: dict[str, Any], shipped: dict[str, float], notes: dict[str
     verdict = "\n\n".join(verdicts)
     return "\n\n".join(
         [
-            "Face verification error rates on LFW3D (frontalized 90x90 LFW crops), FaceNet 20180408 + flip, "
+            f"Face verification error rates on LFW3D (frontalized 90x90 LFW crops), {notes['encoder']} + flip, "
             "compared with Windows Hello's stated FAR of 1/100,000.",
             table(["protocol", "threshold", "tau", "FAR", "FRR"], rows),
             verdict,
@@ -377,6 +377,7 @@ def main() -> None:
         "probes": len(probes),
         "fuse_frames": frames,
         "cached_embeddings": embeddings.cached,
+        "encoder": str(getattr(embedder, "name", config.face.embedder)),
     }
     figures["data"] = notes
     write_results("far", figures, markdown(figures, shipped, notes))
