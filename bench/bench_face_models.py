@@ -10,13 +10,13 @@ and probes the same video frames (detect, quality, align, embed), the models int
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from bench.bench_face import read_pairs, verification_figures, video_frames
 from bench.common import percentiles_ms, table, write_results
-from kiosk.calibration.embed import embed_paths, embedding_cache
+from kiosk.calibration.embed import Embedder, embed_paths, embedding_cache
 from kiosk.config import KioskConfig, load_config
 from kiosk.identity.face import FaceEmbedder, load_face_embedder
 
@@ -32,7 +32,8 @@ def lfw_scores(config: KioskConfig, embedder: FaceEmbedder) -> tuple[np.ndarray,
     pairs = read_pairs(lfw)
     names = sorted({n for p in pairs for n in (p.first, p.second)})
     paths = [lfw / "images" / n for n in names]
-    embedded = embed_paths(embedder, paths, cache=embedding_cache(config, embedder, lfw))
+    as_calibration = cast(Embedder, embedder)  # the embedder calibration uses, so its cache is shared
+    embedded = embed_paths(as_calibration, paths, cache=embedding_cache(config, as_calibration, lfw))
     if not embedded.valid.all():
         raise SystemExit(f"{embedder.name}: unreadable LFW images {embedded.unreadable[:3]}")
     index = {name: i for i, name in enumerate(names)}

@@ -35,7 +35,7 @@ import numpy as np
 
 from bench.common import table, write_results
 from kiosk.calibration.data import read_pairs
-from kiosk.calibration.embed import embed_paths, embedding_cache, load_embedder, load_image
+from kiosk.calibration.embed import embed_paths, embedding_cache, encoder_name, load_embedder, load_image
 from kiosk.calibration.scores import clopper_pearson
 from kiosk.config import load_config
 from kiosk.identity.verify import ProbeFuser
@@ -377,7 +377,7 @@ def main() -> None:
         "probes": len(probes),
         "fuse_frames": frames,
         "cached_embeddings": embeddings.cached,
-        "encoder": str(getattr(embedder, "name", config.face.embedder)),
+        "encoder": encoder_name(config, "face", embedder),
     }
     figures["data"] = notes
     write_results("far", figures, markdown(figures, shipped, notes))

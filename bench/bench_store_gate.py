@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from bench.bench_face_models import with_embedder
 from bench.common import table, write_results
 from kiosk.calibration.active import active_calibration
 from kiosk.calibration.embed import load_embedder
@@ -69,9 +70,9 @@ def draw_stores(
 
 def with_face_embedder(config: KioskConfig, entry: str) -> tuple[KioskConfig, str]:
     name, _, calibration = entry.partition("=")
-    face = config.face.model_copy(update={"embedder": name})
+    variant = with_embedder(config, name)
     gate = config.gate.model_copy(update={"face_calibration": calibration or config.gate.face_calibration})
-    return config.model_copy(update={"face": face, "gate": gate}), name
+    return variant.model_copy(update={"gate": gate}), name
 
 
 def summarise(outcomes: list[dict[str, int]], users: int) -> dict[str, Any]:

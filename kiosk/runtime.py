@@ -122,3 +122,18 @@ def load_encoder(
                 return OpenVinoEncoder(path, threads=threads, outputs=outputs, precision=precision)
         return OpenVinoEncoder(model, threads=threads, outputs=outputs, precision=precision)
     raise ModelError(f"unknown encoder backend '{backend}'", "use 'openvino' or 'onnxruntime'")
+
+
+def unit_embeddings(
+    encoder: Encoder, feeds: Sequence[np.ndarray], input_name: str, output_name: str, dimension: int
+) -> np.ndarray:
+    """(n, dimension) L2-normalised outputs of `encoder` run once per feed, for graphs fixed at batch 1.
+
+    No lock here: an OpenVINO encoder serialises its one infer request, and an ONNX Runtime session's run is
+    thread-safe, so the verifier thread and an enrollment may embed at once.
+    """
+    out = np.empty((len(feeds), dimension), dtype=np.float32)
+    for index, feed in enumerate(feeds):
+        result = np.asarray(encoder.run({input_name: feed})[output_name], dtype=np.float32).reshape(-1)
+        out[index] = result / max(float(np.linalg.norm(result)), 1e-12)
+    return out

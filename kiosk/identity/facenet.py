@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -12,7 +11,7 @@ from kiosk.config import KioskConfig
 from kiosk.errors import ModelError
 from kiosk.identity.align import facenet_crop, pad_precropped, resize
 from kiosk.models import ModelStore
-from kiosk.runtime import Encoder, load_encoder
+from kiosk.runtime import Encoder, load_encoder, unit_embeddings
 
 SOURCE = "facenet-20180408-pb"
 IR_NAME = "facenet-ir"
@@ -64,7 +63,6 @@ class FaceNetEmbedder:
         precropped_margin_x: float | None = None,
     ) -> None:
         self._encoder = encoder
-        self._lock = threading.Lock()
         self.model_sha256 = model_sha256
         self.crop_margin = crop_margin
         self.precropped_margin = precropped_margin
@@ -78,12 +76,8 @@ class FaceNetEmbedder:
 
     def embed_crops(self, crops: Sequence[np.ndarray]) -> np.ndarray:
         """(n, 512) L2-normalised embeddings of 160x160 RGB uint8 crops (the IR takes batch 1)."""
-        out = np.empty((len(crops), self.dimension), dtype=np.float32)
-        for i, crop in enumerate(crops):
-            with self._lock:  # one infer request: the verifier thread and enrollment may share it
-                result = self._encoder.run({INPUT: standardise(crop)[None]})[OUTPUT][0]
-            out[i] = result / max(float(np.linalg.norm(result)), 1e-12)
-        return out
+        feeds = [standardise(crop)[None] for crop in crops]
+        return unit_embeddings(self._encoder, feeds, INPUT, OUTPUT, self.dimension)
 
 
 def load_facenet(config: KioskConfig, store: ModelStore | None = None) -> FaceNetEmbedder:

@@ -6,7 +6,6 @@ feeds it. Its graph is fixed at batch 1.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 
 import numpy as np
@@ -14,7 +13,7 @@ import numpy as np
 from kiosk.config import KioskConfig
 from kiosk.identity.align import align_five_point, pad_precropped
 from kiosk.models import ModelStore
-from kiosk.runtime import Encoder, load_encoder
+from kiosk.runtime import Encoder, load_encoder, unit_embeddings
 
 SOURCE = "sface-2021dec"
 INPUT, OUTPUT = "data", "fc1"
@@ -49,7 +48,6 @@ class SFaceEmbedder:
 
     def __init__(self, encoder: Encoder, model_sha256: str) -> None:
         self._encoder = encoder
-        self._lock = threading.Lock()
         self.model_sha256 = model_sha256
 
     def crop(self, rgb: np.ndarray, landmarks: np.ndarray) -> np.ndarray:
@@ -60,13 +58,8 @@ class SFaceEmbedder:
 
     def embed_crops(self, crops: Sequence[np.ndarray]) -> np.ndarray:
         """(n, 128) L2-normalised embeddings of 112x112 RGB uint8 crops."""
-        out = np.empty((len(crops), self.dimension), dtype=np.float32)
-        for i, crop in enumerate(crops):
-            batch = np.ascontiguousarray(crop.astype(np.float32).transpose(2, 0, 1)[None])
-            with self._lock:  # one infer request: the verifier thread and enrollment may share it
-                result = np.asarray(self._encoder.run({INPUT: batch})[OUTPUT], dtype=np.float32).reshape(-1)
-            out[i] = result / max(float(np.linalg.norm(result)), 1e-12)
-        return out
+        feeds = [np.ascontiguousarray(crop.astype(np.float32).transpose(2, 0, 1)[None]) for crop in crops]
+        return unit_embeddings(self._encoder, feeds, INPUT, OUTPUT, self.dimension)
 
 
 def load_sface(config: KioskConfig, store: ModelStore | None = None) -> SFaceEmbedder:
