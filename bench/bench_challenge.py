@@ -2,8 +2,8 @@
 
 The kiosk shows a looped recording as its camera; a challenge (blink / turn-left / turn-right, `pad.challenge`
 "either" picks one at random) starts at every `--stride` frames of the loop and runs with the default `[pad]`
-settings (timeout `pad.challenge_timeout_s`) on the live path: face pipeline -> requester passing the quality gates
--> Face Mesh -> eye openness and head yaw (kiosk/eval/challenge_replay.py). Every third frame is fed (29.97 fps / 3
+tuning (timeout `CHALLENGE.timeout_s`) on the live path: face pipeline -> requester passing the quality gates
+-> Face Mesh -> eye openness and head yaw (bench/challenge_replay.py). Every third frame is fed (29.97 fps / 3
 = the kiosk's 10 analysed frames a second).
 
 Material: the video itself (a real person, but to the kiosk it is a recording: read as bona fide when the question
@@ -26,12 +26,12 @@ from typing import Any, get_args
 
 import numpy as np
 
+from bench import pad_attacks
 from bench.bench_pad import VIDEO, read_video
+from bench.challenge_replay import FrameMeasure, Replay, closed_eye_frames, measure, replay, requester_only
 from bench.common import table, write_results
 from kiosk.config import KioskConfig, load_config
-from kiosk.eval import pad_attacks
-from kiosk.eval.challenge_replay import FrameMeasure, Replay, closed_eye_frames, measure, replay, requester_only
-from kiosk.identity.challenge import ChallengeKind
+from kiosk.identity.challenge import CHALLENGE, ChallengeKind
 from kiosk.identity.face import FacePipeline
 from kiosk.identity.facemesh import FaceMesh, load_face_mesh
 from kiosk.identity.pad import challenge_face
@@ -44,7 +44,7 @@ FPS = 29.97
 def outcomes(
     measures: Sequence[FrameMeasure], starts: Sequence[int], config: KioskConfig, step: int, passive: bool = True
 ) -> list[Replay]:
-    return [replay(measures, kind, start, config.pad, step=step, passive=passive) for kind in KINDS for start in starts]
+    return [replay(measures, kind, start, step=step, passive=passive) for kind in KINDS for start in starts]
 
 
 def summary(name: str, runs: Sequence[Replay]) -> list[list[Any]]:
@@ -117,9 +117,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     unconfirmed, _ = run_material(frames, pipeline, mesh, config, args.stride, challenge_face, passive=False)
 
     with_face = [m for m in video if m.eye_openness is not None and m.yaw is not None]
-    frontal = [m for m in with_face if abs(m.yaw or 0.0) <= config.pad.turn_min_yaw]
+    frontal = [m for m in with_face if abs(m.yaw or 0.0) <= CHALLENGE.turn_min_yaw]
     yaws = [float(m.yaw or 0.0) for m in with_face]
-    closed = closed_eye_frames([m if m in frontal else FrameMeasure(None, None) for m in video], config.pad)
+    closed = closed_eye_frames([m if m in frontal else FrameMeasure(None, None) for m in video])
     passes = {
         kind: [round(r.start / FPS, 1) for r in runs["video (looped)"] if r.kind == kind and r.state.passed]
         for kind in KINDS
@@ -155,11 +155,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         ]
         for name, counts in figures["passed_before"].items()
     ]
-    pad = config.pad
+    pad = CHALLENGE
     md = "\n\n".join(
         [
             "Active liveness challenge (kiosk/identity/challenge.py, used at enrollment and for admin access) with the "
-            f"default `[pad]` settings: timeout {pad.challenge_timeout_s:.0f} s; blink = eyes below "
+            f"default tuning (`CHALLENGE`): timeout {pad.timeout_s:.0f} s; blink = eyes below "
             f"{pad.blink_closed_ratio} of the open-eye baseline and back, frontal frames only; turn = yaw past "
             f"{pad.turn_min_yaw} the asked way and back within {pad.turn_centre_yaw}. A challenge starts every "
             f"{args.stride} frames ({args.stride / FPS:.1f} s) of the looped 10 s face video; one frame in three is "
@@ -168,9 +168,9 @@ def main(argv: Sequence[str] | None = None) -> None:
             "Face Mesh -> eye openness, yaw.",
             table(["material", "asked", "starts", "passed", "median time to pass", "why the others failed"], rows),
             "**Peers in the same run.** Passed: before this change (the challenge fed only faces that pass the "
-            "embedding's quality gates, which reject a face turned past `face.max_turn`, i.e. the turn the challenge "
-            "asks for; no passive check) -> fed `challenge_face`, no passive check -> now (a pass also needs the "
-            "passive cues over the last `pad.window_s` not to call an attack, `confirm_pass`):",
+            "embedding's quality gates, which reject a face turned past `quality.MAX_TURN`, i.e. the turn the "
+            "challenge asks for; no passive check) -> fed `challenge_face`, no passive check -> now (a pass also "
+            "needs the passive cues over their window `PASSIVE.window_s` not to call an attack, `confirm_pass`):",
             table(["material", *KINDS], peer_rows),
             "**What the video holds.** "
             f"The challenge sees a face in {len(with_face)} of {len(frames)} frames, {len(frontal)} of them frontal "
@@ -196,13 +196,13 @@ def main(argv: Sequence[str] | None = None) -> None:
             "colour moire cue calls the moment an attack, so the pass is refused: "
             f"{one_attempt['screen replay (looped)']:.2f} per attempt, against "
             f"{figures['passed_without_passive_confirmation']['screen replay (looped)']['turn-right']} turn-right "
-            "passes without that check. The moire margin is small (peaks just above `pad.chroma_max_peak`, see "
+            "passes without that check. The moire margin is small (peaks just above `PASSIVE.chroma_max_peak`, see "
             "pad.md) and a real screen filmed out of focus or from afar shows less. A recording that shows all three "
             "actions would pass more often. For admin access the PIN is still needed and every failed check counts "
             "like a wrong PIN. This is the limit of an active challenge on an ordinary camera: it stops photos and "
             "frozen feeds, and screens only as far as the passive cues see them.",
             "**Two fixes this benchmark found.** (1) The challenge used to watch only the face that passes the "
-            "embedding's quality gates, which drop a face turned past `face.max_turn`: the peer table shows that no "
+            "embedding's quality gates, which drop a face turned past `quality.MAX_TURN`: the peer table shows that no "
             "head turn could pass on this video. It now watches `challenge_face` (the requester, else the most "
             "prominent face big enough to count). (2) With turned faces fed, the looped screen replay passed the blink "
             "challenge from 4 of 19 starts while developing this (a profile's eye looks wide, so the frontal eye read "

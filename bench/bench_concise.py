@@ -1,4 +1,4 @@
-"""The answers with and without their restatement of the question (llm.concise_answers, #9), answer by answer.
+"""The answers with and without their restatement of the question (answer step cut-restatement, #9), one by one.
 
 The cut is a function of the question and the LLM's reply only (kiosk/llm/answer_form.py), so one set of LLM
 replies scores both ways: the reply as the LLM gave it (`reply` where the run kept one, else its `prediction`,
@@ -105,9 +105,9 @@ def main() -> None:
     headers += ["answers cut", "better", "worse", "sign test p", "cut p50 µs"]
     body = [
         "LoCoMo answers of `kiosk eval locomo` runs scored twice: the LLM's reply as given, and with its "
-        "restatement of the question cut (kiosk/llm/answer_form.py, `llm.concise_answers`). Macro-average F1 over "
-        "multi-hop, temporal and single-hop in percent (LoCoMo's F1); `better` / `worse`: answers whose F1 the cut "
-        "raised / lowered; `cut p50 µs`: the cut's median time per answer.",
+        "restatement of the question cut (kiosk/llm/answer_form.py, answer step `cut-restatement`). Macro-average "
+        "F1 over multi-hop, temporal and single-hop in percent (LoCoMo's F1); `better` / `worse`: answers whose F1 "
+        "the cut raised / lowered; `cut p50 µs`: the cut's median time per answer.",
         "",
         table(headers, rows),
         "",

@@ -1,4 +1,4 @@
-"""Dates named in the question (retrieval.date_weight, retrieval.date_window_days): owner evidence recall@10 on
+"""Dates named in the question (the retrieval tuning's date_weight and date_window_days): owner evidence recall@10 on
 LoCoMo with the dated ranking in the fusion, against none.
 
 KIOSK_DATA=/work/shared/data PYTHONPATH=$PWD .venv/bin/python -m bench.bench_dates [--settings 0:30,1:10,1:30]
@@ -15,12 +15,14 @@ dated mention (only those can change). LLM-free.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import Any
 
 from bench.common import command_line, locomo_sample_keys, mean_evidence_recall, table, write_results
 from kiosk.config import load_config
 from kiosk.eval.protocol import EvalOptions, run_locomo
 from kiosk.retrieval.dates import date_windows
+from kiosk.retrieval.tuning import DEFAULT_TUNING
 
 CATEGORIES = ("multi-hop", "temporal", "single-hop")
 
@@ -36,11 +38,11 @@ def main() -> None:
     counts: dict[str, int] = {}
     for setting in args.settings.split(","):
         weight, days = float(setting.split(":")[0]), int(setting.split(":")[1])
-        run_config = config.model_copy(deep=True)
-        run_config.retrieval.date_weight = weight
-        run_config.retrieval.date_window_days = days
-        options = EvalOptions(modality="palm", ratio=1.0, answer=False, write=False, command=command_line())
-        results = run_locomo(run_config, options)
+        tuning = replace(DEFAULT_TUNING, date_weight=weight, date_window_days=days)
+        options = EvalOptions(
+            modality="palm", ratio=1.0, answer=False, write=False, command=command_line(), tuning=tuning
+        )
+        results = run_locomo(config, options)
         answers = results["answers"]
         held = [a for a in answers if a["key"] not in sample]
         dated = {a["key"] for a in answers if date_windows(a["question"], days)}

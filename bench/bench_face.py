@@ -24,8 +24,8 @@ import numpy as np
 
 from bench.common import percentiles_ms, table, write_results
 from kiosk.config import KioskConfig, load_config
-from kiosk.identity.align import pad_precropped, resize
-from kiosk.identity.face import FaceEmbedder, FacePipeline, load_face_embedder
+from kiosk.identity.align import PRECROPPED_MARGIN, PRECROPPED_MARGIN_X, pad_precropped, resize
+from kiosk.identity.face import FLIP_AUGMENT, FaceEmbedder, FacePipeline, load_face_embedder
 from kiosk.identity.quality import assess
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -315,7 +315,7 @@ def run_lfw(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Namespac
         "",
     ]
 
-    margin, margin_x = config.face.precropped_margin, config.face.precropped_margin_x
+    margin, margin_x = PRECROPPED_MARGIN, PRECROPPED_MARGIN_X
     shape = f"{margin:.2f}" if margin_x is None else f"{margin:.2f}x{margin_x:.2f}"
     names = sorted({n for p in pairs for n in (p.first, p.second)})
     timer = time.perf_counter()
@@ -337,7 +337,7 @@ def run_lfw(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Namespac
                 stats["tar_at_far_1e-3"],
             ]
         )
-    chosen = "flip-sum" if config.face.flip_augment else "plain"
+    chosen = "flip-sum" if FLIP_AUGMENT else "plain"
     for name, value in verification_figures(scores_by_variant[chosen], pairs).items():
         figures[f"lfw.{name}"] = value
     figures["lfw.configuration"] = f"facenet margin {shape} {chosen}"
@@ -418,7 +418,7 @@ def run_latency(config: KioskConfig, embedder: FaceEmbedder, args: argparse.Name
         ours = reports["facenet+mediapipe"]["probe"]["p50_ms"]
         figures["video.probe_p50.dlib_over_facenet_mediapipe"] = reports["dlib"]["probe"]["p50_ms"] / ours
     counts = [[name, r["frames"], r["faces"], r.get("frames_with_requester", "-")] for name, r in reports.items()]
-    flip = "with" if config.face.flip_augment else "without"
+    flip = "with" if FLIP_AUGMENT else "without"
     text = "\n".join(
         [
             f"### Latency on {len(frames)} frames (every n-th, n = {args.frame_step}) of short_hamilton_clip.mp4 "
@@ -477,7 +477,7 @@ def loop_fps(config: KioskConfig, embedder: FaceEmbedder, seconds: float) -> tup
     text = (
         f"### Capture + detection loop while embedding runs ({seconds:.0f} s, {config.face.detector})\n\n"
         f"Decode + detect on one thread: **{frames / elapsed:.1f} frames/s**; meanwhile a second thread embedded the "
-        f"newest face {embedded / elapsed:.1f} times/s (flip {'on' if config.face.flip_augment else 'off'}).\n"
+        f"newest face {embedded / elapsed:.1f} times/s (flip {'on' if FLIP_AUGMENT else 'off'}).\n"
     )
     return figures, text
 
@@ -487,7 +487,7 @@ def quality_examples(config: KioskConfig, embedder: FaceEmbedder) -> str:
     rows = []
     for index in range(0, len(frames), 30):
         for face in embedder.pipeline.detect(frames[index]):
-            verdict = assess(frames[index], face, config.face)
+            verdict = assess(frames[index], face, config.face.min_face_px)
             rows.append(
                 [
                     index,
@@ -506,17 +506,17 @@ def quality_examples(config: KioskConfig, embedder: FaceEmbedder) -> str:
 def notes(config: KioskConfig, figures: dict[str, Any]) -> str:
     accuracy = figures.get("lfw.accuracy")
     measured = f"{accuracy:.3f}" if isinstance(accuracy, float) else "n/a"
-    margin_x = config.face.precropped_margin_x
+    margin_x = PRECROPPED_MARGIN_X
     horizontal = "the same fraction" if margin_x is None else f"{margin_x:.2f} of the width"
     return f"""### How the pipeline treats pre-cropped input
 
 `FaceEmbedder.embed_crop(image)` (the path used here and by calibration) runs no detector: a tight crop
-gets the margin FaceNet was trained with by reflecting its borders ({config.face.precropped_margin:.2f} of
+gets the margin FaceNet was trained with by reflecting its borders ({PRECROPPED_MARGIN:.2f} of
 the height added in total top+bottom, {horizontal} left+right), is resized to 160x160 (aspect not kept, as
 in FaceNet's own MTCNN-box crops), standardised with (x - 127.5) / 128, embedded, and with
-`face.flip_augment` the embedding of the mirror image is added before L2 normalisation.
+`FLIP_AUGMENT` (kiosk/identity/face.py) the embedding of the mirror image is added before L2 normalisation.
 `embed_image(frame)` is the live path instead: detector -> five landmarks -> an MTCNN-like box rebuilt
-from the landmarks plus `face.crop_margin` eye-to-mouth distances -> the same model.
+from the landmarks plus `CROP_MARGIN` (kiosk/identity/facenet.py) eye-to-mouth distances -> the same model.
 
 ### What reaching the published 99 % would take (measured here: {measured})
 

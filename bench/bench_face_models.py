@@ -18,7 +18,7 @@ from bench.bench_face import read_pairs, verification_figures, video_frames
 from bench.common import percentiles_ms, table, write_results
 from kiosk.calibration.embed import Embedder, embed_paths, embedding_cache
 from kiosk.config import KioskConfig, load_config
-from kiosk.identity.face import FaceEmbedder, load_face_embedder
+from kiosk.identity.face import FLIP_AUGMENT, FaceEmbedder, load_face_embedder
 
 VIDEO = "face_video/short_hamilton_clip.mp4"
 
@@ -107,7 +107,7 @@ def main() -> None:
             ]
         )
 
-    flip = "with" if config.face.flip_augment else "without"
+    flip = "with" if FLIP_AUGMENT else "without"
     body = "\n".join(
         [
             "### LFW3D, all 10 folds (6,000 pairs; 3,000 genuine / 3,000 impostor)",

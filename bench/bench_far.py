@@ -38,7 +38,7 @@ from kiosk.calibration.data import read_pairs
 from kiosk.calibration.embed import embed_paths, embedding_cache, encoder_name, load_embedder, load_image
 from kiosk.calibration.scores import clopper_pearson
 from kiosk.config import load_config
-from kiosk.identity.verify import ProbeFuser
+from kiosk.identity.verify import FUSE_FRAMES, ProbeFuser
 
 ROOT = Path(__file__).resolve().parent
 VIEWS_CACHE = ROOT / "cache" / "far"
@@ -340,7 +340,7 @@ def main() -> None:
     all_vs_all_s = time.perf_counter() - mark
 
     probes = choose_probes(labels, args.probes, args.seed)
-    frames = config.face.fuse_frames
+    frames = FUSE_FRAMES["face"]
     mark = time.perf_counter()
     views = view_embeddings(embedder, [images.paths[keep[i]] for i in probes], frames - 1, args.seed)
     views_s = time.perf_counter() - mark

@@ -20,7 +20,7 @@ import argparse
 import os
 import tempfile
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,17 +29,19 @@ import numpy as np
 from bench.bench_paired import sign_test_p
 from bench.bench_retrieval import locomo_store
 from bench.common import table, write_results
+from bench.general_knowledge import is_refusal
 from kiosk.config import KioskConfig, load_config
-from kiosk.eval import prompting
 from kiosk.eval.answer_cache import AnswerCache
-from kiosk.eval.general_knowledge import is_refusal
+from kiosk.eval.answering import answer_request, clean_answer
 from kiosk.eval.locomo import Question, load_conversations, locomo_path, select_questions
 from kiosk.eval.metrics import CATEGORY_NAMES
-from kiosk.eval.protocol import EvalOptions, answer_request, load_llm, run_locomo
+from kiosk.eval.models import load_llm
+from kiosk.eval.protocol import EvalOptions, run_locomo
 from kiosk.llm.answer_form import shown_answer
 from kiosk.llm.prompts import UNKNOWN_ANSWER
 from kiosk.memory import SqliteStore
 from kiosk.retrieval import Retriever
+from kiosk.retrieval.tuning import DEFAULT_TUNING
 
 REPO = Path(__file__).resolve().parent.parent
 EPSILON = 1e-3
@@ -82,16 +84,20 @@ def seeds_of(text: str) -> list[int]:
 
 
 def owner_run(config: KioskConfig, seed: int, floor: float, results_dir: Path) -> dict[str, Any]:
-    config = config.model_copy(deep=True)
-    config.retrieval.relevance_floor = floor
     options = EvalOptions(
-        modality="palm", seed=seed, held_out_from=0, conditions=("owner",), results_dir=results_dir, write=False
+        modality="palm",
+        seed=seed,
+        held_out_from=0,
+        conditions=("owner",),
+        results_dir=results_dir,
+        write=False,
+        tuning=replace(DEFAULT_TUNING, relevance_floor=floor),
     )
     return run_locomo(config, options)
 
 
 def owner_comparison(config: KioskConfig, seeds: list[int], lower: float) -> dict[str, Any]:
-    shipped = config.retrieval.relevance_floor
+    shipped = DEFAULT_TUNING.relevance_floor
     per_seed, seen = [], set()
     pooled: dict[str, dict[str, list[float]]] = {"shipped": {}, "lower": {}}
     pooled_better = pooled_worse = 0
@@ -148,9 +154,9 @@ def unrelated_answers(config: KioskConfig, held_out: HeldOut, floors: tuple[floa
                 "best": max((item.similarity for item in found.notes), default=0.0),
             }
             if row["best"] >= lowest:
-                messages = answer_request(question.question, [item.note for item in found.notes], stranger, "compact")
+                messages = answer_request(question.question, [item.note for item in found.notes], stranger)
                 raw = held_out.llm.chat(messages, max_tokens=config.llm.max_answer_tokens, temperature=0.0)
-                row["answer"] = shown_answer(question.question, prompting.clean_answer(raw), concise=True)
+                row["answer"] = shown_answer(question.question, clean_answer(raw), concise=True)
                 row["refused"] = is_refusal(row["answer"], UNKNOWN_ANSWER)
             rows.append(row)
     figures: dict[str, Any] = {"questions": len(rows)}
@@ -215,7 +221,7 @@ def main() -> None:
     parser.add_argument("--name", default="relevance_floor_answers")
     args = parser.parse_args()
     config = load_config(environ={k: v for k, v in os.environ.items() if k != "KIOSK_CONFIG"})
-    shipped = config.retrieval.relevance_floor
+    shipped = DEFAULT_TUNING.relevance_floor
     owner = owner_comparison(config, seeds_of(args.seeds), args.lower)
     held_out = HeldOut.load(config)
     unrelated = unrelated_answers(config, held_out, (shipped, args.lower))

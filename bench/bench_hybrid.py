@@ -20,7 +20,7 @@ encoding excluded: it is the same for every configuration).
 Calibration (kiosk.retrieval.thresholds.select): every question's familiarity signal against its owner's notes
 and the recall@K gain of (fused) recollection over (fused) familiarity; thresholds chosen on the questions of
 the even-numbered conversations (calibration split), checked on the odd ones (held out); --write-calibration
-writes calibration/adaptive-<encoder sha>.json (the shipped RetrievalConfig defaults must equal it: a test checks).
+writes calibration/adaptive-<encoder sha>.json (the shipped retrieval tuning must equal it: a test checks).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import json
 import os
 import time
 from collections import Counter
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -39,9 +40,11 @@ import numpy as np
 from bench.bench_retrieval import CACHE, FACE_DIM, SHA, TAU, locomo_store, unit_rows
 from bench.common import command_line, percentiles_ms, table, write_results
 from kiosk.config import RetrievalConfig, load_config
+from kiosk.identity.gate import GateRule, gate
 from kiosk.identity.probe import Probe
 from kiosk.memory import Note, SqliteStore
-from kiosk.retrieval import Retriever, gate
+from kiosk.memory.store import Store
+from kiosk.retrieval import Retriever
 from kiosk.retrieval.adaptive import familiarity_signal
 from kiosk.retrieval.results import FamiliaritySignal
 from kiosk.retrieval.thresholds import (
@@ -55,6 +58,7 @@ from kiosk.retrieval.thresholds import (
     select,
     text_encoder_identity,
 )
+from kiosk.retrieval.tuning import DEFAULT_TUNING, RetrievalTuning
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 4: "single-hop"}
 PATHS = ("familiarity", "recollection", "adaptive")
@@ -65,24 +69,40 @@ SCALED_USERS = 100
 REPO = Path(__file__).resolve().parent.parent
 
 
-def configurations(base: RetrievalConfig) -> dict[str, RetrievalConfig]:
-    """Every measured configuration by name: dense-<path>, lexical, fused-<path> (fused = the config's fusion)."""
-    fusion = base.fusion if base.fusion != "off" else "rrf"
-    out = {f"dense-{p}": base.model_copy(update={"mode": p, "fusion": "off", "cache_ttl_ms": 0}) for p in PATHS}
-    out["lexical"] = base.model_copy(update={"fusion": "rrf", "dense_weight": 0.0, "cache_ttl_ms": 0})
+@dataclass(frozen=True)
+class Variant:
+    """One measured retrieval: the settings (path, K) and the tuning."""
+
+    config: RetrievalConfig
+    tuning: RetrievalTuning
+
+    def retriever(self, store: Store) -> Retriever:
+        return Retriever(store, self.config, tuning=self.tuning)
+
+    def mode(self, mode: str) -> Variant:
+        return Variant(self.config.model_copy(update={"mode": mode}), self.tuning)
+
+    def tuned(self, **changes: Any) -> Variant:
+        return Variant(self.config, replace(self.tuning, **changes))
+
+
+def configurations(base: Variant) -> dict[str, Variant]:
+    """Every measured configuration by name: dense-<path>, lexical, fused-<path> (fused = weighted fusion)."""
+    uncached = base.tuned(cache_ttl_ms=0)
+    out = {f"dense-{p}": uncached.mode(p).tuned(fusion="off") for p in PATHS}
+    out["lexical"] = uncached.tuned(fusion="weighted", dense_weight=0.0)
     for p in PATHS:
-        out[f"fused-{p}"] = base.model_copy(update={"mode": p, "fusion": fusion, "cache_ttl_ms": 0})
+        out[f"fused-{p}"] = uncached.mode(p).tuned(fusion="weighted")
     return out
 
 
-def alternatives(base: RetrievalConfig) -> dict[str, RetrievalConfig]:
-    """Fusion variants beside the default (familiarity path), measured on the with-attributes store."""
-    common = {"mode": "familiarity", "cache_ttl_ms": 0}
+def alternatives(base: Variant) -> dict[str, Variant]:
+    """Fusion weights beside the default (familiarity path), measured on the with-attributes store. (Reciprocal rank
+    fusion, measured here before, found less evidence and was removed: bench/results/hybrid.md.)"""
+    familiarity = base.mode("familiarity").tuned(cache_ttl_ms=0, fusion="weighted")
     return {
-        "rrf k60 1:1": base.model_copy(update={**common, "fusion": "rrf", "rrf_k": 60.0, "lexical_weight": 1.0}),
-        "rrf k10 1:3": base.model_copy(update={**common, "fusion": "rrf", "rrf_k": 10.0, "lexical_weight": 3.0}),
-        "weighted 1:1": base.model_copy(update={**common, "fusion": "weighted", "lexical_weight": 1.0}),
-        "weighted 1:3": base.model_copy(update={**common, "fusion": "weighted", "lexical_weight": 3.0}),
+        "weighted 1:1": familiarity.tuned(lexical_weight=1.0),
+        "weighted 1:3": familiarity.tuned(lexical_weight=3.0),
     }
 
 
@@ -197,7 +217,7 @@ def recall_table(
     path: Path,
     asked: list[tuple[str, dict[str, Any]]],
     vectors: np.ndarray,
-    configs: dict[str, RetrievalConfig],
+    configs: dict[str, Variant],
     ks: tuple[int, ...] = (5, 10),
     shares: Shares | None = None,
 ) -> tuple[dict[tuple[str, int, int], float], dict[str, float], dict[str, Counter[str]]]:
@@ -208,8 +228,8 @@ def recall_table(
     chosen: dict[str, Counter[str]] = {name: Counter() for name in configs}
     with SqliteStore(path) as store:
         owners = {u.name: u.id for u in store.list_users()}
-        for name, config in configs.items():
-            retriever = Retriever(store, config)
+        for name, variant in configs.items():
+            retriever = variant.retriever(store)
             for (sample, qa), vector in zip(asked, vectors, strict=True):
                 evidence = {ref.strip() for ref in qa["evidence"]}
                 for k in ks:
@@ -234,13 +254,13 @@ def recall_table(
 
 
 def signals(
-    path: Path, asked: list[tuple[str, dict[str, Any]]], vectors: np.ndarray, config: RetrievalConfig
+    path: Path, asked: list[tuple[str, dict[str, Any]]], vectors: np.ndarray, tuning: RetrievalTuning
 ) -> list[FamiliaritySignal]:
     """Familiarity signal of each question against its owner's notes (what the adaptive choice sees)."""
     with SqliteStore(path) as store:
         matrices = {u.name: store.owner_matrix([u.id])[2] for u in store.list_users()}
     return [
-        familiarity_signal(matrices[sample] @ vector, config.k_probe, config.softmax_lambda)
+        familiarity_signal(matrices[sample] @ vector, tuning.k_probe, tuning.softmax_lambda)
         for (sample, _), vector in zip(asked, vectors, strict=True)
     ]
 
@@ -289,9 +309,9 @@ def latency(
     holds: list[int],
     asked: list[tuple[str, dict[str, Any]]],
     vectors: np.ndarray,
-    configs: dict[str, RetrievalConfig],
+    configs: dict[str, Variant],
     queries: int,
-    unmapped: dict[str, RetrievalConfig] | None = None,
+    unmapped: dict[str, Variant] | None = None,
 ) -> tuple[dict[str, dict[str, float]], dict[str, float], tuple[float, float], dict[str, dict[str, float]]]:
     """p50/p95 per configuration at 100k notes, the gate's, and the 1-minute load average before/after.
 
@@ -322,12 +342,12 @@ def latency(
         gate_times = []
         for probe, owner, _, _ in jobs:
             started = time.perf_counter()
-            decision = gate(probe, store.templates("face"), TAU, "best-match", 0.05)
+            decision = gate(probe, store.templates("face"), GateRule(TAU, "best-match", 0.05))
             gate_times.append(time.perf_counter() - started)
             assert decision.matched_owner_ids == (owner,), "bench probe must match its user"
         del templates
-        retrievers = {name: Retriever(store, config) for name, config in configs.items()}
-        retrievers |= {name: Retriever(plain, config) for name, config in (unmapped or {}).items()}
+        retrievers = {name: variant.retriever(store) for name, variant in configs.items()}
+        retrievers |= {name: variant.retriever(plain) for name, variant in (unmapped or {}).items()}
         for retriever in retrievers.values():  # warm pass: page cache and recollection's pools, untimed
             for _, owner, qa, vector in jobs:
                 retriever.retrieve((owner,), vector, qa["question"], k=10)
@@ -361,9 +381,7 @@ def latency(
 STAGES = ("knn", "lexical", "get_notes")
 
 
-def stages(
-    store: SqliteStore, config: RetrievalConfig, jobs: list[tuple[Any, int, Any, np.ndarray]]
-) -> dict[str, float]:
+def stages(store: SqliteStore, variant: Variant, jobs: list[tuple[Any, int, Any, np.ndarray]]) -> dict[str, float]:
     """p50 ms of each store call inside one retrieval (dense KNN, BM25, reading the K notes) and of the rest
     (fusion, signal, re-scoring, Python), over the jobs, for one configuration."""
     spent: dict[str, float] = {}
@@ -379,7 +397,7 @@ def stages(
 
         return call
 
-    retriever = Retriever(store, config)
+    retriever = variant.retriever(store)
     per_stage: dict[str, list[float]] = {name: [] for name in (*STAGES, "rest", "total", "total CPU")}
     try:
         for name in STAGES:
@@ -420,17 +438,18 @@ def main() -> None:
     asked = questions(data)
     vectors = encoder.encode([qa["question"] for _, qa in asked])
     base = config.retrieval
+    tuning = DEFAULT_TUNING
     figures: dict[str, Any] = {"locomo.questions": dict(Counter(CATEGORIES[qa["category"]] for _, qa in asked))}
-    configs = configurations(base)
+    configs = configurations(Variant(base, tuning))
     shares: Shares = {}
-    found = signals(with_attributes, asked, vectors, base)
+    found = signals(with_attributes, asked, vectors, tuning)
     split = calibration_split(asked)
 
     # Calibration first (it needs only the fused familiarity and recollection paths at the default K).
     fused_paths = {name: configs[name] for name in ("fused-familiarity", "fused-recollection")}
     recall_table(with_attributes, asked, vectors, fused_paths, ks=(base.k,), shares=shares)
     calibration_outcomes = outcomes(asked, found, shares, "fused", base.k)
-    rule = select([o for o, keep in zip(calibration_outcomes, split, strict=True) if keep], base.k_probe)
+    rule = select([o for o, keep in zip(calibration_outcomes, split, strict=True) if keep], tuning.k_probe)
     familiarity_shares = shares[("fused-familiarity", base.k)]
     per_split = {
         label: split_recall(asked, calibration_outcomes, familiarity_shares, rule, keep)
@@ -440,8 +459,8 @@ def main() -> None:
     calibration = AdaptiveCalibration(
         encoder=encoder_name,
         encoder_sha256=encoder_sha,
-        k_probe=base.k_probe,
-        softmax_lambda=base.softmax_lambda,
+        k_probe=tuning.k_probe,
+        softmax_lambda=tuning.softmax_lambda,
         theta_low=rule.theta_low,
         theta_high=rule.theta_high,
         tau_entropy=rule.tau_entropy,
@@ -466,7 +485,7 @@ def main() -> None:
     if args.calibration_only:
         print(calibration.model_dump_json(indent=2))
         return
-    in_use = (base.theta_low, base.theta_high, base.tau_entropy)
+    in_use = (tuning.theta_low, tuning.theta_high, tuning.tau_entropy)
     figures["calibration.selected"] = {
         "theta_low": rule.theta_low,
         "theta_high": rule.theta_high,
@@ -502,15 +521,15 @@ def main() -> None:
         "## LoCoMo evidence recall (LLM-free, owner's pool only, all questions of categories 1/2/4)\n\n"
         + table(headers, recall_rows)
         + f"\n\nQuestions: {figures['locomo.questions']}. dense = the RF-Mem path alone; lexical = FTS5 BM25 "
-        f"alone; fused = the path's ranking fused with BM25 (fusion '{base.fusion if base.fusion != 'off' else 'rrf'}',"
-        f" dense weight {base.dense_weight}, lexical weight {base.lexical_weight}, rrf_k {base.rrf_k}, depth "
-        f"{base.fusion_depth}). Adaptive thresholds in use: theta_low {in_use[0]}, theta_high {in_use[1]}, "
+        f"alone; fused = the path's ranking fused with BM25 (weighted fusion, dense weight {tuning.dense_weight}, "
+        f"lexical weight {tuning.lexical_weight}, depth {tuning.fusion_depth}). Adaptive thresholds in use: "
+        f"theta_low {in_use[0]}, theta_high {in_use[1]}, "
         f"tau_H {in_use[2]} (selected in this run: {rule.theta_low}, {rule.theta_high}, {rule.tau_entropy}). "
         "The p50 column is timed per configuration in sequence (not interleaved): see the 100k table for latency."
     )
 
     depth_configs = {
-        f"fused-adaptive depth {d}": base.model_copy(update={"fusion_depth": d, "cache_ttl_ms": 0}) for d in DEPTHS
+        f"fused-adaptive depth {d}": Variant(base, tuning).tuned(fusion_depth=d, cache_ttl_ms=0) for d in DEPTHS
     }
     depth_recall, _, _ = recall_table(with_attributes, asked, vectors, depth_configs, ks=(10,))
     for name in depth_configs:
@@ -519,9 +538,9 @@ def main() -> None:
                 (name, 10, category)
             ]
 
-    alt_recall, alt_p50, _ = recall_table(with_attributes, asked, vectors, alternatives(base))
+    alt_recall, alt_p50, _ = recall_table(with_attributes, asked, vectors, alternatives(Variant(base, tuning)))
     alt_rows = []
-    for name in alternatives(base):
+    for name in alternatives(Variant(base, tuning)):
         values = [alt_recall[(name, 10, c)] for c in (1, 2, 4, 0)]
         for category, value in zip((1, 2, 4, 0), values, strict=True):
             figures[f"locomo.fusion_variant.{name}.{CATEGORIES.get(category, 'all')}.recall_at_10"] = value
@@ -566,8 +585,8 @@ def main() -> None:
         f"{base.k})\n\n"
         + table(["split", "category", f"familiarity R@{base.k}", f"adaptive R@{base.k}", "→ recollection"], split_rows)
         + f"\n\nCandidate rules: theta_low / theta_high at quantiles {list(MEAN_QUANTILES)} of the calibration "
-        f"questions' mean top-{base.k_probe} similarity (or cosine's floor -1 = never), tau_H at quantiles "
-        f"{list(ENTROPY_QUANTILES)} of their entropy (or ln {base.k_probe}); kept: the rule with the largest total "
+        f"questions' mean top-{tuning.k_probe} similarity (or cosine's floor -1 = never), tau_H at quantiles "
+        f"{list(ENTROPY_QUANTILES)} of their entropy (or ln {tuning.k_probe}); kept: the rule with the largest total "
         "recall gain of recollection over familiarity on the calibration split with no category losing. Selected: "
         f"theta_low {rule.theta_low}, theta_high {rule.theta_high}, tau_H {rule.tau_entropy}"
         + (' ("never": no rule gains, adaptive runs familiarity)' if rule.theta_high <= -1 else "")
@@ -578,7 +597,7 @@ def main() -> None:
     if not args.skip_latency:
         scaled, holds = scaled_store(with_attributes)
         timed = dict(configs)
-        timed |= {name: config for name, config in depth_configs.items() if f"depth {base.fusion_depth}" not in name}
+        timed |= {name: config for name, config in depth_configs.items() if f"depth {tuning.fusion_depth}" not in name}
         unmapped = {"fused-adaptive, SQLite mmap off": configs["fused-adaptive"]}
         timings, gate_stats, load, breakdown = latency(
             scaled, holds, asked, vectors, timed, args.latency_queries, unmapped
@@ -630,7 +649,7 @@ def main() -> None:
         )
         depth_rows = []
         for d, name in zip(DEPTHS, depth_configs, strict=True):
-            stats = timings["fused-adaptive" if d == base.fusion_depth else name]
+            stats = timings["fused-adaptive" if d == tuning.fusion_depth else name]
             values = [depth_recall[(name, 10, c)] for c in (1, 2, 4, 0)]
             depth_rows.append([d, *(f"{v:.3f}" for v in values), f"{stats['p50_ms']:.2f}", f"{stats['p95_ms']:.2f}"])
         body.insert(
@@ -649,7 +668,7 @@ def main() -> None:
                 depth_rows,
             )
             + f"\n\nRecall on the LoCoMo store (with attributes); latency from the 100k table below (same run). "
-            f"Default fusion_depth {base.fusion_depth}. Peers in that run: dense-familiarity "
+            f"Default fusion_depth {tuning.fusion_depth}. Peers in that run: dense-familiarity "
             f"{timings['dense-familiarity']['p50_ms']:.2f} ms, lexical {timings['lexical']['p50_ms']:.2f} ms.",
         )
     path = write_results("hybrid", figures, "\n\n".join(body), extra={"calibration": calibration.model_dump()})

@@ -25,7 +25,7 @@ from kiosk.llm import create_llm, prompts
 from kiosk.llm.backend import LLM, Message, Usage
 from kiosk.llm.structured import ask_structured
 from kiosk.memory import Note, SqliteStore
-from kiosk.memory.build import BuildReport, Draft, NoteAttributes, NoteBuilder, human_date
+from kiosk.memory.build import CONSTRUCTION, BuildReport, Draft, NoteAttributes, NoteBuilder, human_date
 from kiosk.memory.ingest import FAST_CHUNK, Turn, conversation_turns, load_conversations
 from kiosk.text import load_text_encoder
 
@@ -277,8 +277,8 @@ def main() -> None:
         "settings": {
             "llm_model": config.llm.model,
             "llm_threads": args.threads,
-            "link_candidates": config.memory.link_candidates,
-            "construction_max_tokens": config.memory.construction_max_tokens,
+            "link_candidates": CONSTRUCTION.link_candidates,
+            "construction_max_tokens": CONSTRUCTION.construction_max_tokens,
             "text_backend": encoder.backend,
         }
     }
@@ -317,7 +317,7 @@ def main() -> None:
             save(figures, args, config, encoder.backend, complete=False)
 
         record_quality(Counter())
-        extra = construction_quality(llm, second[:extra_turns], config.memory.construction_max_tokens, record_quality)
+        extra = construction_quality(llm, second[:extra_turns], CONSTRUCTION.construction_max_tokens, record_quality)
         record_quality(Counter(extra))
 
     path = save(figures, args, config, encoder.backend, complete=True)

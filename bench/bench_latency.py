@@ -13,20 +13,19 @@ questions at the same time (a load change hits all alike, but absolute times are
 answer the llama context is reset, as it is in the kiosk after the note construction that follows every
 answer. Wall time and process CPU time are both recorded.
 
-Levers: the prompt (the kiosk's former "detailed" prompt = baseline, the compact prompt, with 10 or 5
-notes), the saved KV state of the system prompt, prefilling the prompt built from the words typed before
-"send" (retrieval + prefill, timed from "send"), thread count, batch size, flash attention, an
-AVX-512/VNNI build of llama.cpp (`--fast-python`), the prefilled notes reused wherever the final prompt has
-them (llm.cache_reuse_min_tokens, kiosk.llm.kv_reuse), flash attention on the defaults (the kiosk's defaults
-since latency_50_flash.md: "compact + KV + prefill while typing + flash attention"), speculative decoding by
-prompt lookup on them (answer tokens drafted from the prompt's n-grams; the 135M model cannot draft for the 0.5B:
-their vocabularies differ), and all together: the
-prompt prefilled while typing kept at "send" (kiosk.prepared), also capped at 0 or 2 notes the final retrieval
-did not choose. Owner F1 (LoCoMo token F1, the protocol's scoring) comes from the same answers. `--token-counts`
-only counts prompt tokens per variant and how much of the final prompt the typed prompt shares (no generation),
-cheap enough for many questions. `--amx-python` (a venv with the bootstrap's "amx" llama.cpp build) runs instead
+Levers (baseline: the kiosk's answering prompt with 10 notes and nothing else): 5 notes, the saved KV state of the
+system prompt, prefilling the prompt built from the words typed before "send" (retrieval + prefill, timed from
+"send"), thread count, batch size, flash attention, an AVX-512/VNNI build of llama.cpp (`--fast-python`), flash
+attention on the defaults (the kiosk's defaults since latency_50_flash.md: "compact + KV + prefill while typing +
+flash attention") and speculative decoding by prompt lookup on them (answer tokens drafted from the prompt's
+n-grams; the 135M model cannot draft for the 0.5B: their vocabularies differ). Owner F1 (LoCoMo token F1, the
+protocol's scoring) comes from the same answers. (Earlier runs also timed the former "detailed" and the eval's
+"short" prompt, the prefilled notes kept at "send" and the prefilled notes moved in the KV cache: those
+experiments are removed, their results stay in bench/results.) `--token-counts` only counts prompt tokens per
+variant and how much of the final prompt the typed prompt shares (no generation), cheap enough for many
+questions. `--amx-python` (a venv with the bootstrap's "amx" llama.cpp build) runs instead
 the defaults on the AVX-512 build against the AMX build with the model requantised to Q8_0 (kiosk.llm.requant),
-the same Q8_0 file on the AVX-512 build, the shipped file on the AMX build, and all together on AMX.
+the same Q8_0 file on the AVX-512 build and the shipped file on the AMX build.
 """
 
 from __future__ import annotations
@@ -49,13 +48,11 @@ from typing import Any
 
 from bench.common import percentiles_ms, table, write_results
 from kiosk.config import KioskConfig, load_config
-from kiosk.eval import prompting
+from kiosk.eval.answering import clean_answer
 from kiosk.eval.locomo import Question
 from kiosk.eval.metrics import CATEGORY_NAMES, aggregate, score_answer
-from kiosk.eval.protocol import typed_before_send
 from kiosk.llm import prompts
 from kiosk.memory.note import Note
-from kiosk.prepared import keep_prepared
 from kiosk.retrieval.results import ScoredNote
 
 Messages = list[dict[str, str]]
@@ -67,24 +64,19 @@ CACHE = ROOT / "bench" / "cache"
 @dataclass(frozen=True)
 class Lever:
     name: str
-    prompt: str = "assistant"  # assistant | short | compact
     notes: int = 10
     kv_prefix: bool = False
     flash_attn: bool = False
     threads: int | None = None  # None: the run's --threads
     prefill: str | None = None  # None | "last word" (typed all but the last word) | "half" (half the words)
     n_batch: int = 512
-    keep_typed: bool = False  # keep the notes of the prefilled prompt at "send" (kiosk.prepared)
-    max_extra: int | None = None  # with keep_typed: at most this many kept notes the final retrieval did not choose
-    typed_by_relevance: bool = False  # the prefilled prompt lists its notes most relevant first (kiosk.prepared)
     build: str = "portable"  # portable | avx512 | amx
     gguf: str = "shipped"  # shipped | q8_0 (the manifest model requantised, kiosk.llm.requant; the AMX build's)
-    cache_reuse: int = 0  # llm.cache_reuse_min_tokens: reuse prefilled runs after the first changed note
     prompt_lookup: int = 0  # draft this many answer tokens from the prompt's n-grams (speculative decoding)
     non_owner: bool = False  # also answer with another user's notes (prompt variants only)
 
     def changes_outputs(self) -> bool:
-        return self.prompt != "assistant" or self.notes != 10
+        return self.notes != 10
 
 
 @dataclass
@@ -102,18 +94,16 @@ class Asked:
 
 
 def levers(fast_python: str | None, amx_python: str | None = None) -> list[Lever]:
-    defaults = Lever("compact + KV + prefill while typing", prompt="compact", kv_prefix=True, prefill="last word")
+    defaults = Lever("compact + KV + prefill while typing", kv_prefix=True, prefill="last word")
     chosen = [
         Lever("baseline"),
-        Lever("short prompt", prompt="short"),
-        Lever("compact prompt", prompt="compact"),
-        Lever("compact, 5 notes", prompt="compact", notes=5),
-        Lever("compact, 1 thread", prompt="compact", threads=1),
-        Lever("compact, 2 threads", prompt="compact", threads=2),
-        Lever("compact, batch 1024", prompt="compact", n_batch=1024),
-        Lever("compact + flash attention", prompt="compact", flash_attn=True),
-        Lever("compact + system KV state", prompt="compact", kv_prefix=True),
-        Lever("compact + KV + prefill (half typed)", prompt="compact", kv_prefix=True, prefill="half"),
+        Lever("compact, 5 notes", notes=5),
+        Lever("compact, 1 thread", threads=1),
+        Lever("compact, 2 threads", threads=2),
+        Lever("compact, batch 1024", n_batch=1024),
+        Lever("compact + flash attention", flash_attn=True),
+        Lever("compact + system KV state", kv_prefix=True),
+        Lever("compact + KV + prefill (half typed)", kv_prefix=True, prefill="half"),
         defaults,
         replace(defaults, name="compact + KV + prefill while typing + flash attention", flash_attn=True),
         replace(
@@ -123,23 +113,6 @@ def levers(fast_python: str | None, amx_python: str | None = None) -> list[Lever
             prompt_lookup=4,
         ),
     ]
-    chosen.append(
-        Lever(
-            "all together + flash attention",
-            prompt="compact",
-            kv_prefix=True,
-            prefill="last word",
-            keep_typed=True,
-            flash_attn=True,
-        )
-    )
-    best = Lever("all together", prompt="compact", kv_prefix=True, prefill="last word", keep_typed=True)
-    moved = replace(defaults, name="compact + KV + prefill while typing + prefilled notes moved", cache_reuse=8)
-    capped = [
-        replace(best, name="all together, no extra note", max_extra=0),
-        replace(best, name="all together, at most 2 extra notes", max_extra=2),
-        replace(best, name="all together, no extra note, best notes first", max_extra=0, typed_by_relevance=True),
-    ]
     if amx_python:
         flash = replace(defaults, name=f"{defaults.name} + flash attention", flash_attn=True)
         return [
@@ -147,22 +120,14 @@ def levers(fast_python: str | None, amx_python: str | None = None) -> list[Lever
             replace(flash, name=f"{flash.name}, AMX build, Q8_0", build="amx", gguf="q8_0"),
             replace(flash, name=f"{flash.name}, AVX-512 build, Q8_0", build="avx512", gguf="q8_0"),
             replace(flash, name=f"{flash.name}, AMX build", build="amx"),
-            replace(
-                best, name="all together + flash attention, AMX build, Q8_0", flash_attn=True, build="amx", gguf="q8_0"
-            ),
         ]
     if not fast_python:
-        return [*chosen, moved, *capped, best]
+        return chosen
     # The same levers on both builds in one run, so the build's own share is visible next to each.
     return [
         *chosen,
         Lever("AVX-512 build", build="avx512"),
         replace(defaults, name="compact + KV + prefill while typing, AVX-512 build", build="avx512"),
-        replace(moved, name=f"{moved.name}, AVX-512 build", build="avx512"),
-        replace(best, name="all together, portable build"),
-        *(replace(lever, name=f"{lever.name}, portable build") for lever in capped),
-        *(replace(lever, name=f"{lever.name}, AVX-512 build", build="avx512") for lever in capped),
-        replace(best, name="all together, AVX-512 build", build="avx512"),
     ]
 
 
@@ -174,10 +139,10 @@ TYPING = {
 
 def typed_words(question: str, scenario: str) -> str:
     """The words typed at the last pause before "send" under a typing scenario."""
+    words = question.split()
     if scenario == "half":
-        words = question.split()
         return " ".join(words[: max(1, len(words) // 2)])
-    return typed_before_send(question)
+    return " ".join(words[: max(1, len(words) - 1)])
 
 
 def mixed_sample(questions: Sequence[Question], count: int, seed: int) -> list[Question]:
@@ -209,11 +174,13 @@ def mixed_sample(questions: Sequence[Question], count: int, seed: int) -> list[Q
 
 
 def build_contexts(config: KioskConfig, count: int, modality: str, work_dir: Path, seed: int = 0) -> list[Asked]:
-    from kiosk.assistant import Assistant
+    from kiosk.app.build import build_assistant
     from kiosk.calibration.active import active_threshold
     from kiosk.eval.assignments import benchmark_dir, bind_identities, non_owner_of, read_identity_images
+    from kiosk.eval.conditions import benchmark_probe
     from kiosk.eval.locomo import conversations_digest, load_conversations, locomo_path, select_questions
-    from kiosk.eval.protocol import _probe, cached_store_path, embed_benchmark_image, load_embedder, store_key
+    from kiosk.eval.models import embed_benchmark_image, load_embedder
+    from kiosk.eval.store import cached_store_path, store_key
     from kiosk.memory.sqlite_store import SqliteStore
     from kiosk.text import load_text_encoder
 
@@ -245,19 +212,19 @@ def build_contexts(config: KioskConfig, count: int, modality: str, work_dir: Pat
         user_ids[conversation.sample_id] = user.id
     names = {uid: name for name, uid in user_ids.items()}
     tau = active_threshold(config, modality, embedder.model_sha256)
-    assistant = Assistant(store, encoder, None, config, thresholds={modality: tau})
+    assistant = build_assistant(config, store, encoder, thresholds={modality: tau})
     assistant.retrieve("warm up", None)
     asked = []
     for question in questions:
         index = order.index(question.conversation_id)
         started = time.perf_counter()
         vector = embed_benchmark_image(embedder, modality, image_root / bindings[index].probe_image)
-        probe = _probe(vector, modality, embedder.model_sha256)
+        probe = benchmark_probe(vector, modality, embedder.model_sha256)
         probe_ms = (time.perf_counter() - started) * 1000.0
         decision, retrieval, timings = assistant.retrieve(question.question, probe)
         owner_person = names.get(decision.verified_user_id) if decision.verified_user_id else None
         intruder = non_owner_of(bindings, index)
-        intruder_probe = _probe(
+        intruder_probe = benchmark_probe(
             embed_benchmark_image(embedder, modality, image_root / intruder.probe_image),
             modality,
             embedder.model_sha256,
@@ -291,34 +258,10 @@ def chronological(notes: Sequence[Note]) -> list[Note]:
     return sorted(notes, key=lambda n: (n.timestamp, n.id or 0))
 
 
-def prefilled_notes(lever: Lever, item: Asked) -> list[Note]:
-    """The notes of the prompt prefilled while typing under `lever`, in prompt order."""
-    assert lever.prefill
-    top = item.typed[lever.prefill][: lever.notes]
-    return top if lever.typed_by_relevance else chronological(top)
-
-
-def answer_notes(lever: Lever, item: Asked) -> tuple[list[Note], bool]:
-    """The owner's notes for the final prompt under `lever`, and whether they are already in prompt order."""
-    if lever.keep_typed and lever.prefill:
-        typed = prefilled_notes(lever, item)
-        kept = keep_prepared(typed, item.owner[: lever.notes], lambda note: note, lambda note: True, lever.max_extra)
-        if kept is not None:
-            return kept, True
-    return item.owner, False
-
-
-def messages_for(
-    lever: Lever, question: str, notes: Sequence[Note], person: str | None, in_order: bool = False
-) -> Messages:
-    kept = list(notes) if in_order else chronological(notes[: lever.notes])
-    if lever.prompt == "short":
-        memories = [prompting.Memory(n.timestamp, prompting.note_line(n.content, n.context)) for n in kept]
-        return prompting.answer_messages(question, memories)
-    lines = [(n.timestamp, n.content, n.context) for n in kept]
-    if lever.prompt == "compact":
-        return prompts.compact_answer_messages(question, lines, person)
-    return prompts.answer_messages(question, lines, person)
+def messages_for(lever: Lever, question: str, notes: Sequence[Note], person: str | None) -> Messages:
+    """The kiosk's answering prompt with the lever's number of notes, oldest first."""
+    kept = chronological(notes[: lever.notes])
+    return prompts.compact_answer_messages(question, [(n.timestamp, n.content, n.context) for n in kept], person)
 
 
 # ---- the run --------------------------------------------------------------------------------------
@@ -342,15 +285,12 @@ def worker_job(
             notes, person = (
                 (item.owner, item.owner_person) if condition == "owner" else (item.non_owner, item.non_owner_person)
             )
-            in_order = False
             prefill = None
             if lever.prefill:
                 typed = typed_words(item.question.question, lever.prefill)
-                prefill = messages_for(lever, typed, prefilled_notes(lever, item), person, in_order=True)
-                if condition == "owner":
-                    notes, in_order = answer_notes(lever, item)
+                prefill = messages_for(lever, typed, item.typed[lever.prefill], person)
             requests.append(
-                {"messages": messages_for(lever, item.question.question, notes, person, in_order), "prefill": prefill}
+                {"messages": messages_for(lever, item.question.question, notes, person), "prefill": prefill}
             )
     job = {
         "model": str(model_path),
@@ -359,7 +299,6 @@ def worker_job(
             "threads": lever.threads or threads,
             "flash_attn": lever.flash_attn,
             "n_batch": lever.n_batch,
-            "cache_reuse_min_tokens": lever.cache_reuse,
             "prompt_lookup_tokens": lever.prompt_lookup,
         },
         "kv_prefix": lever.kv_prefix,
@@ -434,7 +373,7 @@ def time_levers(
 
 def f1_scores(rows: Sequence[dict[str, Any]], asked: Sequence[Asked]) -> dict[str, Any]:
     scored = [
-        score_answer(prompting.clean_answer(row["text"]), item.question.answer, item.question.category)
+        score_answer(clean_answer(row["text"]), item.question.answer, item.question.category)
         for row, item in zip(rows, asked, strict=False)
     ]
     return aggregate(scored).as_dict()
@@ -519,7 +458,7 @@ def prompt_token_counts(config: KioskConfig, asked: Sequence[Asked], variants: S
 
     models = ModelStore(config.paths.models)
     out: dict[str, Any] = {}
-    compact = Lever("compact", prompt="compact")
+    compact = Lever("compact")
     for model in ("qwen2.5-coder-0.5b-instruct", "smollm2-135m-instruct"):
         llm = LlamaCppLLM(models.ensure(model), n_ctx=2048, threads=1)
 
@@ -531,22 +470,17 @@ def prompt_token_counts(config: KioskConfig, asked: Sequence[Asked], variants: S
             for lever in variants
         }
         for scenario in TYPING:
-            kept_lever = Lever("kept", prompt="compact", prefill=scenario, keep_typed=True)
-            for label, lever in (("compact", compact), ("compact, typed notes kept", kept_lever)):
-                shares, after_send = [], []
-                for a in asked:
-                    notes, in_order = answer_notes(lever, a)
-                    final = tokens(messages_for(compact, a.question.question, notes, a.owner_person, in_order))
-                    typed = tokens(
-                        messages_for(
-                            compact, typed_words(a.question.question, scenario), a.typed[scenario], a.owner_person
-                        )
-                    )
-                    common = next((i for i, (x, y) in enumerate(zip(final, typed, strict=False)) if x != y), len(final))
-                    shares.append(common / len(final))
-                    after_send.append(float(len(final) - common))
-                counts[f"{label}: share of the prompt prefilled, {scenario}"] = shares
-                counts[f"{label}: tokens to process after send, {scenario}"] = after_send
+            shares, after_send = [], []
+            for a in asked:
+                final = tokens(messages_for(compact, a.question.question, a.owner, a.owner_person))
+                typed = tokens(
+                    messages_for(compact, typed_words(a.question.question, scenario), a.typed[scenario], a.owner_person)
+                )
+                common = next((i for i, (x, y) in enumerate(zip(final, typed, strict=False)) if x != y), len(final))
+                shares.append(common / len(final))
+                after_send.append(float(len(final) - common))
+            counts[f"compact: share of the prompt prefilled, {scenario}"] = shares
+            counts[f"compact: tokens to process after send, {scenario}"] = after_send
             counts[f"compact: same notes as the final question, {scenario}"] = [
                 float({n.id for n in a.typed[scenario]} == {n.id for n in a.owner}) for a in asked
             ]
@@ -586,7 +520,7 @@ def main() -> None:
     parser.add_argument("--only", default=None, help="semicolon-separated lever names (default: all)")
     parser.add_argument(
         "--small-levers",
-        default="baseline;compact prompt;compact + system KV state;compact + KV + prefill while typing;all together",
+        default="baseline;compact + system KV state;compact + KV + prefill while typing",
         help="levers run for models other than the default GGUF",
     )
     parser.add_argument("--name", default="latency")

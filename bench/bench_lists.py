@@ -1,4 +1,4 @@
-"""What completing a one-thing answer to a list (llm.complete_lists, kiosk/llm/lists.py) costs at the kiosk.
+"""What completing a one-thing answer to a list (answer step complete-lists, kiosk/llm/lists.py) costs at the kiosk.
 
 The eval's answers come from its answer cache, so its continuations run on a cold llama context and time the
 whole prompt again. At the kiosk a continuation follows the answer it continues, whose tokens the context still
@@ -21,10 +21,12 @@ from typing import Any
 
 from bench.common import table, write_results
 from kiosk.config import load_config
-from kiosk.eval import prompting
-from kiosk.eval.protocol import EvalOptions, answer_request, cached_store_path
+from kiosk.eval.answering import answer_request, clean_answer
+from kiosk.eval.protocol import EvalOptions
+from kiosk.eval.store import cached_store_path
 from kiosk.llm import create_llm
 from kiosk.llm.answer_steps import shown_reply
+from kiosk.llm.profiles import answer_profile
 from kiosk.memory import SqliteStore
 
 
@@ -51,11 +53,9 @@ def main() -> None:
                 assert user is not None and user.id is not None, person
                 notes_of[person] = {note.source_ref: note for note in store.list_notes(user.id)}
             notes = [notes_of[person][ref.split(":", 1)[1]] for ref in refs]
-            messages = answer_request(
-                row["question"], notes, person, "compact", reply_words=config.llm.answer_reply_words
-            )
+            messages = answer_request(row["question"], notes, person)
             started = time.perf_counter()
-            reply = prompting.clean_answer(llm.chat(messages, max_tokens=run["answer_tokens"], temperature=0.0))
+            reply = clean_answer(llm.chat(messages, max_tokens=run["answer_tokens"], temperature=0.0))
             answered = time.perf_counter()
             shown = shown_reply(
                 llm,
@@ -63,10 +63,10 @@ def main() -> None:
                 row["question"],
                 reply,
                 notes_given=True,
-                settings=config.llm,
+                profile=answer_profile(config.llm.answer_profile),
                 max_tokens=run["answer_tokens"],
                 temperature=0.0,
-                clean=prompting.clean_answer,
+                clean=clean_answer,
             )
             finished = time.perf_counter()
             rows.append(

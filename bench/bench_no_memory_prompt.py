@@ -8,7 +8,7 @@ Three sets, each answered by the default GGUF under every variant in the same ru
   questions `--held-out --seed 1`, outside the seed-0 sample). Every one is about someone's life, so the right
   reply is "I don't know": a lower F1 and more refusals are better. This is what a Non-owner is answered with
   when the gate rejects the probe.
-- personal: 20 kiosk-style questions about the asker or an invented person (kiosk.eval.general_knowledge):
+- personal: 20 kiosk-style questions about the asker or an invented person (bench/general_knowledge.py):
   refusals wanted.
 - general: 40 general-knowledge questions with accepted answers: right answers wanted; a refusal is a loss, a
   wrong answer a worse one (the person may believe it).
@@ -28,11 +28,12 @@ from typing import Any
 import numpy as np
 
 from bench.common import command_line, table, write_results
+from bench.general_knowledge import GENERAL_QUESTIONS, PERSONAL_QUESTIONS, answers_correctly, is_refusal
 from kiosk.config import load_config
 from kiosk.eval.answer_cache import AnswerCache
-from kiosk.eval.general_knowledge import GENERAL_QUESTIONS, PERSONAL_QUESTIONS, answers_correctly, is_refusal
-from kiosk.eval.prompting import clean_answer
-from kiosk.eval.protocol import EvalOptions, load_llm, run_locomo
+from kiosk.eval.answering import clean_answer
+from kiosk.eval.models import load_llm
+from kiosk.eval.protocol import EvalOptions, run_locomo
 from kiosk.llm import prompts
 
 BEFORE = (
@@ -143,7 +144,7 @@ def main() -> None:
     sample = f"`--held-out --seed {args.seed}`" if held_out is not None else f"`--seed {args.seed}`"
     body = (
         f"{len(results['answers'])} LoCoMo questions ({sample}), {len(PERSONAL_QUESTIONS)} personal and "
-        f"{len(GENERAL_QUESTIONS)} general-knowledge questions (kiosk.eval.general_knowledge); "
+        f"{len(GENERAL_QUESTIONS)} general-knowledge questions (bench/general_knowledge.py); "
         f"{results['llm']['name']}, greedy, llama.cpp build {results['llm'].get('llama_build')}. "
         "LoCoMo F1 is macro x 100 of the no-memory answers: lower is better, as every question is about someone's "
         'life. Refused: the reply is "I don\'t know".\n\n'

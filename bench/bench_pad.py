@@ -2,7 +2,7 @@
 
 Bona fide: the shared 10 s face video (`face_video/short_hamilton_clip.mp4`), sampled at the kiosk's analysis rate
 (every third frame of 29.97 fps = ~10 fps, three phases), cut into 2 s windows every 0.5 s; windows that span a
-shot cut are left out (a kiosk camera has no cuts). Attacks (kiosk/eval/pad_attacks.py), 20 frames each:
+shot cut are left out (a kiosk camera has no cuts). Attacks (bench/pad_attacks.py), 20 frames each:
 
 - print-video-still: a still frame of the video printed (washed-out colour, squeezed contrast, blur) and held in a
   slightly moving hand (a plane tilted +-8-10 deg, shifted, scaled), camera noise per frame;
@@ -13,7 +13,7 @@ shot cut are left out (a kiosk camera has no cuts). Attacks (kiosk/eval/pad_atta
   grid resampled by the camera = moire, refresh bands rolling, slight tilt, camera noise).
 
 Each window goes through the live path: MediaPipe detector -> requester -> Face Mesh -> `FrameEvidence` ->
-`liveness.judge` with the default `config.pad`. APCER (per attack type) = attack windows not called "attack" (an
+`liveness.judge` with the default tuning (`PASSIVE`). APCER (per attack type) = attack windows not called "attack" (an
 "undecided" window does not block by default, so it counts as accepted); BPCER = bona fide windows called "attack".
 The active challenge is run on the same material with the rules of kiosk/identity/challenge.py.
 
@@ -33,19 +33,19 @@ from typing import Any
 import cv2
 import numpy as np
 
+from bench import pad_attacks
 from bench.common import percentiles_ms, table, write_results
 from kiosk.calibration.scores import clopper_pearson
 from kiosk.config import KioskConfig, load_config
-from kiosk.eval import pad_attacks
-from kiosk.identity.challenge import ActiveChallenge, ChallengeKind
+from kiosk.identity.challenge import CHALLENGE, ActiveChallenge, ChallengeKind
 from kiosk.identity.detect import Detector, create_detector
 from kiosk.identity.facemesh import FaceMesh, load_face_mesh
-from kiosk.identity.liveness import FrameEvidence, LivenessVerdict, frame_evidence, judge
+from kiosk.identity.liveness import PASSIVE, FrameEvidence, LivenessVerdict, frame_evidence, judge
 from kiosk.identity.pad import challenge_sample, usable_mesh
 
 VIDEO = "face_video/short_hamilton_clip.mp4"
 STEP = 3  # 29.97 fps / 3 = the kiosk's ~10 analysed frames a second
-WINDOW = 20  # frames at ~10 fps = 2 s (pad.window_s)
+WINDOW = 20  # frames at ~10 fps = 2 s (PASSIVE.window_s)
 STRIDE = 5  # 0.5 s between window starts
 CUT_DIFF = 40.0  # mean gray difference between consecutive frames that marks a shot cut
 STILLS_EVERY = 30  # one still per second of video for the print attacks
@@ -176,7 +176,7 @@ def summarise(verdicts: list[LivenessVerdict], attack: bool) -> dict[str, Any]:
 
 
 def run_challenge(meshes: Sequence[Any], kind: ChallengeKind, config: KioskConfig) -> bool:
-    challenge = ActiveChallenge(kind, config.pad, started_at=0.0)
+    challenge = ActiveChallenge(kind, started_at=0.0)
     for index, mesh in enumerate(meshes):
         if challenge.feed(challenge_sample(mesh, index / 10.0)).status != "waiting":
             break
@@ -221,7 +221,7 @@ def main() -> None:
     bona_evidence = [[per_frame[i][0] for i in w if per_frame[i][0] is not None] for w in windows]
     bona_meshes = [[per_frame[i][1] for i in w] for w in windows]
     verdicts: dict[str, list[LivenessVerdict]] = {
-        "bona-fide": [judge([e for e in ev if e is not None], config.pad) for ev in bona_evidence]
+        "bona-fide": [judge([e for e in ev if e is not None]) for ev in bona_evidence]
     }
     meshes: dict[str, list[list[Any]]] = {"bona-fide": bona_meshes}
 
@@ -245,24 +245,24 @@ def main() -> None:
     }
     for name, sequences in attack_frames.items():
         evidence_and_meshes = [analyser.window(seq) for seq in sequences]
-        verdicts[name] = [judge(ev, config.pad) for ev, _m in evidence_and_meshes]
+        verdicts[name] = [judge(ev) for ev, _m in evidence_and_meshes]
         meshes[name] = [m for _ev, m in evidence_and_meshes]
     frozen_verdicts, frozen_meshes = [], []
     for still in [frames[i] for i in stills] + lfw:
         evidence, mesh = analyser.evidence(still, 0.0)  # identical frames give identical evidence: analyse once
         if evidence is None:
-            frozen_verdicts.append(judge([], config.pad))
+            frozen_verdicts.append(judge([]))
             frozen_meshes.append([None] * WINDOW)
             continue
         repeated = [dataclasses.replace(evidence, timestamp=t / 10.0) for t in range(WINDOW)]
-        frozen_verdicts.append(judge(repeated, config.pad))
+        frozen_verdicts.append(judge(repeated))
         frozen_meshes.append([mesh] * WINDOW)
     verdicts["frozen-still"], meshes["frozen-still"] = frozen_verdicts, frozen_meshes
 
     cue_ms: list[float] = []
     for ev in bona_evidence[:10]:
         mark = time.perf_counter()
-        judge([e for e in ev if e is not None], config.pad)
+        judge([e for e in ev if e is not None])
         cue_ms.append(time.perf_counter() - mark)
 
     figures: dict[str, Any] = {name: summarise(v, name != "bona-fide") for name, v in verdicts.items()}
@@ -275,7 +275,7 @@ def main() -> None:
         "detect_mesh_evidence_per_frame": percentiles_ms([t / 1000 for t in analyser.times_ms]),
         "judge_per_window_of_20": percentiles_ms(cue_ms),
     }
-    figures["thresholds"] = config.pad.model_dump()
+    figures["thresholds"] = {"passive": dataclasses.asdict(PASSIVE), "challenge": dataclasses.asdict(CHALLENGE)}
     figures["material"] = {"video_frames": len(frames), "stills": stills, "lfw_identities": len(lfw)}
     figures["wall_s"] = round(time.perf_counter() - started, 1)
     write_results("pad", figures, markdown(figures, verdicts))
@@ -304,7 +304,7 @@ def markdown(figures: dict[str, Any], verdicts: dict[str, list[LivenessVerdict]]
     return "\n\n".join(
         [
             "Passive presentation-attack detection (kiosk/identity/liveness.py, default `[pad]` settings) on one "
-            "real face video (bona fide) and attacks synthesised from it and from LFW3D (kiosk/eval/pad_attacks.py). "
+            "real face video (bona fide) and attacks synthesised from it and from LFW3D (bench/pad_attacks.py). "
             "A window is 2 s of frames at the kiosk's ~10 analysed frames a second.",
             table(["set", "windows", "metric", "rate", "undecided", "cue fired (windows)", "cue medians"], rows),
             "**Active challenge** (kiosk/identity/challenge.py; same sequences, 2 s each, counted passed):",
@@ -328,16 +328,16 @@ def markdown(figures: dict[str, Any], verdicts: dict[str, list[LivenessVerdict]]
             "the screen's own traces can catch it. The gray spectral cue (0.12-0.48 cycles/pixel) mostly misses the "
             "softened moire of this model; the colour moire cue (red minus blue, 0.03-0.2 cycles/pixel: the RGB "
             "sub-pixels beat with the camera's pixels into coarse colour fringes) catches it. Its threshold "
-            "(`pad.chroma_max_peak`) sits between the bona fide windows (chroma_peak up to "
+            "(`PASSIVE.chroma_max_peak`) sits between the bona fide windows (chroma_peak up to "
             f"{figures['bona-fide']['cue_range']['chroma_peak'][1]:.3f}) and the screen replays (from "
             f"{figures['screen-replay']['cue_range']['chroma_peak'][0]:.3f}), both from this one video, so the "
             "margin is small and untested on other cameras, faces and compression: a real screen filmed out of "
             "focus or from afar shows little moire. Undecided screen-replay windows (too few frames with a face, "
-            "accepted unless `pad.block_undecided`): "
+            "accepted unless `PASSIVE.block_undecided`): "
             f"{figures['screen-replay']['undecided']}. A missed or undecided replay still has to pass the active "
             "challenge at enrollment and admin access, which a recording passes only if it happens to show the "
             "asked action inside the time limit (the challenge table shows how often this video does in 2 s "
-            "windows; the kiosk allows `pad.challenge_timeout_s`; `challenge.md` runs it as the kiosk does). The "
+            "windows; the kiosk allows `CHALLENGE.timeout_s`; `challenge.md` runs it as the kiosk does). The "
             "performer never blinks clearly enough in this footage for the blink rule (no blink passes, bona fide "
             "included), so on this material only the "
             "head turn is demonstrated. Missed print-video-still windows: on some stills the Face Mesh fit "

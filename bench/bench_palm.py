@@ -24,7 +24,8 @@ from bench.common import percentiles_ms, table, write_results
 from kiosk.config import load_config
 from kiosk.errors import KioskError
 from kiosk.identity.gabor import GaborCodeParams
-from kiosk.identity.palm import PalmEmbedder, ReferenceCompCodeEncoder, compcode_params, load_palm_embedder
+from kiosk.identity.palm import PalmEmbedder, load_palm_embedder
+from kiosk.identity.palm_encoders import ReferenceCompCodeEncoder, compcode_params
 from kiosk.identity.palm_roi import prepare_roi
 
 TUNE_PALMS = range(1, 31)
@@ -146,18 +147,17 @@ def main() -> None:
     names, labels, images = load_tongji(config.paths.eval_data_dir)
 
     started = time.perf_counter()
-    ungated = config.palm.model_copy(update={"max_background_fraction": 1.0})
     prepared, refused = [], []
     prepare_s = []
     for name, image in zip(names, images, strict=True):
         mark = time.perf_counter()
         try:
-            prepare_roi(image, config.palm)
+            prepare_roi(image)
         except KioskError as exc:  # a refused ROI is a result (failure to acquire), not a crash
             refused.append({"image": name, "reason": exc.message})
         prepare_s.append(time.perf_counter() - mark)
         try:
-            prepared.append(prepare_roi(image, ungated).roi)
+            prepared.append(prepare_roi(image, max_background_fraction=1.0).roi)
         except KioskError as exc:
             raise SystemExit(f"Tongji ROI {name} is refused even without the background gate: {exc}") from exc
     rois = np.stack(prepared)
@@ -166,7 +166,7 @@ def main() -> None:
     embedders: dict[str, PalmEmbedder] = {
         backend: load_palm_embedder(config, backend=backend) for backend in ("openvino", "onnxruntime")
     }
-    params: GaborCodeParams = compcode_params(config)
+    params: GaborCodeParams = compcode_params()
     reference = ReferenceCompCodeEncoder(params, embedders["openvino"].model_sha256)
     vectors = {name: embedder.encode_rois(list(rois)) for name, embedder in embedders.items()}
     vectors["numpy"] = reference.encode(rois)
@@ -334,7 +334,7 @@ The rows above `all_no_capture_gate` hold the ROIs the terminal's capture gates 
 the same gates `kiosk calibrate` and `kiosk eval locomo` apply). Refused at capture, {len(extra["refused_at_capture"])}
 of {extra["images"]} (failures to acquire: the kiosk asks for another scan): {refused}. Without the gates,
 {involving} of the {below} genuine pairs below the FAR 1e-3 threshold involve them. The background gate
-(palm.max_background_fraction 0.10) was added after these three crops had been found by inspecting the worst
+(palm_roi.MAX_BACKGROUND_FRACTION 0.10) was added after these three crops had been found by inspecting the worst
 genuine pairs; every other ROI has at most 4 % near-black pixels, so any limit from 5 % to 21 % refuses the same
 three.
 

@@ -1,5 +1,5 @@
-"""People named in the question (retrieval.person_weight): owner evidence recall@10 on LoCoMo with the ranking of
-the named person's own notes in the fusion, against none.
+"""People named in the question (the retrieval tuning's person_weight): owner evidence recall@10 on LoCoMo with
+the ranking of the named person's own notes in the fusion, against none.
 
 KIOSK_DATA=/work/shared/data PYTHONPATH=$PWD .venv/bin/python -m bench.bench_people [--weights 0,0.5,1,2]
 
@@ -17,6 +17,7 @@ the questions naming exactly one speaker. LLM-free.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import Any
 
 from bench.common import command_line, locomo_sample_keys, mean_evidence_recall, table, write_results
@@ -24,6 +25,7 @@ from kiosk.config import load_config
 from kiosk.eval.locomo import load_conversations, locomo_path
 from kiosk.eval.protocol import EvalOptions, run_locomo
 from kiosk.retrieval.people import named_people
+from kiosk.retrieval.tuning import DEFAULT_TUNING
 
 CATEGORIES = ("multi-hop", "temporal", "single-hop")
 
@@ -68,10 +70,11 @@ def main() -> None:
     rows = []
     counts: dict[str, int] = {}
     for weight in (float(w) for w in args.weights.split(",")):
-        run_config = config.model_copy(deep=True)
-        run_config.retrieval.person_weight = weight
-        options = EvalOptions(modality="palm", ratio=1.0, answer=False, write=False, command=command_line())
-        results = run_locomo(run_config, options)
+        tuning = replace(DEFAULT_TUNING, person_weight=weight)
+        options = EvalOptions(
+            modality="palm", ratio=1.0, answer=False, write=False, command=command_line(), tuning=tuning
+        )
+        results = run_locomo(config, options)
         answers = results["answers"]
         held = [a for a in answers if a["key"] not in sample]
         named = {a["key"] for a in answers if _named_speaker(a, pairs) is not None}

@@ -33,6 +33,7 @@ from kiosk.memory import SqliteStore
 from kiosk.retrieval import Retriever
 from kiosk.retrieval.relevance import RELATED_KEPT, RelevanceCalibration, calibration_path, derive_floor
 from kiosk.retrieval.thresholds import text_encoder_identity
+from kiosk.retrieval.tuning import DEFAULT_TUNING
 
 REPO = Path(__file__).resolve().parent.parent
 KEPT_LEVELS = (0.90, 0.95, 0.98)
@@ -129,7 +130,7 @@ def main() -> None:
                 ]
             )
     floor, unrelated_kept = derive_floor(related, unrelated, RELATED_KEPT)
-    in_use = config.retrieval.relevance_floor
+    in_use = DEFAULT_TUNING.relevance_floor
     figures["calibration.derived.floor"] = floor
     figures["calibration.in_use.floor"] = in_use
     per_category = []

@@ -1,5 +1,5 @@
 """Reply context in fast-mode notes: owner evidence recall@10 on LoCoMo with the turn each note replies to
-quoted in its context (memory.reply_context_words), against none.
+quoted in its context (ConstructionTuning.reply_context_words), against none.
 
 KIOSK_DATA=/work/shared/data PYTHONPATH=$PWD .venv/bin/python -m bench.bench_reply_context [--words 0,15,30,60]
 
@@ -14,11 +14,13 @@ setting is chosen) and the sample itself. LLM-free.
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from typing import Any
 
 from bench.common import command_line, locomo_sample_keys, mean_evidence_recall, table, write_results
 from kiosk.config import load_config
 from kiosk.eval.protocol import EvalOptions, run_locomo
+from kiosk.memory.build import CONSTRUCTION
 
 
 def recall(answers: list[dict[str, Any]], condition: str, keys: set[str], inside: bool) -> float | None:
@@ -34,10 +36,11 @@ def main() -> None:
     figures: dict[str, Any] = {}
     rows = []
     for words in (int(w) for w in args.words.split(",")):
-        run_config = config.model_copy(deep=True)
-        run_config.memory.reply_context_words = words
-        options = EvalOptions(modality="palm", ratio=1.0, answer=False, write=False, command=command_line())
-        results = run_locomo(run_config, options)
+        construction = replace(CONSTRUCTION, reply_context_words=words)
+        options = EvalOptions(
+            modality="palm", ratio=1.0, answer=False, write=False, command=command_line(), construction=construction
+        )
+        results = run_locomo(config, options)
         answers = results["answers"]
         held_out, in_sample = len([a for a in answers if a["key"] not in sample]), len(sample)
         row = {

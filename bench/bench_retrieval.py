@@ -24,6 +24,7 @@ import json
 import os
 import time
 from collections import Counter
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -32,10 +33,12 @@ import numpy as np
 
 from bench.common import percentiles_ms, table, write_results
 from kiosk.config import KioskConfig, RetrievalConfig, load_config
+from kiosk.identity.gate import GateRule, gate
 from kiosk.identity.probe import Probe
 from kiosk.memory import Note, SqliteStore
 from kiosk.memory.note import EMBEDDING_DIM
-from kiosk.retrieval import Retriever, gate
+from kiosk.retrieval import Retriever
+from kiosk.retrieval.tuning import DEFAULT_TUNING
 from kiosk.security.backoff import no_backoff
 
 CACHE = Path(__file__).resolve().parent / "cache"
@@ -44,8 +47,8 @@ FACE_DIM = 512
 TOPICS = 64
 TAU = 0.5
 PATHS = ("familiarity", "recollection", "adaptive")
+UNCACHED = replace(DEFAULT_TUNING, cache_ttl_ms=0)  # every timed retrieval runs in full
 CATEGORIES = {1: "multi-hop", 2: "temporal", 4: "single-hop"}
-ABLATIONS = ("rocchio", "weighted-max")
 
 
 def unit_rows(matrix: np.ndarray) -> np.ndarray:
@@ -178,13 +181,13 @@ def _latency_one(
     chosen: Counter[str] = Counter()
 
     def run_path(mode: str) -> list[float]:
-        retriever = Retriever(store, RetrievalConfig(mode=mode, cache_ttl_ms=0))  # type: ignore[arg-type]
+        retriever = Retriever(store, RetrievalConfig(mode=mode), tuning=UNCACHED)  # type: ignore[arg-type]
         samples = []
         for i in range(-3, queries):  # three warm-up queries (loads the pool matrix for recollection)
             q = i % queries
             probe = Probe("face", probes[q], SHA, captured_at=0.0)
             started = time.perf_counter()
-            decision = gate(probe, store.templates("face"), TAU, "best-match", 0.05)
+            decision = gate(probe, store.templates("face"), GateRule(TAU, "best-match", 0.05))
             result = retriever.retrieve(decision.matched_owner_ids, query_vectors[q], f"q{q}", k=k)
             elapsed = time.perf_counter() - started
             if i >= 0:
@@ -206,7 +209,7 @@ def _latency_one(
     started = time.perf_counter()
     retriever.pool((owner,))
     out[f"recollection.{key}.cold_pool_load_ms"] = (time.perf_counter() - started) * 1000.0
-    cached = Retriever(store, RetrievalConfig(mode="familiarity", cache_ttl_ms=60_000))
+    cached = Retriever(store, RetrievalConfig(mode="familiarity"), tuning=replace(DEFAULT_TUNING, cache_ttl_ms=60_000))
     cached.retrieve((owner,), query_vectors[0], "same question", k=k)
     hits = []
     for _ in range(queries):
@@ -245,12 +248,12 @@ def _latency_one(
 
 def locomo_store(config: KioskConfig, encoder: Any, data: Path) -> Path:
     """The 10 conversations imported once with fast construction; resumable (the import skips done refs)."""
-    from kiosk.memory.build import NoteBuilder
+    from kiosk.memory.build import NoteBuilder, construction_settings
     from kiosk.memory.ingest import import_conversations
 
     CACHE.mkdir(parents=True, exist_ok=True)
     # Keyed by the note-construction settings: a store built under other settings holds other notes.
-    settings = hashlib.sha256(json.dumps(config.memory.model_dump(mode="json"), sort_keys=True).encode()).hexdigest()
+    settings = hashlib.sha256(json.dumps(construction_settings(config.memory), sort_keys=True).encode()).hexdigest()
     path = CACHE / f"locomo-fast-{settings[:12]}.db"
     done = path.with_suffix(".done")
     if path.exists() and done.exists():
@@ -275,7 +278,7 @@ def locomo_store(config: KioskConfig, encoder: Any, data: Path) -> Path:
 
 
 def locomo_recall(config: KioskConfig, data_dir: Path) -> tuple[dict[str, Any], str]:
-    from kiosk.assistant import Assistant
+    from kiosk.app.build import build_assistant
     from kiosk.text import load_text_encoder
 
     data = data_dir / "locomo" / "locomo10.json"
@@ -299,13 +302,7 @@ def locomo_recall(config: KioskConfig, data_dir: Path) -> tuple[dict[str, Any], 
         ]
         texts = [qa["question"] for _, qa in questions]
         vectors = encoder.encode(texts)
-        assistant = Assistant(store, encoder, None, config, thresholds={"face": TAU}, backoff=no_backoff())
-        ablations = {
-            ranking: Retriever(
-                store, config.retrieval.model_copy(update={"mode": "recollection", "recollection_ranking": ranking})
-            )
-            for ranking in ABLATIONS
-        }
+        assistant = build_assistant(config, store, encoder, thresholds={"face": TAU}, backoff=no_backoff())
         recall: dict[tuple[str, int, int], list[float]] = {}
         chosen: Counter[str] = Counter()
         signals: list[tuple[float, float]] = []
@@ -330,13 +327,6 @@ def locomo_recall(config: KioskConfig, data_dir: Path) -> tuple[dict[str, Any], 
                     share = len(evidence & refs) / len(evidence)
                     recall.setdefault((mode, k, qa["category"]), []).append(share)
                     recall.setdefault((mode, k, 0), []).append(share)
-                    if mode == "recollection" and k == 10:
-                        for ranking, retriever in ablations.items():
-                            other = retriever.retrieve(decision.matched_owner_ids, vector, qa["question"], k=k)
-                            found = {item.note.source_ref for item in other.notes}
-                            recall.setdefault((f"recollection-{ranking}", k, 0), []).append(
-                                len(evidence & found) / len(evidence)
-                            )
                     if mode == "adaptive" and k == 10:
                         chosen[result.path or "none"] += 1
                         assert result.signal is not None
@@ -356,9 +346,6 @@ def locomo_recall(config: KioskConfig, data_dir: Path) -> tuple[dict[str, Any], 
         figures[f"locomo.{mode}.p50_ms"] = percentiles_ms(elapsed[mode])["p50_ms"]
         row.append(f"{figures[f'locomo.{mode}.p50_ms']:.2f}")
         rows.append(row)
-    for ranking in ABLATIONS:
-        value = float(np.mean(recall[(f"recollection-{ranking}", 10, 0)]))
-        figures[f"locomo.recollection_{ranking}.all.recall@10"] = value
     counts = Counter(qa["category"] for _, qa in questions)
     figures["locomo.questions"] = {CATEGORIES[c]: n for c, n in sorted(counts.items())}
     figures["locomo.adaptive.recollection_share"] = chosen["recollection"] / max(1, sum(chosen.values()))
@@ -373,13 +360,11 @@ def locomo_recall(config: KioskConfig, data_dir: Path) -> tuple[dict[str, Any], 
     md += (
         f"\n\nQuestions (categories 1/2/4 with evidence): {dict(figures['locomo.questions'])}. "
         f"Adaptive chose recollection for {figures['locomo.adaptive.recollection_share']:.0%} of questions "
-        f"(median familiarity signal: mean top-{config.retrieval.k_probe} similarity "
+        f"(median familiarity signal: mean top-{DEFAULT_TUNING.k_probe} similarity "
         f"{figures['locomo.signal.mean_similarity.p50']:.3f}, entropy {figures['locomo.signal.entropy.p50']:.3f}; "
-        f"theta_high {config.retrieval.theta_high}, theta_low {config.retrieval.theta_low}, "
-        f"tau_H {config.retrieval.tau_entropy}, lambda {config.retrieval.softmax_lambda}). "
-        "Recollection ranking ablation, all questions R@10: "
-        + ", ".join(f"{r} {figures[f'locomo.recollection_{r}.all.recall@10']:.3f}" for r in ABLATIONS)
-        + f" (default '{config.retrieval.recollection_ranking}', alpha(K=10) = 0.4)."
+        f"theta_high {DEFAULT_TUNING.theta_high}, theta_low {DEFAULT_TUNING.theta_low}, "
+        f"tau_H {DEFAULT_TUNING.tau_entropy}, lambda {DEFAULT_TUNING.softmax_lambda}). "
+        "Recollection ranks by fusion, alpha(K=10) = 0.4."
     )
     return figures, md
 

@@ -2,7 +2,7 @@
 scope term's effect when other people's notes share the pool as public notes.
 
 .venv/bin/python -m bench.bench_scopes [--questions N] [--half-lives 30,90,180] [--weights 0.02,0.05,0.2]
-                                        [--fusion weighted|rrf|off]
+                                        [--fusion weighted|off]
 
 Store: bench_retrieval's LoCoMo cache (10 conversations, fast construction, one owner per conversation);
 built there on first use. Each question is retrieved in its owner's pool (the gate is bench_retrieval's
@@ -26,6 +26,7 @@ import argparse
 import json
 import os
 import time
+from dataclasses import replace
 from datetime import timedelta
 from typing import Any
 
@@ -33,10 +34,12 @@ import numpy as np
 
 from bench.bench_retrieval import CATEGORIES, locomo_store
 from bench.common import table, write_results
-from kiosk.config import ForgettingConfig, ScopesConfig, load_config
+from kiosk.config import ForgettingConfig, load_config
 from kiosk.memory import SqliteStore
 from kiosk.memory.note import from_epoch
 from kiosk.retrieval import Retriever
+from kiosk.retrieval.ranking import ScopeWeights
+from kiosk.retrieval.tuning import DEFAULT_TUNING
 
 MODES = ("familiarity", "recollection")
 
@@ -48,7 +51,7 @@ def main() -> None:
     parser.add_argument("--weights", default="0.02,0.05,0.2")
     parser.add_argument("--betas", default="0.02,0.05,0.1")
     parser.add_argument("--k", type=int, default=10)
-    parser.add_argument("--fusion", default="", help="override retrieval.fusion (default: the config's; off = dense)")
+    parser.add_argument("--fusion", default="", help="override the tuning's fusion (weighted or off = dense)")
     args = parser.parse_args()
     config = load_config(environ={k: v for k, v in os.environ.items() if k != "KIOSK_CONFIG"})
     from kiosk.text import load_text_encoder
@@ -74,10 +77,9 @@ def main() -> None:
     half_lives = [float(h) for h in args.half_lives.split(",")]
     weights = [float(w) for w in args.weights.split(",")]
     betas = [float(b) for b in args.betas.split(",")]
-    retrieval = config.retrieval.model_copy(
-        update={"cache_ttl_ms": 0, **({"fusion": args.fusion} if args.fusion else {})}
-    )
-    fused = retrieval.fusion != "off" and retrieval.lexical_weight > 0
+    retrieval = config.retrieval
+    tuning = replace(DEFAULT_TUNING, cache_ttl_ms=0, **({"fusion": args.fusion} if args.fusion else {}))
+    fused = tuning.fusion != "off" and tuning.lexical_weight > 0
     prefix = "fused" if fused else "dense"
     semantic = "fused score / its ceiling" if fused else "cosine"
 
@@ -85,8 +87,9 @@ def main() -> None:
         return Retriever(
             store,
             retrieval.model_copy(update={"mode": mode}),
-            ScopesConfig(beta=beta),
+            ScopeWeights(beta=beta),
             ForgettingConfig(weight=weight, half_life_days=half_life),
+            tuning,
         )
 
     variants: dict[str, tuple[str, Retriever]] = {}
@@ -128,7 +131,7 @@ def main() -> None:
     finally:
         store.close()
 
-    figures: dict[str, Any] = {"locomo.questions": len(questions), "k": args.k, "fusion": retrieval.fusion}
+    figures: dict[str, Any] = {"locomo.questions": len(questions), "k": args.k, "fusion": tuning.fusion}
     decay_rows = []
     for label in variants:
         row: list[Any] = [label]
@@ -150,11 +153,7 @@ def main() -> None:
         f"## Decay in ranking: LoCoMo evidence recall@{args.k} ({len(questions)} questions, categories 1/2/4)\n\n"
         + table(headers, decay_rows)
         + f"\n\nRows: retrieval path ({prefix}"
-        + (
-            f": fusion {retrieval.fusion}, dense:lexical {retrieval.dense_weight}:{retrieval.lexical_weight}"
-            if fused
-            else ""
-        )
+        + (f": fusion {tuning.fusion}, dense:lexical {tuning.dense_weight}:{tuning.lexical_weight}" if fused else "")
         + f"), then `no_decay` (score = {semantic}, today's ranking) or "
         f"`decay_h<half-life>d_w<gamma>` (score = {semantic} + gamma * 2^(-age/half-life), age from the note's "
         "session date to one day after the conversation's last session). LoCoMo has no usage history, so "

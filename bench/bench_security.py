@@ -26,6 +26,7 @@ from kiosk.config import RetrievalConfig, load_config
 from kiosk.memory import EMBEDDING_DIM, Note, SqliteStore
 from kiosk.memory.ingest import Turn, conversation_turns, load_conversations
 from kiosk.retrieval.retriever import Retriever
+from kiosk.retrieval.tuning import RetrievalTuning
 from kiosk.security.sealing import MasterKey, new_key
 
 T = TypeVar("T")
@@ -114,8 +115,8 @@ def main() -> None:
                 )
                 ingest[name].append(timed(lambda store=store, note=note: store.add_note(note)))
 
-        retrieval_config = RetrievalConfig(cache_ttl_ms=0)
-        retrievers = {name: Retriever(store, retrieval_config) for name, store in stores.items()}
+        uncached = RetrievalTuning(cache_ttl_ms=0)
+        retrievers = {name: Retriever(store, RetrievalConfig(), tuning=uncached) for name, store in stores.items()}
         queries = embeddings[rng.choice(args.notes, args.queries)] + 0.3 * unit_rows(rng, args.queries, EMBEDDING_DIM)
         queries /= np.linalg.norm(queries, axis=1, keepdims=True)
         latency: dict[str, dict[str, list[float]]] = {

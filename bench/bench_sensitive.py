@@ -22,10 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from bench.common import percentiles_ms, table, write_results
+from bench.sensitive_llm import CLASSIFY_SCHEMA, CLASSIFY_SYSTEM, classify_llm
 from bench.sensitive_sample import load_turns
 from kiosk.config import load_config
 from kiosk.llm import create_llm
-from kiosk.memory.sensitivity import CLASSIFY_SCHEMA, CLASSIFY_SYSTEM, classify_llm, classify_rules
+from kiosk.memory.sensitivity import classify_rules
 from kiosk.models import ModelStore
 
 HERE = Path(__file__).resolve().parent
@@ -71,7 +72,6 @@ def main() -> None:
         return
     config.llm.model = args.model
     config.llm.threads = args.threads
-    config.llm.n_ctx = 1024
     labels = dict(list(load_labels().items())[: args.limit])
     turns = {t.key: t for t in load_turns(config.paths.eval_data_dir / "locomo" / "locomo10.json")}
     missing = [k for k in labels if k not in turns]
@@ -173,8 +173,8 @@ def main() -> None:
         + ", ".join(f"{k}: {v}" for k, v in figures["locomo200.llm.confusion"].items())
         + "\n\nCaveat: the rules were written by the person who labelled the sample, after reading it, so the "
         "rules' figures here are optimistic (fitted, not held out); the LLM's prompt was not tuned on it. "
-        "Construction uses the rules; `memory.sensitivity_llm` adds the LLM for notes the rules leave unmarked "
-        "(rules+llm above; off by default)."
+        "Construction uses the rules only; the LLM classifier (bench/sensitive_llm.py) was removed from the "
+        "product."
     )
     path = write_results("sensitive", figures, md)
     print(f"wrote {path}")

@@ -7,7 +7,7 @@
 Owner probe; kiosk.eval.assignments.bind_identities, seeded by --seed). An owner whose probe the gate does not
 let in is answered without memory, so the Owner figure of a run depends on how many of its 10 owners the gate
 verifies, which depends on the draw. This draws the protocol's stores for seeds 0 .. N-1 exactly as the eval
-does (the same capture gates, embeddings, calibrated threshold and gate policy, kiosk.retrieval.gate.decide) and
+does (the same capture gates, embeddings, calibrated threshold and gate policy, kiosk.identity.gate.decide) and
 counts per store: owners verified, owner probes matched to another user, Non-owner probes matched to their
 target. `--run` adds `kiosk eval locomo` results (e.g. the same questions under other seeds) as a second table:
 owners verified and the Owner / Non-owner F1 each draw gave.
@@ -29,8 +29,8 @@ from kiosk.calibration.active import active_calibration
 from kiosk.calibration.embed import load_embedder
 from kiosk.config import KioskConfig, load_config
 from kiosk.eval.assignments import benchmark_dir, bind_identities, non_owner_of, read_identity_images
-from kiosk.eval.protocol import calibrated_threshold, capture_refusal, embed_benchmark_image
-from kiosk.retrieval.gate import decide
+from kiosk.eval.models import calibrated_threshold, capture_refusal, embed_benchmark_image
+from kiosk.identity.gate import GateRule, decide
 
 
 def store_outcomes(gallery: np.ndarray, probes: np.ndarray, threshold: float, margin: float) -> dict[str, int]:
@@ -38,7 +38,8 @@ def store_outcomes(gallery: np.ndarray, probes: np.ndarray, threshold: float, ma
     scores = probes @ gallery.T
     users = len(gallery)
     let_in = [
-        decide(dict(enumerate(row.tolist())), threshold, "best-match", margin).matched_owner_ids for row in scores
+        decide(dict(enumerate(row.tolist())), GateRule(threshold, "best-match", margin)).matched_owner_ids
+        for row in scores
     ]
     owners_verified = sum(matched == (user,) for user, matched in enumerate(let_in))
     owners_to_another = sum(bool(matched) and matched != (user,) for user, matched in enumerate(let_in))

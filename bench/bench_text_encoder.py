@@ -15,7 +15,7 @@ from kiosk.config import load_config
 from kiosk.models import ModelStore
 from kiosk.runtime import load_encoder
 from kiosk.text import TextEncoder
-from kiosk.text.encoder import text_model_path
+from kiosk.text.encoder import TOKENIZER, text_model_path
 
 
 def sentences_from_locomo(data_dir: Path, count: int) -> list[str]:
@@ -47,13 +47,8 @@ def main() -> None:
     args = parser.parse_args()
     config = load_config()
     models = ModelStore(config.paths.models)
-    tokenizer = models.ensure(config.text.tokenizer)
-    variants = {
-        weights: text_model_path(
-            config.model_copy(update={"text": config.text.model_copy(update={"weights": weights})}), models
-        )
-        for weights in ("fp32", "int8")
-    }
+    tokenizer = models.ensure(TOKENIZER)
+    variants = {weights: text_model_path(config, models, weights) for weights in ("fp32", "int8")}
     sentences = sentences_from_locomo(config.paths.eval_data_dir, args.sentences)
     figures: dict[str, float] = {}
     rows = []

@@ -3,7 +3,7 @@
 QT_QPA_PLATFORM=offscreen .venv/bin/python -m bench.bench_ui [--questions 3] [--llm smollm2-135m-instruct]
 
 The kiosk window (1920x1080, kiosk mode, offscreen) runs on the real core: the face video
-(../shared/data/face_video/short_hamilton_clip.mp4) as the camera with FaceNet analysis at ui.analysis_fps,
+(../shared/data/face_video/short_hamilton_clip.mp4) as the camera with FaceNet analysis at kiosk.app.live.ANALYSIS_FPS,
 SQLite + sqlite-vec, MiniLM retrieval, and the real GGUF LLM streaming token by token (llama.cpp, 1 thread:
 this box is shared by many processes). The performer is enrolled from good frames of the video (as the
 enrollment wizard does) and owns two notes; the gate uses the shipped face calibration when it matches.
@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from bench.common import machine, table, write_results
+from kiosk.app.live import ANALYSIS_FPS
 from kiosk.config import KioskConfig, load_config
 
 OWNER_NOTES = ["My sister Clara moved to Lisbon last spring.", "I am allergic to peanuts."]
@@ -44,7 +45,6 @@ def kiosk_config(home: Path, llm_model: str) -> KioskConfig:
     config.capture.face_source = str(config.paths.eval_data_dir / "face_video" / "short_hamilton_clip.mp4")
     config.llm.model = llm_model
     config.llm.threads = 1
-    config.llm.n_ctx = 2048
     config.llm.max_answer_tokens = 64
     config.ui.verify_timeout_s = 4.0
     return config
@@ -109,16 +109,14 @@ class Kiosk:
 def open_kiosk(config: KioskConfig, face: Any, text_encoder: Any, llm: Any, size: tuple[int, int]) -> Kiosk:
     from PySide6.QtWidgets import QApplication
 
+    from kiosk.app.build import load_kiosk
     from kiosk.ui.app import KioskWindow
-    from kiosk.ui.core_services import CoreServices
 
     app = QApplication.instance() or QApplication([])
     tau = face_threshold(config, face)
 
     def loader(progress: Any) -> Any:
-        return CoreServices.load(
-            config, progress, llm=llm, thresholds={"face": tau}, text_encoder=text_encoder, face=face
-        )
+        return load_kiosk(config, progress, llm=llm, thresholds={"face": tau}, text_encoder=text_encoder, face=face)
 
     window = KioskWindow(config, loader, desktop=False)
     window.resize(*size)
@@ -283,7 +281,7 @@ def main() -> None:
     )
     body = (
         f"LLM `{args.llm}` (llama.cpp, 1 thread), camera = face video with FaceNet analysis at "
-        f"{config.ui.analysis_fps:g} fps, window 1920x1080 offscreen, kiosk mode. Target: no gap over 100 ms.\n"
+        f"{ANALYSIS_FPS:g} fps, window 1920x1080 offscreen, kiosk mode. Target: no gap over 100 ms.\n"
         f"Load average (1 min) {load_start[0]:.1f} at start, {load_end[0]:.1f} at the end, "
         f"on {machine()['cores']} cores: "
         "the wall-clock gaps include time the OS gave the CPU to other processes; the app gaps do not.\n\n"

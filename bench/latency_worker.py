@@ -1,8 +1,7 @@
 """Times answers through the kiosk's own llama.cpp backend (kiosk.llm.llamacpp.LlamaCppLLM), one process per
 lever: `python bench/latency_worker.py job.json result.json` (run by bench_latency).
 
-A job: {"model": path, "llama": {"n_ctx", "threads", "flash_attn", "n_batch", "cache_reuse_min_tokens",
-"prompt_lookup_tokens"},
+A job: {"model": path, "llama": {"n_ctx", "threads", "flash_attn", "n_batch", "prompt_lookup_tokens"},
 "kv_prefix": bool, "max_tokens": int, "requests": [{"messages": [...], "prefill": [...] | null}]}. Before
 every request the llama context is reset, as it is in the kiosk after the note construction that follows each
 answer; with kv_prefix the system prompts' KV state was saved at start-up (LlamaCppLLM.warm_up) and is
@@ -34,7 +33,6 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
         flash_attn=settings.get("flash_attn", False),
         n_batch=settings.get("n_batch", 512),
         reuse_system_prompt=bool(job.get("kv_prefix")),
-        cache_reuse_min_tokens=settings.get("cache_reuse_min_tokens", 0),
         prompt_lookup_tokens=settings.get("prompt_lookup_tokens", 0),
     )
     load_s = time.perf_counter() - started
@@ -51,8 +49,6 @@ def run(job: dict[str, Any]) -> dict[str, Any]:
         tokens = llm.prompt_tokens(request["messages"]) or []
         reused = _reused(llm, tokens, bool(job.get("kv_prefix")))
         timed = _timed_stream(llm, request["messages"], job["max_tokens"])
-        if llm.cache_reuse_min_tokens:
-            reused = llm.last_reused_tokens
         results.append(
             {
                 **timed,

@@ -106,9 +106,9 @@ def main() -> None:
             window.ctx.admin_pin.set_pin("2580")
             window.show_screen("admin")
             window.admin.gate.pad.type_pin("2580")
-            window.admin.folder.setText(str(lfw_subset(config.paths.eval_data_dir, Path(tmp) / "lfw")))
-            window.admin.run_calibration()
-            kiosk.pump(lambda: window.admin.result is not None, 300)
+            window.admin.calibration_tab.folder.setText(str(lfw_subset(config.paths.eval_data_dir, Path(tmp) / "lfw")))
+            window.admin.calibration_tab.run_calibration()
+            kiosk.pump(lambda: window.admin.calibration_tab.result is not None, 300)
             grab(kiosk, args.out, "admin-calibration")
             window.show_screen("main")
 

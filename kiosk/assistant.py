@@ -1,9 +1,10 @@
 """The assistant: gate the live probe, retrieve inside the matched pool, answer with the LLM.
 
-Used by the Qt app, `kiosk ask` and the evaluation. Each call re-checks the probe it is given; nothing is
-remembered about who asked before. The pool is the verified person's personal notes, their groups' notes
-and the public notes; an unrecognised person gets the public notes only. Notes used in an answer are
-reinforced (kiosk/memory/forgetting.py); faded notes of the pool are archived when a floor is configured.
+Built by kiosk.app (the composition root) for the Qt app, `kiosk ask` and the evaluation. Each call re-checks
+the probe it is given through the one gate (kiosk.identity.gate); nothing is remembered about who asked before.
+The pool is the verified person's personal notes, their groups' notes and the public notes; an unrecognised
+person gets the public notes only. Notes used in an answer are reinforced (kiosk/memory/forgetting.py); faded
+notes of the pool are archived when a floor is configured.
 """
 
 from __future__ import annotations
@@ -18,35 +19,29 @@ import numpy as np
 
 from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError, ProbeError
-from kiosk.identity.probe import Probe
-from kiosk.llm.answer_steps import shown_reply
-from kiosk.llm.backend import LLM
-from kiosk.llm.prompts import (
-    ANSWER_NO_MEMORY_SYSTEM,
-    ANSWER_SYSTEM,
-    COMPACT_NO_MEMORY_SYSTEM,
-    COMPACT_SYSTEM,
-    answer_messages,
-    compact_answer_messages,
-)
-from kiosk.memory.forgetting import Decay, archive_faded
-from kiosk.memory.scopes import PERSONAL, Scope, owner_for, scope_kind
-from kiosk.memory.store import SensitiveIndex, Store, owner_scope
-from kiosk.prepared import keep_prepared
-from kiosk.retrieval.familiarity import top_similar
-from kiosk.retrieval.gate import (
+from kiosk.identity.gate import (
     BACKING_OFF,
     FAILED,
     NO_PROBE,
     Decision,
     GateDecision,
-    ScopedPool,
-    decide,
+    GateRule,
+    Identity,
     gate,
-    scoped_pool,
-    user_scores,
-    validate_query,
+    refused,
+    verified_identity,
 )
+from kiosk.identity.probe import Probe
+from kiosk.llm.answer_steps import ANSWER_TEMPERATURE, shown_reply
+from kiosk.llm.backend import LLM
+from kiosk.llm.profiles import answer_profile
+from kiosk.llm.prompts import COMPACT_NO_MEMORY_SYSTEM, COMPACT_SYSTEM, compact_answer_messages
+from kiosk.memory.forgetting import Decay, archive_faded
+from kiosk.memory.scopes import PERSONAL, Scope, owner_for, scope_kind
+from kiosk.memory.store import SensitiveIndex, Store, owner_scope
+from kiosk.retrieval.familiarity import top_similar
+from kiosk.retrieval.pool import ScopedPool, scoped_pool, validate_query
+from kiosk.retrieval.ranking import SCOPE_WEIGHTS
 from kiosk.retrieval.relevance import apply_floor
 from kiosk.retrieval.results import Path, Retrieval, ScoredNote
 from kiosk.retrieval.retriever import Retriever, chronological
@@ -55,33 +50,13 @@ from kiosk.security.audit import AuditLog
 from kiosk.security.backoff import Backoff, verification_backoff
 
 StreamCallback = Callable[[str], None]
-
-
-PREPARED_MAX_AGE_S = 120.0  # notes prepared longer ago than this are not kept (someone stopped typing)
-
-
-@dataclass(frozen=True)
-class _Prepared:
-    """The notes of the last prompt prefilled while typing, oldest first, and for whom."""
-
-    user_id: int | None
-    notes: list[ScoredNote]
-    at: float  # time.monotonic()
+ARCHIVE_SWEEP_INTERVAL_S = 3600.0
+"""Least time between two archive sweeps of one pool while answering."""
 
 
 class TextEncoderLike(Protocol):
     def encode(self, sentences: Sequence[str]) -> np.ndarray: ...
     def encode_one(self, sentence: str) -> np.ndarray: ...
-
-
-@dataclass(frozen=True)
-class Identity:
-    user_id: int
-    name: str
-    score: float
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"user_id": self.user_id, "name": self.name, "score": self.score}
 
 
 @dataclass(frozen=True)
@@ -164,13 +139,12 @@ class Assistant:
         self.llm = llm
         self.config = config
         self.thresholds = dict(thresholds) if thresholds is not None else None
-        self.retriever = Retriever(store, config.retrieval, config.scopes, config.forgetting)
+        self.retriever = Retriever(store, config.retrieval, SCOPE_WEIGHTS, config.forgetting)
         self.decay = Decay.from_config(config.forgetting)
         self._last_sweep: dict[tuple[int, ...], datetime] = {}
         self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
         self.backoff = backoff or verification_backoff(config.security)
         self.audit = audit
-        self._prepared: _Prepared | None = None
 
     # ---- identity ------------------------------------------------------------------------------
     def threshold(self, modality: str, model_sha256: str) -> float:
@@ -182,23 +156,21 @@ class Assistant:
 
         return active_threshold(self.config, modality, model_sha256)
 
-    def verify(self, probe: Probe | None, *, record: bool = True) -> GateDecision:
-        """The gate decision for this probe under the configured policy.
+    def rule(self, probe: Probe) -> GateRule:
+        """The configured gate rule at the probe's modality's tau."""
+        settings = self.config.gate
+        return GateRule(self.threshold(probe.modality, probe.model_sha256), settings.policy, settings.best_match_margin)
 
-        `record=False` (preparing while someone types) leaves the back-off's failure count alone: only a
-        question actually asked counts as a verification attempt."""
+    def verify(self, probe: Probe | None, *, record: bool = True) -> GateDecision:
+        """The gate decision for this probe under the configured rule (kiosk.identity.gate).
+
+        `record=False` (preparing while someone types, checking who opens "my memories") leaves the back-off's
+        failure count alone: only a question actually asked counts as a verification attempt."""
         if probe is None:
-            return GateDecision((), {}, NO_PROBE, self.config.gate.policy, None, None)
+            return refused(NO_PROBE, self.config.gate.policy)
         if self.backoff.wait_s() > 0:
-            return GateDecision((), {}, BACKING_OFF, self.config.gate.policy, None, probe.modality)
-        tau = self.threshold(probe.modality, probe.model_sha256)
-        decision = gate(
-            probe,
-            self.store.templates(probe.modality),
-            tau,
-            self.config.gate.policy,
-            self.config.gate.best_match_margin,
-        )
+            return refused(BACKING_OFF, self.config.gate.policy, modality=probe.modality)
+        decision = gate(probe, self.store.templates(probe.modality), self.rule(probe))
         if not record:
             return decision
         if decision.reason in FAILED:
@@ -210,19 +182,18 @@ class Assistant:
         return decision
 
     def identify(self, probe: Probe | None) -> Identity | None:
-        """The single verified person (best-match with margin, whatever the read policy), or None."""
-        if probe is None or probe.faces_in_view > 1 or probe.liveness_blocks or self.backoff.wait_s() > 0:
+        """The single author a note may have: best-match with margin whatever the read policy, or None."""
+        if probe is None or self.backoff.wait_s() > 0:
             return None
-        tau = self.threshold(probe.modality, probe.model_sha256)
-        result = user_scores(probe, self.store.templates(probe.modality))
-        decision = decide(result.scores, tau, "best-match", self.config.gate.best_match_margin)
-        return self._identity(decision.verified_user_id, decision.scores)
+        return self.identity(gate(probe, self.store.templates(probe.modality), self.rule(probe).single_author()))
 
-    def _identity(self, user_id: int | None, scores: dict[int, float]) -> Identity | None:
-        if user_id is None:
-            return None
+    def identity(self, decision: GateDecision) -> Identity | None:
+        """The one person `decision` verifies, named from the store."""
+        return verified_identity(decision, self.name_of)
+
+    def name_of(self, user_id: int) -> str | None:
         user = self.store.get_user(user_id)
-        return Identity(user_id, user.name if user else f"user {user_id}", scores[user_id])
+        return user.name if user else None
 
     # ---- sensitive notes -----------------------------------------------------------------------
     def clearance(self, decision: GateDecision, probe: Probe | None, second_probe: Probe | None) -> Clearance:
@@ -255,12 +226,12 @@ class Assistant:
         )
 
     def _sweep(self, owners: tuple[int, ...], now: datetime) -> None:
-        """Archive the pool's faded notes, at most once per `sweep_interval_s` per pool."""
+        """Archive the pool's faded notes, at most once per ARCHIVE_SWEEP_INTERVAL_S per pool."""
         settings = self.config.forgetting
         if settings.archive_below <= 0:
             return
         last = self._last_sweep.get(owners)
-        if last is not None and 0 <= (now - last).total_seconds() < settings.sweep_interval_s:
+        if last is not None and 0 <= (now - last).total_seconds() < ARCHIVE_SWEEP_INTERVAL_S:
             return
         archive_faded(self.store, owners, now, self.decay, settings.archive_below)
         self._last_sweep[owners] = now
@@ -318,8 +289,8 @@ class Assistant:
         return decision, retrieval, timings
 
     def relevant(self, retrieval: Retrieval) -> Retrieval:
-        """`retrieval` without its notes when none is about the question (retrieval.relevance_floor)."""
-        floor = self.config.retrieval.relevance_floor
+        """`retrieval` without its notes when none is about the question (the retriever's tuned relevance floor)."""
+        floor = self.retriever.tuning.relevance_floor
         return apply_floor(retrieval, floor) if floor > 0 else retrieval
 
     def answer(
@@ -335,16 +306,13 @@ class Assistant:
         started_total = time.perf_counter()
         text = validate_query(question)
         decision, retrieval, timings = self.retrieve(text, probe, k=k, mode=mode, second_probe=second_probe)
-        identity = self._identity(decision.verified_user_id, decision.scores)
-        ordered = self._keep_prepared(decision, retrieval)
-        if ordered is not None:
-            retrieval = replace(retrieval, notes=ordered)
+        identity = self.identity(decision)
         reply = ""
         if self.config.sensitive.tap_to_reveal and any(item.note.sensitive for item in retrieval.notes):
             stream = None  # shown whole behind "tap to reveal" on the kiosk, never token by token
         if self.llm is not None:
             started = time.perf_counter()
-            messages = self.prompt(text, retrieval, identity, in_order=ordered is not None)
+            messages = self.prompt(text, retrieval, identity)
             timings["prompt"] = _ms_since(started)
             started = time.perf_counter()
             generated = self._generate(messages, stream, timings, started_total)
@@ -356,9 +324,9 @@ class Assistant:
                 text,
                 generated,
                 notes_given=bool(retrieval.notes),
-                settings=settings,
+                profile=answer_profile(settings.answer_profile),
                 max_tokens=settings.max_answer_tokens,
-                temperature=settings.temperature,
+                temperature=ANSWER_TEMPERATURE,
             ).text
             timings["llm"] = _ms_since(started)
             with owner_scope(self.store, sorted({item.note.owner_id for item in retrieval.notes})):
@@ -366,23 +334,16 @@ class Assistant:
         timings["total"] = _ms_since(started_total)
         return AnswerResult(text, identity, decision, retrieval, reply, timings)
 
-    def prompt(
-        self, question: str, retrieval: Retrieval, identity: Identity | None, *, in_order: bool = False
-    ) -> list[dict[str, str]]:
-        """The answering prompt (llm.answer_prompt) for these retrieved notes, oldest first (`in_order`: as
-        they are, for the notes kept from a prefilled prompt)."""
-        ordered = list(retrieval.notes) if in_order else chronological(retrieval.notes)
+    def prompt(self, question: str, retrieval: Retrieval, identity: Identity | None) -> list[dict[str, str]]:
+        """The answering prompt for these retrieved notes, oldest first."""
+        ordered = chronological(retrieval.notes)
         lines = [(item.note.timestamp, item.note.content, item.note.context) for item in ordered]
         person = identity.name if identity else None
-        if self.config.llm.answer_prompt == "compact":
-            return compact_answer_messages(question, lines, person, self.config.llm.answer_reply_words)
-        return answer_messages(question, lines, person)
+        return compact_answer_messages(question, lines, person)
 
     def system_prompts(self) -> list[str]:
-        """The fixed system prompts of the configured answering prompt (warmed up at start-up)."""
-        if self.config.llm.answer_prompt == "compact":
-            return [COMPACT_NO_MEMORY_SYSTEM, COMPACT_SYSTEM]
-        return [ANSWER_NO_MEMORY_SYSTEM, ANSWER_SYSTEM]
+        """The fixed system prompts of the answering prompt (warmed up at start-up)."""
+        return [COMPACT_NO_MEMORY_SYSTEM, COMPACT_SYSTEM]
 
     def warm_up(self) -> None:
         """Load-time work no question should pay for: the encoder's first run, the system prompts' KV state."""
@@ -397,53 +358,15 @@ class Assistant:
 
         Returns the prompt tokens processed ahead (0 when there is nothing to do, the LLM is busy or
         cannot prefill). Nothing is remembered about the person: the gate runs again on the real question,
-        and a reused prefix is bit-for-bit what the final prompt would have computed (llm.cache_reuse_min_tokens
-        also reuses runs after the prefix, approximately).
+        and a reused prefix is bit-for-bit what the final prompt would have computed.
         """
         prefill = getattr(self.llm, "prefill", None)
         if prefill is None or not self.config.llm.prefill_while_typing or not partial_question.strip():
             return 0
         decision, retrieval, _ = self.retrieve(partial_question, probe, record=False)
-        identity = self._identity(decision.verified_user_id, decision.scores)
+        identity = self.identity(decision)
         messages = self.prompt(partial_question.strip(), retrieval, identity)
-        self._prepared = _Prepared(decision.verified_user_id, chronological(retrieval.notes), time.monotonic())
         return int(prefill(messages))
-
-    def _keep_prepared(self, decision: GateDecision, retrieval: Retrieval) -> list[ScoredNote] | None:
-        """The answer's notes with those of the prompt prefilled while typing first, or None: only for the
-        person verified now, and only while that prompt is fresh."""
-        prepared, self._prepared = self._prepared, None
-        if (
-            prepared is None
-            or not (self.config.llm.prefill_while_typing and self.config.llm.keep_prepared_notes)
-            or time.monotonic() - prepared.at > PREPARED_MAX_AGE_S
-        ):
-            return None
-        return self.in_prepared_order(prepared.user_id, prepared.notes, decision, retrieval)
-
-    def in_prepared_order(
-        self,
-        prepared_for: int | None,
-        prepared: Sequence[ScoredNote],
-        decision: GateDecision,
-        retrieval: Retrieval,
-    ) -> list[ScoredNote] | None:
-        """The final retrieval's notes after the `prepared` ones (in their prefilled order), capped at
-        llm.keep_prepared_max_extra notes the final retrieval did not choose (kiosk.prepared), or None.
-        Only when the notes were prepared for the person verified now (`prepared_for`), and only notes the
-        final gate admits: a note of an owner outside the final pool never enters, nor a sensitive note the
-        final retrieval did not choose itself."""
-        if decision.verified_user_id is None or prepared_for != decision.verified_user_id:
-            return None
-        owners = set(self.pool(decision).owner_ids)
-        chosen = set(retrieval.note_ids)
-        return keep_prepared(
-            prepared,
-            retrieval.notes,
-            lambda item: item.note,
-            lambda note: note.owner_id in owners and (not note.sensitive or note.id in chosen),
-            self.config.llm.keep_prepared_max_extra,
-        )
 
     def _generate(
         self, messages: list[dict[str, str]], stream: StreamCallback | None, timings: dict[str, float], asked: float
@@ -451,10 +374,10 @@ class Assistant:
         assert self.llm is not None
         settings = self.config.llm
         if stream is None:
-            reply = self.llm.chat(messages, max_tokens=settings.max_answer_tokens, temperature=settings.temperature)
+            reply = self.llm.chat(messages, max_tokens=settings.max_answer_tokens, temperature=ANSWER_TEMPERATURE)
             return reply.strip()
         pieces: list[str] = []
-        for piece in self.llm.stream(messages, max_tokens=settings.max_answer_tokens, temperature=settings.temperature):
+        for piece in self.llm.stream(messages, max_tokens=settings.max_answer_tokens, temperature=ANSWER_TEMPERATURE):
             if not pieces:
                 timings["first_token"] = _ms_since(asked)  # from the question, as the person waits for it
             pieces.append(piece)
@@ -480,7 +403,7 @@ class Assistant:
         from kiosk.memory.ingest import clean_content
         from kiosk.memory.ingest import remember as ingest_one
 
-        clean_content(text, self.config.memory.max_content_chars)  # bad text is an error even for strangers
+        clean_content(text)  # bad text is an error even for strangers
         identity = self.identify(probe)
         if identity is None or probe is None:
             return None

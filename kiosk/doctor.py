@@ -63,7 +63,7 @@ def check_models(config: KioskConfig) -> list[Check]:
 
 def _embedder_sha(config: KioskConfig, modality: str) -> str:
     if modality == "face":
-        from kiosk.identity.face import load_crop_embedder
+        from kiosk.identity.embedders import load_crop_embedder
 
         return load_crop_embedder(config).model_sha256
     from kiosk.identity.palm import load_palm_embedder

@@ -16,6 +16,8 @@ import numpy as np
 from kiosk.errors import ModelError
 
 Backend = Literal["openvino", "onnxruntime"]
+# OpenVINO's inference precision hint: "auto" runs bf16 where the CPU has it, f32 elsewhere.
+OPENVINO_PRECISION = "auto"
 
 
 class Encoder(Protocol):
@@ -64,7 +66,7 @@ class OpenVinoEncoder:
         model: Path | Any,
         threads: int = 0,
         outputs: Sequence[str] | None = None,
-        precision: str = "auto",
+        precision: str = OPENVINO_PRECISION,
         reshape: Mapping[str, Sequence[int]] | None = None,
     ) -> None:
         import openvino as ov
@@ -104,7 +106,7 @@ def load_encoder(
     backend: Backend = "openvino",
     threads: int = 0,
     outputs: Sequence[str] | None = None,
-    precision: str = "auto",
+    precision: str = OPENVINO_PRECISION,
 ) -> Encoder:
     """Load an ONNX (either backend) or OpenVINO IR `.xml` (OpenVINO only) model."""
     if isinstance(model, Path) and not model.exists():

@@ -28,6 +28,19 @@ def test_unknown_key_names_the_setting(tmp_path: Path) -> None:
         load_config(file, environ={})
 
 
+def test_a_setting_of_an_earlier_version_says_where_it_went(tmp_path: Path) -> None:
+    file = tmp_path / "kiosk.toml"
+    file.write_text("[llm]\nendpoint_url = 'http://127.0.0.1:8080/v1'\n")
+    with pytest.raises(ConfigError, match=r"unknown setting 'llm.endpoint_url'; it is now 'llm.openai.endpoint_url'"):
+        load_config(file, environ={})
+    file.write_text("[retrieval]\ntheta_high = 0.5\n")
+    with pytest.raises(ConfigError, match=r"'retrieval.theta_high'; it is no longer a setting"):
+        load_config(file, environ={})
+    file.write_text("[scopes]\nalpha = 1.0\n")
+    with pytest.raises(ConfigError, match=r"'scopes'; it is no longer a setting"):
+        load_config(file, environ={})
+
+
 def test_bad_value_and_bad_syntax_are_one_line(tmp_path: Path) -> None:
     file = tmp_path / "kiosk.toml"
     file.write_text("[retrieval]\nk = 0\n")

@@ -95,6 +95,7 @@ def _human(payload: dict[str, Any]) -> str:
     gate = payload["gate"]
     who = f"{identity['name']} (score {identity['score']:.3f})" if identity else "not recognised"
     lines.append(f"identity: {who}; decision {payload['decision']} ({gate['reason']}, tau {gate['threshold']})")
+    lines.append(f"gate: {payload['gate_message']}")
     if gate["scores"]:
         scores = ", ".join(f"user {user}: {score:.3f}" for user, score in gate["scores"].items())
         lines.append(f"gate scores: {scores}")
@@ -147,9 +148,10 @@ def register(app: typer.Typer) -> None:
         as_json: bool = common.JsonOption,
     ) -> None:
         """Ask a question; memory is searched only for the person the probe verifies."""
-        from kiosk.assistant import Assistant
+        from kiosk.app.build import build_assistant, load_llm
+        from kiosk.identity.gate import describe
         from kiosk.memory.open import open_store
-        from kiosk.retrieval.gate import validate_query
+        from kiosk.retrieval import validate_query
 
         config = common.config()
         if policy is not None:
@@ -181,24 +183,24 @@ def register(app: typer.Typer) -> None:
             if threshold is not None and probe is not None:
                 thresholds = {str(probe.modality): threshold}
             encoder = _LazyTextEncoder(config)
-            assistant = Assistant(store, encoder, None, config, thresholds)
+            assistant = build_assistant(config, store, encoder, thresholds=thresholds)
             decision = assistant.verify(probe)  # a bad probe or calibration fails here, before any model loads
             started = time.perf_counter()
             if decision.matched_owner_ids:
                 encoder.load()
             if not no_llm:
-                from kiosk.llm import create_llm
                 from kiosk.models import ModelStore
 
-                assistant.llm = create_llm(config, ModelStore(config.paths.models))
+                assistant.llm = load_llm(config, ModelStore(config.paths.models))
             load_ms = (time.perf_counter() - started) * 1000.0
             result = assistant.answer(question, probe, second_probe=second)
+            payload = {**result.as_dict(), "gate_message": describe(result.gate, assistant.name_of)}
             result.timings_ms["load_models"] = load_ms
         finally:
             if assistant is not None:
                 _release(assistant)
             store.close()
-        common.emit(result.as_dict(), as_json, _human)
+        common.emit(payload, as_json, _human)
 
 
 def _release(assistant: Any) -> None:

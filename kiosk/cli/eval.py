@@ -1,4 +1,4 @@
-"""`kiosk eval locomo` (the paper's Owner / Non-owner protocol) and `kiosk eval llm-choice`."""
+"""`kiosk eval locomo` (the paper's Owner / Non-owner protocol) and `kiosk eval report`."""
 
 from __future__ import annotations
 
@@ -72,9 +72,9 @@ def _apply_llm(cfg: KioskConfig, llm: str | None, endpoint: str | None, endpoint
         raise DataError("--llm and --llm-endpoint exclude each other", "give one of them")
     if endpoint:
         cfg.llm.backend = "openai"
-        cfg.llm.endpoint_url = endpoint
+        cfg.llm.openai.endpoint_url = endpoint
         if endpoint_model:
-            cfg.llm.endpoint_model = endpoint_model
+            cfg.llm.openai.endpoint_model = endpoint_model
     elif llm:
         path = Path(llm)
         if path.suffix == ".gguf" or path.exists():
@@ -115,27 +115,9 @@ def register(app: typer.Typer) -> None:
             "--held-out",
             help="Draw the questions (by --seed) from outside the seed-0 evaluation sample: a development set.",
         ),
-        prompt: str = typer.Option(
-            "compact",
-            "--prompt",
-            help="Answer prompt: compact (the kiosk's, default), short (the first eval's) or assistant (the old one).",
-        ),
         answer_tokens: int = typer.Option(32, "--answer-tokens", help="Longest answer in tokens."),
         k: int = typer.Option(
             10, "--k", help="Notes retrieved into each prompt (the paper's protocol: 10; another K is a variant)."
-        ),
-        keep_prepared: int | None = typer.Option(
-            None,
-            "--keep-prepared",
-            help="Answer as the kiosk does with llm.keep_prepared_notes, at most this many extra notes: the question "
-            "without its last word is retrieved first (prefilled while typing) and its notes stay first at send.",
-        ),
-        cache_reuse: int | None = typer.Option(
-            None,
-            "--cache-reuse",
-            help="Answer as the kiosk does with llm.cache_reuse_min_tokens N: the prompt of the question without its "
-            "last word is prefilled first, and runs of at least N of its tokens are reused at send wherever the final "
-            "prompt has them.",
         ),
         retrieval_only: bool = typer.Option(
             False, "--retrieval-only", help="Gate, leaks and evidence recall@10 only: no LLM answers."
@@ -170,20 +152,9 @@ def register(app: typer.Typer) -> None:
             raise DataError(f"unknown gate policy {gate!r}", "use --gate threshold or best-match")
         if k < 1:
             raise DataError(f"--k {k} is below 1", "give the number of notes per prompt (the protocol's is 10)")
-        if prompt not in ("compact", "short", "assistant"):
-            raise DataError(f"unknown prompt {prompt!r}", "use --prompt compact, short or assistant")
         cfg = config()
         _apply_llm(cfg, llm, llm_endpoint, endpoint_model)
         cfg.llm.threads = llm_threads
-        if keep_prepared is not None:
-            if keep_prepared < 0:
-                raise DataError(f"--keep-prepared {keep_prepared} is negative", "give 0 or more extra notes")
-            cfg.llm.keep_prepared_notes = True
-            cfg.llm.keep_prepared_max_extra = keep_prepared
-        if cache_reuse is not None:
-            if cache_reuse < 1:
-                raise DataError(f"--cache-reuse {cache_reuse} is below 1", "give the shortest reused run in tokens")
-            cfg.llm.cache_reuse_min_tokens = cache_reuse
         chosen = tuple(c.strip() for c in conditions.split(",")) if conditions else CONDITIONS
         unknown = [c for c in chosen if c not in CONDITIONS]
         if unknown:
@@ -198,11 +169,8 @@ def register(app: typer.Typer) -> None:
             sessions=sessions,
             max_questions=max_questions,
             held_out_from=0 if held_out else None,
-            prompt=prompt,  # type: ignore[arg-type]
             answer_tokens=answer_tokens,
             k=k,
-            keep_prepared=keep_prepared is not None,
-            prefill_typed=cache_reuse is not None,
             answer=not retrieval_only,
             identities=[s.strip() for s in identities.split(",")] if identities else None,
             conditions=chosen,  # type: ignore[arg-type]
@@ -242,28 +210,5 @@ def register(app: typer.Typer) -> None:
             results["gold_gap_analysis"] = gold_gap_markdown(results["gold_gap"])
         paths = write_results(results, results_json)
         emit({"written": [str(p) for p in paths]}, as_json, lambda r: "\n".join(f"wrote {p}" for p in r["written"]))
-
-    @sub.command("llm-choice")
-    @handle_errors
-    def llm_choice(
-        results: list[Path] = typer.Argument(..., help="locomo_*.json of the same subset, one per model."),
-        budget_s: float = typer.Option(5.0, "--budget-s", help="Largest acceptable median seconds per answer."),
-        operating_point: str | None = typer.Option(
-            None,
-            "--operating-point",
-            help="Use a named operating point of the calibration (e.g. tau_d, eer, strict) instead of its chosen rule.",
-        ),
-        output: Path | None = typer.Option(None, "--output", help="Directory (default bench/results)."),
-        machine: str = typer.Option("2 shared cores", "--machine", help="Machine note for the report."),
-        as_json: bool = JsonOption,
-    ) -> None:
-        """Compare models' Owner F1 and latency; writes llm_choice.json + .md."""
-        from kiosk.config import PROJECT_ROOT
-        from kiosk.eval.llm_choice import write_llm_choice
-
-        payload = write_llm_choice(
-            results, output or PROJECT_ROOT / "bench" / "results", budget_s, _command_line(), machine
-        )
-        emit(payload, as_json, lambda p: f"chosen: {p['chosen']} ({p['rule']})")
 
     app.add_typer(sub, name="eval")

@@ -240,11 +240,7 @@ def archive_faded_cmd(
 
     cfg = config()
     settings = cfg.forgetting
-    decay = Decay(
-        settings.half_life_days if half_life_days is None else half_life_days,
-        settings.reinforcement_growth,
-        settings.max_half_life_days,
-    )
+    decay = Decay(settings.half_life_days if half_life_days is None else half_life_days)
     chosen = check_floor(settings.archive_below if floor is None else floor)
     with _store(cfg) as store:
         public = store.public_owner_id()

@@ -6,6 +6,8 @@ import os
 
 import typer
 
+from kiosk.cli import common
+
 
 def run_app(desktop: bool, exit_after_s: float | None = None) -> None:
     if not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY") or os.environ.get("QT_QPA_PLATFORM")):
@@ -23,4 +25,4 @@ def run_app(desktop: bool, exit_after_s: float | None = None) -> None:
     except ImportError as exc:
         typer.echo(f"The kiosk app cannot start: {exc}", err=True)
         raise typer.Exit(3) from exc
-    raise typer.Exit(run(desktop=desktop, exit_after_s=exit_after_s))
+    raise typer.Exit(run(common.config, desktop=desktop, exit_after_s=exit_after_s))

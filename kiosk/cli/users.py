@@ -13,6 +13,8 @@ from kiosk.cli.common import JsonOption, config, emit, fail, handle_errors
 from kiosk.config import KioskConfig
 from kiosk.errors import DataError, KioskError, ModelError
 from kiosk.identity.gallery import (
+    MAX_TEMPLATES,
+    OUTLIER_MIN_COSINE,
     Embedder,
     Gallery,
     build_gallery,
@@ -76,12 +78,12 @@ def load_embedder(cfg: KioskConfig, modality: str) -> Embedder:
 
 
 def enroll_settings(cfg: KioskConfig, modality: str) -> dict[str, Any]:
-    """Enrollment thresholds of the modality's config section, falling back to the face settings."""
-    section = getattr(cfg, modality, cfg.face)
+    """Enrollment thresholds of the modality: its configured enroll_min_samples and the gallery's constants."""
+    section = cfg.palm if modality == "palm" else cfg.face
     return {
-        "min_samples": getattr(section, "enroll_min_samples", cfg.face.enroll_min_samples),
-        "outlier_min_cosine": getattr(section, "enroll_outlier_min_cosine", cfg.face.enroll_outlier_min_cosine),
-        "max_templates": getattr(section, "enroll_max_templates", cfg.face.enroll_max_templates),
+        "min_samples": section.enroll_min_samples,
+        "outlier_min_cosine": OUTLIER_MIN_COSINE["palm" if modality == "palm" else "face"],
+        "max_templates": MAX_TEMPLATES,
     }
 
 

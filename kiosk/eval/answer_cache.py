@@ -74,15 +74,7 @@ class CachedLLM:
         self.model_sha256 = model_sha256
         self._cache = cache
         self.generation_seconds: list[float] = []  # uncached generations only: the latency figures
-        self._prefilled: list[dict[str, str]] | None = None
         self.last_cached = False  # whether the last answer came from the cache
-
-    def prefill(self, messages: list[dict[str, str]]) -> int:
-        """Note the prompt prefilled before the next request. It is evaluated only when that request is not in
-        the cache and its answer can depend on it (llama.cpp reusing runs after the common prefix, kv_reuse);
-        then it is part of the cache key too."""
-        self._prefilled = messages
-        return 0
 
     def chat(
         self,
@@ -93,16 +85,7 @@ class CachedLLM:
         json_schema: dict[str, Any] | None = None,
         stop: list[str] | None = None,
     ) -> str:
-        prefilled, self._prefilled = self._prefilled, None
-        reuse = int(getattr(self._inner, "cache_reuse_min_tokens", 0) or 0)
-        context: dict[str, Any] = {}
-        if prefilled is not None and reuse > 0:
-            context = {"prefilled": prefilled, "cache_reuse_min_tokens": reuse}
-        context.update(getattr(self._inner, "answer_options", {}))
-
-        def prepare() -> None:  # untimed, like the kiosk's prefill while the person types
-            if "prefilled" in context:
-                self._inner.prefill(prefilled)
+        context: dict[str, Any] = dict(getattr(self._inner, "answer_options", {}))
 
         def generate() -> str:
             return str(
@@ -114,7 +97,7 @@ class CachedLLM:
         key = request_key(
             self.model_sha256, messages, max_tokens=max_tokens, json_schema=json_schema, stop=stop, **context
         )
-        return self._respond(key, generate, prepare, temperature)
+        return self._respond(key, generate, temperature)
 
     def chat_avoiding_first_words(
         self, messages: list[dict[str, str]], words: Sequence[str], *, max_tokens: int, temperature: float = 0.0
@@ -145,21 +128,19 @@ class CachedLLM:
         """The backend's `method(messages, argument, ...)` reply, cached like `chat` under `key_options`; raises
         NotImplementedError when the backend cannot `ability`."""
         call = optional_ability(self._inner, method, ability)
-        self._prefilled = None
 
         def generate() -> str:
             return str(call(messages, argument, max_tokens=max_tokens, temperature=temperature))
 
         options = {"max_tokens": max_tokens, **key_options, **getattr(self._inner, "answer_options", {})}
         key = request_key(self.model_sha256, messages, **options)
-        return self._respond(key, generate, lambda: None, temperature)
+        return self._respond(key, generate, temperature)
 
-    def _respond(self, key: str, generate: Callable[[], str], prepare: Callable[[], None], temperature: float) -> str:
+    def _respond(self, key: str, generate: Callable[[], str], temperature: float) -> str:
         """The cached answer for `key` when greedy decoding makes it reusable, else a fresh one."""
         if self._cache is not None and temperature == 0.0:
-            return self._cached(key, generate, prepare)
+            return self._cached(key, generate)
         self.last_cached = False
-        prepare()
         return self._timed(generate)[0]
 
     def stream(self, messages: list[dict[str, str]], *, max_tokens: int, temperature: float = 0.0) -> Iterator[str]:
@@ -172,7 +153,7 @@ class CachedLLM:
         self.generation_seconds.append(seconds)
         return answer, seconds
 
-    def _cached(self, key: str, generate: Callable[[], str], prepare: Callable[[], None]) -> str:
+    def _cached(self, key: str, generate: Callable[[], str]) -> str:
         assert self._cache is not None
         hit = self._cache.get(key)
         self.last_cached = hit is not None
@@ -180,7 +161,6 @@ class CachedLLM:
             self._cache.hits += 1
             return hit[0]
         self._cache.misses += 1
-        prepare()
         answer, seconds = self._timed(generate)
         self._cache.put(key, self.name, answer, seconds)
         return answer

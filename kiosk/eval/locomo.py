@@ -242,3 +242,59 @@ def conversations_digest(conversations: Sequence[Conversation], source: Path) ->
     digest = hashlib.sha256(source.read_bytes())
     digest.update(",".join(c.sample_id for c in conversations).encode())
     return digest.hexdigest()
+
+
+# ---- the slice of the data a run uses ----------------------------------------------------------------
+
+
+def truncate_sessions(conversation: Conversation, sessions: int | None) -> Conversation:
+    if sessions is None:
+        return conversation
+    kept = conversation.sessions[:sessions]
+    kept_sessions = {f"D{s.index}" for s in kept}
+    questions = tuple(
+        q for q in conversation.questions if q.evidence and all(e.split(":")[0] in kept_sessions for e in q.evidence)
+    )
+    return Conversation(conversation.sample_id, conversation.speaker_a, conversation.speaker_b, kept, questions)
+
+
+def cap_round_robin(questions: Sequence[Question], limit: int | None) -> list[Question]:
+    if limit is None or limit >= len(questions):
+        return list(questions)
+    by_user: dict[str, list[Question]] = {}
+    for question in questions:
+        by_user.setdefault(question.conversation_id, []).append(question)
+    for user, queue in by_user.items():  # alternate categories inside each user's queue
+        rank: dict[int, int] = {}
+        keyed = []
+        for question in queue:
+            rank[question.category] = rank.get(question.category, 0) + 1
+            keyed.append((rank[question.category], question))
+        by_user[user] = [q for _, q in sorted(keyed, key=lambda item: item[0])]
+    picked: list[Question] = []
+    queues = list(by_user.values())
+    while len(picked) < limit and any(queues):
+        for queue in queues:
+            if queue and len(picked) < limit:
+                picked.append(queue.pop(0))
+    order = {q.key: i for i, q in enumerate(questions)}
+    return sorted(picked, key=lambda q: order[q.key])
+
+
+def conversation_samples(source: Path, conversations: Sequence[Conversation]) -> list[dict[str, Any]]:
+    """The raw LoCoMo samples of the selected conversations, sessions cut like the parsed ones."""
+    raw = json.loads(source.read_bytes())
+    wanted = {c.sample_id: c for c in conversations}
+    samples = []
+    for sample in raw:
+        conversation = wanted.get(sample.get("sample_id"))
+        if conversation is None:
+            continue
+        kept = {f"session_{s.index}" for s in conversation.sessions}
+        body = {
+            key: value
+            for key, value in sample["conversation"].items()
+            if not key.startswith("session_") or key in kept or key.removesuffix("_date_time") in kept
+        }
+        samples.append({"sample_id": sample["sample_id"], "conversation": body, "qa": []})
+    return samples

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from kiosk.eval.metrics import CATEGORY_NAMES, CATEGORY_ORDER
+from kiosk.llm.profiles import Step
 
 CONDITION_LABELS: dict[str, str] = {
     "owner": "Owner",
@@ -76,12 +77,19 @@ def _floor_line(results: Mapping[str, Any]) -> str:
     )
 
 
-# each answer step's summary in the results (kiosk.eval.protocol): its name, the answers before and after it, and
-# the key an answer it changed records its earlier form under
-STEP_SUMMARIES = (
-    ("before_concise", "reply", "shown", "reply"),
-    ("before_restated", "shown", "unlisted", "first_answer"),
-    ("before_lists", "unlisted", "answer", "unlisted_answer"),
+# each answer step's summary in the results (kiosk.eval.answering): its name, the answers before and after it, the
+# key an answer it changed records its earlier form under, and the answer profile's steps it stands for (the
+# summary is made when the profile takes one of them)
+STEP_SUMMARIES: tuple[tuple[str, str, str, str, tuple[Step, ...]], ...] = (
+    ("before_concise", "reply", "shown", "reply", ("cut-restatement",)),
+    (
+        "before_restated",
+        "shown",
+        "unlisted",
+        "first_answer",
+        ("reask-restated", "unknown-restated-without-notes", "reask-speaker-names"),
+    ),
+    ("before_lists", "unlisted", "answer", "unlisted_answer", ("complete-lists",)),
 )
 
 
@@ -97,28 +105,28 @@ def _before_step_line(results: Mapping[str, Any], key: str, opening: str, change
 
 
 def concise_line(results: Mapping[str, Any]) -> str:
-    """Each condition's F1 before the answers' restatement of the question was cut (llm.concise_answers)."""
-    opening = "The same replies before the restated question was cut (llm.concise_answers)"
+    """Each condition's F1 before the answers' restatement of the question was cut (step cut-restatement)."""
+    opening = "The same replies before the restated question was cut (answer step cut-restatement)"
     return _before_step_line(results, "before_concise", opening, "answers cut")
 
 
 def restated_line(results: Mapping[str, Any]) -> str:
     """Each condition's F1 before answers that only restated the question or named a speaker of the notes were
-    replaced (llm.reask_restated, llm.unknown_restated_without_notes, llm.reask_speaker_names)."""
+    replaced (steps reask-restated, unknown-restated-without-notes, reask-speaker-names)."""
     opening = (
         "The same answers before those only restating the question (or only naming a speaker of the notes) were "
-        'answered again, or without notes shown as "I don\'t know" (llm.reask_restated, '
-        "llm.unknown_restated_without_notes, llm.reask_speaker_names)"
+        'answered again, or without notes shown as "I don\'t know" (answer steps reask-restated, '
+        "unknown-restated-without-notes, reask-speaker-names)"
     )
     return _before_step_line(results, "before_restated", opening, "replaced")
 
 
 def lists_line(results: Mapping[str, Any]) -> str:
     """Each condition's F1 before one-thing answers to questions asking for several were completed from the
-    notes (llm.complete_lists)."""
+    notes (step complete-lists)."""
     opening = (
         "The same answers before one thing named for a question asking for several was completed from the notes "
-        "(llm.complete_lists)"
+        "(answer step complete-lists)"
     )
     return _before_step_line(results, "before_lists", opening, "completed")
 

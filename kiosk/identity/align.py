@@ -71,6 +71,10 @@ def facenet_crop(rgb: np.ndarray, landmarks: np.ndarray, margin: float, size: in
 
 
 PADDING_MODES = {"reflect": cv2.BORDER_REFLECT_101, "replicate": cv2.BORDER_REPLICATE}
+# A tight pre-cropped face (an LFW crop) gets this fraction of its height added by reflection, and
+# PRECROPPED_MARGIN_X of its width, so the FaceNet and ArcFace crops see the margin they were trained with.
+PRECROPPED_MARGIN = 0.36
+PRECROPPED_MARGIN_X = 0.1
 
 
 def pad_precropped(rgb: np.ndarray, margin: float, margin_x: float | None = None, mode: str = "reflect") -> np.ndarray:

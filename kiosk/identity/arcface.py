@@ -13,7 +13,7 @@ import numpy as np
 
 from kiosk.config import KioskConfig
 from kiosk.errors import ModelError
-from kiosk.identity.align import align_five_point, pad_precropped, resize
+from kiosk.identity.align import PRECROPPED_MARGIN, PRECROPPED_MARGIN_X, align_five_point, pad_precropped, resize
 from kiosk.models.store import sha256_file
 from kiosk.runtime import Encoder, load_encoder
 
@@ -26,7 +26,7 @@ def _graph_shapes(path: Path) -> tuple[str, list[int | str], list[int | str]]:
     try:
         model = onnx.load(str(path), load_external_data=False)
     except Exception as exc:  # onnx raises DecodeError and friends for a corrupt file
-        raise ModelError(f"{path} is not a readable ONNX model: {exc}", "check face.arcface_model_path") from exc
+        raise ModelError(f"{path} is not a readable ONNX model: {exc}", "check face.arcface.model_path") from exc
     initialisers = {init.name for init in model.graph.initializer}
     inputs = [i for i in model.graph.input if i.name not in initialisers]
     if len(inputs) != 1 or not model.graph.output:
@@ -49,8 +49,8 @@ class ArcFaceOnnxEmbedder:
         input_name: str,
         channels_first: bool,
         dimension: int,
-        precropped_margin: float,
-        precropped_margin_x: float | None = None,
+        precropped_margin: float = PRECROPPED_MARGIN,
+        precropped_margin_x: float | None = PRECROPPED_MARGIN_X,
     ) -> None:
         self.name = f"arcface-onnx:{path.name}"
         self.model_sha256 = sha256_file(path)
@@ -80,15 +80,15 @@ class ArcFaceOnnxEmbedder:
 
 
 def load_arcface(config: KioskConfig) -> ArcFaceOnnxEmbedder:
-    path = config.face.arcface_model_path
+    path = config.face.arcface.model_path
     if path is None:
         raise ModelError(
-            "face.embedder is 'arcface-onnx' but face.arcface_model_path is not set",
-            "set face.arcface_model_path to the ONNX file",
+            "face.embedder is 'arcface-onnx' but face.arcface.model_path is not set",
+            "set face.arcface.model_path to the ONNX file",
         )
     path = Path(path).expanduser()
     if not path.is_file():
-        raise ModelError(f"ArcFace model {path} does not exist", "check face.arcface_model_path")
+        raise ModelError(f"ArcFace model {path} does not exist", "check face.arcface.model_path")
     input_name, input_dims, output_dims = _graph_shapes(path)
     if len(input_dims) != 4 or 3 not in (input_dims[1], input_dims[3]):
         raise ModelError(f"{path.name}: input shape {input_dims} is not an image batch", "use an ArcFace-style ONNX")
@@ -105,12 +105,4 @@ def load_arcface(config: KioskConfig) -> ArcFaceOnnxEmbedder:
         batch = (probe.astype(np.float32) - 127.5) / 127.5
         feed = batch.transpose(0, 3, 1, 2) if channels_first else batch
         dimension = int(np.asarray(encoder.run({input_name: feed})[encoder.output_names[0]]).size)
-    return ArcFaceOnnxEmbedder(
-        path,
-        encoder,
-        input_name,
-        channels_first,
-        int(dimension),
-        config.face.precropped_margin,
-        config.face.precropped_margin_x,
-    )
+    return ArcFaceOnnxEmbedder(path, encoder, input_name, channels_first, int(dimension))

@@ -14,12 +14,24 @@ import random
 from dataclasses import dataclass
 from typing import Literal
 
-from kiosk.config import PadConfig
-
 ChallengeKind = Literal["blink", "turn-left", "turn-right"]
 ChallengeStatus = Literal["waiting", "passed", "failed"]
 BASELINE_FRAMES = 3  # open-eye frames needed before a blink can count
 MAX_BLINK_S = 1.0  # eyes shut longer than this is not a blink (someone closing their eyes, a photo of shut eyes)
+
+
+@dataclass(frozen=True)
+class ChallengeTuning:
+    """Time limit and Face Mesh thresholds of the active challenge."""
+
+    timeout_s: float = 6.0  # time allowed to complete the challenge
+    blink_closed_ratio: float = 0.65  # eye openness below this fraction of the open-eye baseline is a closed eye
+    blink_open_ratio: float = 0.85  # eye openness back above this fraction of the baseline ends the blink
+    turn_min_yaw: float = 0.35  # head yaw to reach (nose between the cheeks, 0 frontal .. 1 profile)
+    turn_centre_yaw: float = 0.15  # yaw within which the head counts as facing the camera again
+
+
+CHALLENGE = ChallengeTuning()
 
 
 @dataclass(frozen=True)
@@ -63,9 +75,9 @@ PROMPTS: dict[ChallengeKind, str] = {
 class ActiveChallenge:
     """One challenge: feed samples in time order until `state().status` is not "waiting"."""
 
-    def __init__(self, kind: ChallengeKind, config: PadConfig, started_at: float) -> None:
+    def __init__(self, kind: ChallengeKind, started_at: float, tuning: ChallengeTuning = CHALLENGE) -> None:
         self.kind: ChallengeKind = kind
-        self.config = config
+        self.tuning = tuning
         self.started_at = started_at
         self._state = ChallengeState("waiting", PROMPTS[kind], "waiting for the face")
         self._open: list[float] = []  # eye openness of frames before the blink, for the baseline
@@ -80,13 +92,13 @@ class ActiveChallenge:
     def feed(self, sample: ChallengeSample) -> ChallengeState:
         if self._state.status != "waiting":
             return self._state
-        if sample.timestamp - self.started_at > self.config.challenge_timeout_s:
+        if sample.timestamp - self.started_at > self.tuning.timeout_s:
             missing = "no face was seen" if self._faces == 0 else "the asked movement was not seen"
-            return self._finish("failed", f"time is up ({self.config.challenge_timeout_s:.0f} s): {missing}")
+            return self._finish("failed", f"time is up ({self.tuning.timeout_s:.0f} s): {missing}")
         if self.kind == "blink":
             if sample.eye_openness is None:
                 self._closed_since = None  # the face left the view: eyes "closed" before that are no blink
-            elif sample.yaw is not None and abs(sample.yaw) > self.config.turn_min_yaw:
+            elif sample.yaw is not None and abs(sample.yaw) > self.tuning.turn_min_yaw:
                 # A turned face's eye aspect ratio is not comparable with the frontal baseline (a profile's eye
                 # looks short and open): such frames neither build the baseline nor open or close a blink.
                 self._faces += 1
@@ -113,12 +125,12 @@ class ActiveChallenge:
             return
         ratio = openness / baseline
         if self._closed_since is None:
-            if ratio < self.config.blink_closed_ratio:
+            if ratio < self.tuning.blink_closed_ratio:
                 self._closed_since = timestamp
             else:
                 self._open = [*self._open[-9:], openness]  # a slowly changing baseline (lighting, distance)
             return
-        if ratio >= self.config.blink_open_ratio:
+        if ratio >= self.tuning.blink_open_ratio:
             shut_for = timestamp - self._closed_since
             if shut_for <= MAX_BLINK_S:
                 self._finish("passed", f"blink seen (eyes shut {shut_for:.2f} s)")
@@ -132,14 +144,14 @@ class ActiveChallenge:
         # The image is not mirrored: a person turning to their left moves their nose to the image right (yaw > 0).
         wanted = 1.0 if self.kind == "turn-left" else -1.0
         if not self._faced:
-            if abs(yaw) <= self.config.turn_centre_yaw:
+            if abs(yaw) <= self.tuning.turn_centre_yaw:
                 self._faced = True
                 self._state = ChallengeState("waiting", PROMPTS[self.kind], "face seen: now turn")
             return
         if not self._turned:
-            if yaw * wanted >= self.config.turn_min_yaw:
+            if yaw * wanted >= self.tuning.turn_min_yaw:
                 self._turned = True
                 self._state = ChallengeState("waiting", PROMPTS[self.kind], "turn seen: now look back at the camera")
             return
-        if abs(yaw) <= self.config.turn_centre_yaw:
+        if abs(yaw) <= self.tuning.turn_centre_yaw:
             self._finish("passed", "head turn and return seen")

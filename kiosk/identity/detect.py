@@ -19,9 +19,11 @@ from kiosk.config import KioskConfig
 from kiosk.errors import ModelError
 from kiosk.identity.align import crop_box
 from kiosk.models import ModelStore
+from kiosk.plugins import Registry
 from kiosk.runtime import load_encoder
 
 BLAZEFACE_TASKS_VERSION = "1"
+MIN_DETECTION_SCORE = 0.6  # detector confidence below which a face is ignored
 # BlazeFace gives the mouth centre only; mouth corners sit about this fraction of the eye distance
 # to either side of it (ratio of mouth width to eye distance in the ArcFace 5-point template).
 MOUTH_HALF_WIDTH_PER_EYE_DISTANCE = 0.414
@@ -380,21 +382,28 @@ def _nms(boxes: np.ndarray, threshold: float, method: str) -> np.ndarray:
     return np.array(keep, dtype=int)
 
 
-# ---- factory -------------------------------------------------------------------------------------
+# ---- registry ------------------------------------------------------------------------------------
+
+FACE_DETECTORS: Registry[Detector] = Registry("face detector", "face.detector")
+
+
+@FACE_DETECTORS.register("mediapipe", summary="MediaPipe Tasks BlazeFace short-range (faces within about 2 m).")
+def mediapipe_detector(config: KioskConfig, store: ModelStore) -> Detector:
+    return MediaPipeDetector(blazeface_tasks_model(store), MIN_DETECTION_SCORE)
+
+
+@FACE_DETECTORS.register("mtcnn", summary="The MTCNN cascade (P-, R-, O-Net) on ONNX Runtime.")
+def mtcnn_detector(config: KioskConfig, store: ModelStore) -> Detector:
+    return MTCNNDetector(
+        store.ensure("mtcnn-pnet"),
+        store.ensure("mtcnn-rnet"),
+        store.ensure("mtcnn-onet"),
+        min_score=MIN_DETECTION_SCORE,
+        threads=config.runtime.threads,
+        min_face_px=max(12, min(config.face.min_face_px, 40)),
+    )
 
 
 def create_detector(config: KioskConfig, store: ModelStore | None = None) -> Detector:
-    store = store or ModelStore(config.paths.models)
-    face = config.face
-    if face.detector == "mediapipe":
-        return MediaPipeDetector(blazeface_tasks_model(store), face.min_detection_score)
-    if face.detector == "mtcnn":
-        return MTCNNDetector(
-            store.ensure("mtcnn-pnet"),
-            store.ensure("mtcnn-rnet"),
-            store.ensure("mtcnn-onet"),
-            min_score=face.min_detection_score,
-            threads=config.runtime.threads,
-            min_face_px=max(12, min(face.min_face_px, 40)),
-        )
-    raise ModelError(f"unknown face detector '{face.detector}'", "use 'mediapipe' or 'mtcnn'")
+    """The detector `face.detector` names."""
+    return FACE_DETECTORS.create(config.face.detector, config, store or ModelStore(config.paths.models))

@@ -1,7 +1,7 @@
 """The face pipeline: frame -> faces (box, landmarks, quality) -> requester -> embedding.
 
 Images are OpenCV-style: BGR (or single-channel gray), uint8 or uint16 (or float in [0, 1]).
-Detection runs on a copy downscaled to `face.detect_max_side`; crops come from the full-res frame.
+Detection runs on a copy downscaled to DETECT_MAX_SIDE; crops come from the full-res frame.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal
 
 import cv2
 import numpy as np
@@ -19,6 +19,7 @@ from kiosk.config import KioskConfig
 from kiosk.errors import ProbeError
 from kiosk.identity.align import landmark_box
 from kiosk.identity.detect import Detector, FaceDetection, create_detector
+from kiosk.identity.embedders import CropEmbedder, load_crop_embedder
 from kiosk.identity.quality import TOO_SMALL, QualityVerdict, assess
 from kiosk.models import ModelStore
 
@@ -26,24 +27,10 @@ MIN_IMAGE_SIDE = 16
 # Region (in eye-mouth distances around the landmark box) cut out before alignment: enough for the
 # largest FaceNet margin and a rotated ArcFace warp, so a 4K frame is never converted whole.
 ROI_MARGIN = 3.0
-
-
-class CropEmbedder(Protocol):
-    """An embedding model plus the crop it was trained on (FaceNet margin crop, ArcFace 5-point).
-
-    A crop's second-to-last axis is its width: mirroring that axis mirrors the face (flip_augment).
-    """
-
-    name: str
-    model_sha256: str
-    dimension: int
-    input_size: int
-
-    def crop(self, rgb: np.ndarray, landmarks: np.ndarray) -> np.ndarray: ...
-
-    def crop_precropped(self, rgb: np.ndarray) -> np.ndarray: ...
-
-    def embed_crops(self, crops: Sequence[np.ndarray]) -> np.ndarray: ...
+# Frames are downscaled to this longest side for detection; crops stay full-resolution.
+DETECT_MAX_SIDE = 960
+# Embed the face and its mirror image and sum both (test-time augmentation).
+FLIP_AUGMENT = True
 
 
 # ---- image input ---------------------------------------------------------------------------------
@@ -141,14 +128,14 @@ class FacePipeline:
         store: ModelStore | None = None,
     ) -> None:
         store = store or ModelStore(config.paths.models)
-        self.config = config.face
+        self.min_face_px = config.face.min_face_px
         self.detector = detector or create_detector(config, store)
         self.embedder = embedder or load_crop_embedder(config, store)
 
     def detect(self, bgr: np.ndarray) -> list[FaceDetection]:
         """Faces in a BGR uint8 frame, in full-resolution coordinates."""
         height, width = bgr.shape[:2]
-        scale = min(1.0, self.config.detect_max_side / max(height, width))
+        scale = min(1.0, DETECT_MAX_SIDE / max(height, width))
         small = bgr if scale == 1.0 else cv2.resize(bgr, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
         found = self.detector.detect(cv2.cvtColor(small, cv2.COLOR_BGR2RGB))
         return [face if scale == 1.0 else face.scaled(1.0 / scale) for face in found]
@@ -165,7 +152,7 @@ class FacePipeline:
 
         mark = time.perf_counter()
         faces = tuple(
-            FaceObservation(d, assess(bgr, d, self.config), _prominence(d, width, height)) for d in detections
+            FaceObservation(d, assess(bgr, d, self.min_face_px), _prominence(d, width, height)) for d in detections
         )
         timings["quality"] = _ms_since(mark)
 
@@ -197,9 +184,9 @@ class FacePipeline:
         return self.embedder.crop(region, detection.landmarks - np.array([x1, y1], dtype=np.float32))
 
     def embed_aligned(self, crops: Sequence[np.ndarray]) -> np.ndarray:
-        """Embeddings of model-ready RGB crops, with the mirror image added when flip_augment is on."""
+        """Embeddings of model-ready RGB crops, with the mirror image added (FLIP_AUGMENT)."""
         vectors = self.embedder.embed_crops(crops)
-        if self.config.flip_augment:
+        if FLIP_AUGMENT:
             vectors = vectors + self.embedder.embed_crops([np.ascontiguousarray(np.flip(c, axis=-2)) for c in crops])
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         return (vectors / np.maximum(norms, 1e-12)).astype(np.float32)
@@ -272,24 +259,6 @@ class FaceEmbedder:
 
 def _stack(vectors: list[np.ndarray], dimension: int) -> np.ndarray:
     return np.stack(vectors).astype(np.float32) if vectors else np.empty((0, dimension), dtype=np.float32)
-
-
-def load_crop_embedder(config: KioskConfig, store: ModelStore | None = None) -> CropEmbedder:
-    if config.face.embedder == "arcface-onnx":
-        from kiosk.identity.arcface import load_arcface
-
-        return load_arcface(config)
-    if config.face.embedder == "facenet+sface":
-        from kiosk.identity.fused import load_fused
-
-        return load_fused(config, store)
-    if config.face.embedder == "sface":
-        from kiosk.identity.sface import load_sface
-
-        return load_sface(config, store)
-    from kiosk.identity.facenet import load_facenet
-
-    return load_facenet(config, store)
 
 
 def load_face_embedder(config: KioskConfig, store: ModelStore | None = None) -> FaceEmbedder:

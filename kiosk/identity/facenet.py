@@ -9,7 +9,7 @@ import numpy as np
 
 from kiosk.config import KioskConfig
 from kiosk.errors import ModelError
-from kiosk.identity.align import facenet_crop, pad_precropped, resize
+from kiosk.identity.align import PRECROPPED_MARGIN, PRECROPPED_MARGIN_X, facenet_crop, pad_precropped, resize
 from kiosk.models import ModelStore
 from kiosk.runtime import Encoder, load_encoder, unit_embeddings
 
@@ -18,6 +18,9 @@ IR_NAME = "facenet-ir"
 IR_VERSION = "1"
 INPUT, OUTPUT = "input:0", "embeddings:0"
 INPUT_SIZE = 160
+# Margin added to the landmark face box, in eye-to-mouth distances: about the MTCNN box + 32 px FaceNet was
+# trained on.
+CROP_MARGIN = 0.7
 
 
 def build_ir(pb: Path, out_dir: Path) -> None:
@@ -58,9 +61,9 @@ class FaceNetEmbedder:
         self,
         encoder: Encoder,
         model_sha256: str,
-        crop_margin: float,
-        precropped_margin: float,
-        precropped_margin_x: float | None = None,
+        crop_margin: float = CROP_MARGIN,
+        precropped_margin: float = PRECROPPED_MARGIN,
+        precropped_margin_x: float | None = PRECROPPED_MARGIN_X,
     ) -> None:
         self._encoder = encoder
         self.model_sha256 = model_sha256
@@ -86,9 +89,5 @@ def load_facenet(config: KioskConfig, store: ModelStore | None = None) -> FaceNe
         facenet_ir(store),
         backend="openvino",
         threads=config.runtime.threads,
-        precision=config.runtime.openvino_precision,
     )
-    face = config.face
-    return FaceNetEmbedder(
-        encoder, store.manifest.get(SOURCE).sha256, face.crop_margin, face.precropped_margin, face.precropped_margin_x
-    )
+    return FaceNetEmbedder(encoder, store.manifest.get(SOURCE).sha256)

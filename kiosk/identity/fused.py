@@ -24,10 +24,12 @@ from kiosk.identity.sface import SFaceEmbedder, align_precropped, load_sface
 from kiosk.models import ModelStore
 
 FUSION_VERSION = "1"
+# FaceNet's share of the fused cosine (SFace gets the rest): equal, never tuned.
+FACENET_WEIGHT = 0.5
 
 
 class FusedFaceEmbedder:
-    def __init__(self, facenet: FaceNetEmbedder, sface: SFaceEmbedder, facenet_weight: float) -> None:
+    def __init__(self, facenet: FaceNetEmbedder, sface: SFaceEmbedder, facenet_weight: float = FACENET_WEIGHT) -> None:
         if not 0 < facenet_weight < 1:
             raise ValueError("facenet_weight must be between 0 and 1")
         self._facenet = facenet
@@ -59,4 +61,4 @@ class FusedFaceEmbedder:
 
 def load_fused(config: KioskConfig, store: ModelStore | None = None) -> FusedFaceEmbedder:
     store = store or ModelStore(config.paths.models)
-    return FusedFaceEmbedder(load_facenet(config, store), load_sface(config, store), config.face.fusion_facenet_weight)
+    return FusedFaceEmbedder(load_facenet(config, store), load_sface(config, store))

@@ -24,6 +24,10 @@ from kiosk.identity.verify import l2_normalise
 
 log = logging.getLogger(__name__)
 
+# Samples below this cosine to the samples' medoid are rejected, per modality (palm: Tongji's FAR 1e-3 ~ 0.30).
+OUTLIER_MIN_COSINE: dict[str, float] = {"face": 0.5, "palm": 0.3}
+MAX_TEMPLATES = 10  # templates kept per user and modality, evenly spread over the samples
+
 
 class Embedder(Protocol):
     """The part of a face or palm embedder that enrollment uses."""
@@ -150,8 +154,8 @@ def build_gallery(
     samples: Iterable[Sample],
     *,
     min_samples: int = 3,
-    outlier_min_cosine: float = 0.5,
-    max_templates: int = 10,
+    outlier_min_cosine: float = OUTLIER_MIN_COSINE["face"],
+    max_templates: int = MAX_TEMPLATES,
     embed: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> Gallery:
     """Embed every sample, reject failures and outliers, keep at most `max_templates` accepted vectors.
@@ -174,8 +178,8 @@ def select_templates(
     embedded: Sequence[EmbeddedSample],
     *,
     min_samples: int = 3,
-    outlier_min_cosine: float = 0.5,
-    max_templates: int = 10,
+    outlier_min_cosine: float = OUTLIER_MIN_COSINE["face"],
+    max_templates: int = MAX_TEMPLATES,
 ) -> Gallery:
     """Outlier rejection and template choice on already-embedded samples.
 

@@ -17,7 +17,7 @@ when the Face Mesh ran, its 468 landmarks. Over a window of such frames three cu
   beat into coarse colour fringes, while skin's colour varies smoothly.
 
 The verdict is "live", "attack" (with the cue(s) and their values as the reason) or "undecided" (not enough frames
-in the window yet). Thresholds live in `config.pad` with descriptions; `bench/bench_pad.py` reports APCER/BPCER.
+in the window yet). The thresholds are `PassiveTuning`'s; `bench/bench_pad.py` reports APCER/BPCER at them.
 """
 
 from __future__ import annotations
@@ -33,7 +33,6 @@ from typing import Any, Literal
 import cv2
 import numpy as np
 
-from kiosk.config import PadConfig
 from kiosk.identity.align import landmark_box
 
 LivenessDecision = Literal["live", "attack", "undecided"]
@@ -42,6 +41,27 @@ REGION_MAX = 160  # face region side (pixels, native resolution) analysed for sp
 FROZEN_SIZE = 64  # face region resized to this side for the frame-difference cue
 SPECTRAL_BAND = (0.12, 0.48)  # band of radial frequency (cycles/pixel, Nyquist = 0.5) searched for peaks
 CHROMA_BAND = (0.03, 0.2)  # colour moire beats sit low: a sub-pixel period near 1 camera pixel aliases to ~0.05-0.15
+
+
+@dataclass(frozen=True)
+class PassiveTuning:
+    """The passive cues' window and thresholds."""
+
+    window_s: float = 2.0  # seconds of recent frames the cues look at
+    min_frames: int = 6  # frames with a face needed in the window before the cues decide
+    frozen_max_diff: float = 0.35  # median gray difference of consecutive face regions below which the feed is frozen
+    rigid_min_motion: float = 0.05  # landmark motion (inter-ocular distances) above which the rigid cue may judge
+    # landmark shape change beyond one planar homography (inter-ocular distances) below which a moving face is a
+    # flat picture
+    rigid_max_residual: float = 0.06
+    # median spectral peak excess (log10 amplitude over its ring) above which moire, banding or halftone is suspected
+    spectral_max_peak: float = 1.25
+    # the same on the red-minus-blue difference at low frequencies: a filmed screen's RGB sub-pixel grid
+    chroma_max_peak: float = 0.8
+    block_undecided: bool = False  # hide personal memory while the cues have too few frames to decide
+
+
+PASSIVE = PassiveTuning()
 
 
 @dataclass(frozen=True)
@@ -165,7 +185,7 @@ class LivenessVerdict:
     cues: dict[str, float] = field(default_factory=dict)
     fired: tuple[str, ...] = ()  # the cues that call it an attack
     frames: int = 0
-    blocking: bool = False  # personal memory must stay hidden: an attack, or undecided with pad.block_undecided
+    blocking: bool = False  # personal memory must stay hidden: an attack, or undecided with block_undecided
 
     @property
     def attack(self) -> bool:
@@ -182,15 +202,15 @@ class LivenessVerdict:
         }
 
 
-def judge(evidence: Sequence[FrameEvidence], config: PadConfig) -> LivenessVerdict:
+def judge(evidence: Sequence[FrameEvidence], tuning: PassiveTuning = PASSIVE) -> LivenessVerdict:
     """The passive verdict over a window of frames of one face (oldest first)."""
     frames = len(evidence)
-    if frames < config.min_frames:
+    if frames < tuning.min_frames:
         return LivenessVerdict(
             "undecided",
-            f"liveness not checked yet: {frames} of {config.min_frames} frames needed",
+            f"liveness not checked yet: {frames} of {tuning.min_frames} frames needed",
             frames=frames,
-            blocking=config.block_undecided,
+            blocking=tuning.block_undecided,
         )
     cues: dict[str, float] = {}
     fired: list[str] = []
@@ -198,31 +218,31 @@ def judge(evidence: Sequence[FrameEvidence], config: PadConfig) -> LivenessVerdi
 
     frozen = frozen_score([e.small for e in evidence])
     cues["frozen_diff"] = frozen
-    if frozen < config.frozen_max_diff:
+    if frozen < tuning.frozen_max_diff:
         fired.append(FROZEN)
         messages.append(f"the face image does not change between frames (diff {frozen:.2f})")
 
     meshes = [e.mesh_xy for e in evidence if e.mesh_xy is not None]
-    if len(meshes) >= config.min_frames:
+    if len(meshes) >= tuning.min_frames:
         inter_ocular = float(np.median([e.inter_ocular for e in evidence]))
         residual, motion = nonrigid_motion(meshes, inter_ocular)
         cues["nonrigid_residual"], cues["motion"] = residual, motion
-        if motion >= config.rigid_min_motion and residual < config.rigid_max_residual:
+        if motion >= tuning.rigid_min_motion and residual < tuning.rigid_max_residual:
             fired.append(RIGID)
             messages.append(
-                f"the face moved like a flat picture (shape change {residual:.3f} < {config.rigid_max_residual:.3f} "
+                f"the face moved like a flat picture (shape change {residual:.3f} < {tuning.rigid_max_residual:.3f} "
                 f"for motion {motion:.2f} eye distances)"
             )
 
     peak = float(np.median([e.spectral for e in evidence]))
     cues["spectral_peak"] = peak
-    if peak > config.spectral_max_peak:
+    if peak > tuning.spectral_max_peak:
         fired.append(SPECTRAL)
         messages.append(f"a regular pattern like a screen or print shows in the face (peak {peak:.2f})")
 
     chroma = float(np.median([e.chroma for e in evidence]))
     cues["chroma_peak"] = chroma
-    if chroma > config.chroma_max_peak:
+    if chroma > tuning.chroma_max_peak:
         fired.append(MOIRE)
         messages.append(f"colour fringes like a filmed screen's pixel grid show in the face (peak {chroma:.2f})")
 
@@ -234,10 +254,10 @@ def judge(evidence: Sequence[FrameEvidence], config: PadConfig) -> LivenessVerdi
 
 
 class PassiveLiveness:
-    """Keeps the evidence of the last `config.window_s` seconds of one face and judges it on demand (thread-safe)."""
+    """Keeps the evidence of the last `window_s` seconds of one face and judges it on demand (thread-safe)."""
 
-    def __init__(self, config: PadConfig, history: int = 64) -> None:
-        self.config = config
+    def __init__(self, tuning: PassiveTuning = PASSIVE, history: int = 64) -> None:
+        self.tuning = tuning
         self._evidence: deque[FrameEvidence] = deque(maxlen=history)
         self._lock = threading.Lock()
 
@@ -251,5 +271,5 @@ class PassiveLiveness:
 
     def verdict(self, now: float) -> LivenessVerdict:
         with self._lock:
-            window = [e for e in self._evidence if now - self.config.window_s <= e.timestamp <= now]
-        return judge(window, self.config)
+            window = [e for e in self._evidence if now - self.tuning.window_s <= e.timestamp <= now]
+        return judge(window, self.tuning)

@@ -18,11 +18,18 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from kiosk.config import PadConfig
 from kiosk.errors import ModelError
-from kiosk.identity.challenge import ActiveChallenge, ChallengeKind, ChallengeSample, ChallengeState, choose_kind
+from kiosk.identity.challenge import (
+    CHALLENGE,
+    ActiveChallenge,
+    ChallengeKind,
+    ChallengeSample,
+    ChallengeState,
+    ChallengeTuning,
+    choose_kind,
+)
 from kiosk.identity.facemesh import FaceMesh, Mesh, eye_aspect_ratio, head_yaw
-from kiosk.identity.liveness import LivenessVerdict, PassiveLiveness, frame_evidence
+from kiosk.identity.liveness import PASSIVE, LivenessVerdict, PassiveLiveness, PassiveTuning, frame_evidence
 from kiosk.identity.probe import Probe
 from kiosk.identity.quality import TOO_SMALL
 
@@ -42,7 +49,7 @@ def challenge_face(analysis: Any) -> Any:
     """The face the active challenge watches in one analysed frame (a FaceAnalysis), or None.
 
     The requester when there is one; otherwise the most prominent face big enough to count. The quality gates
-    serve the embedding and reject a face turned past `face.max_turn` or blurred by motion, which is exactly
+    serve the embedding and reject a face turned past `quality.MAX_TURN` or blurred by motion, which is exactly
     what a head-turn or blink challenge asks for: without this, the turned frames never reach the challenge.
     """
     requester = getattr(analysis, "requester", None)
@@ -64,10 +71,16 @@ def _xy(mesh: Mesh | None) -> np.ndarray | None:
 
 
 class LivenessMonitor:
-    def __init__(self, config: PadConfig, mesh: FaceMesh | None = None) -> None:
-        self.config = config
+    def __init__(
+        self,
+        mesh: FaceMesh | None = None,
+        *,
+        passive: PassiveTuning | None = None,
+        challenge: ChallengeTuning | None = None,
+    ) -> None:
         self.mesh = mesh
-        self.passive = PassiveLiveness(config)
+        self.passive = PassiveLiveness(passive or PASSIVE)
+        self.challenge_tuning = challenge or CHALLENGE
         self._challenge: ActiveChallenge | None = None
         self._lock = threading.Lock()
 
@@ -111,9 +124,9 @@ class LivenessMonitor:
     def start_challenge(self, kind: ChallengeKind, now: float) -> ChallengeState:
         """Begin a challenge fed by the following analysed frames (needs the Face Mesh model)."""
         if self.mesh is None:
-            raise ModelError("the liveness challenge needs the Face Mesh model", "set pad.mesh = true")
+            raise ModelError("the liveness challenge needs the Face Mesh model", "set pad.enabled = true")
         with self._lock:
-            self._challenge = ActiveChallenge(kind, self.config, started_at=now)
+            self._challenge = ActiveChallenge(kind, now, self.challenge_tuning)
             return self._challenge.state()
 
     def challenge_state(self, now: float) -> ChallengeState | None:
@@ -144,7 +157,7 @@ class ChallengeReport:
     message: str
 
 
-CHALLENGE_OFF = ChallengeReport("off", "", "liveness checks are off (pad.enabled / pad.mesh)")
+CHALLENGE_OFF = ChallengeReport("off", "", "liveness checks are off (pad.enabled)")
 
 
 class ChallengeSession:

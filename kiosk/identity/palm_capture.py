@@ -18,6 +18,7 @@ from kiosk.errors import ProbeError
 from kiosk.identity.palm import PalmEmbedder
 from kiosk.identity.probe import Probe
 from kiosk.identity.sources import FrameSource, SourceState, configured_source
+from kiosk.identity.verify import FUSE_FRAMES, FUSE_MAX_AGE_S
 
 
 class PalmCapture:
@@ -27,8 +28,8 @@ class PalmCapture:
         source: FrameSource,
         *,
         roi_input: bool = False,
-        fuse_frames: int = 3,
-        max_age_s: float = 2.0,
+        fuse_frames: int = FUSE_FRAMES["palm"],
+        max_age_s: float = FUSE_MAX_AGE_S["palm"],
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.embedder = embedder
@@ -78,10 +79,4 @@ def open_palm_capture(config: KioskConfig, embedder: PalmEmbedder) -> PalmCaptur
     source = configured_source(config.capture, "palm")
     if source is None:
         return None
-    return PalmCapture(
-        embedder,
-        source,
-        roi_input=config.palm.roi_input,
-        fuse_frames=config.palm.fuse_frames,
-        max_age_s=config.palm.fuse_max_age_s,
-    )
+    return PalmCapture(embedder, source, roi_input=config.palm.roi_input)

@@ -2,7 +2,7 @@
 
 MediaPipe's HandLandmarker (Tasks API) gives 21 landmarks. The ROI is the square just below the line
 through the index (5) and pinky (17) knuckles, on the wrist side, rotated so that line is horizontal,
-resampled to `roi_size` gray pixels and contrast-normalised with CLAHE. Each refusal carries a reason
+resampled to ROI_SIZE gray pixels and contrast-normalised with CLAHE. Each refusal carries a reason
 (ProbeError): a template must never be made silently from a bad image.
 """
 
@@ -17,7 +17,6 @@ from typing import Any
 import cv2
 import numpy as np
 
-from kiosk.config import PalmConfig
 from kiosk.errors import ModelError, ProbeError
 
 WRIST, INDEX_MCP, MIDDLE_MCP, RING_MCP, PINKY_MCP = 0, 5, 9, 13, 17
@@ -31,6 +30,21 @@ BACKGROUND_GRAY = 40
 """Gray level below which an ROI pixel is background (outside the lit hand), not palm skin."""
 CLAHE_CLIP = 2.0
 CLAHE_TILES = (8, 8)
+ROI_SIZE = 128
+"""Side of the normalised palm ROI in pixels."""
+HAND_CONFIDENCE = 0.5
+"""MediaPipe hand detection and presence confidence needed to accept a hand."""
+
+# Quality gates: each refusal names the gate and its value.
+MIN_IMAGE_PX = 64  # smallest image side accepted as a palm image
+MIN_PALM_PX = 48.0  # smallest index-to-pinky knuckle distance of a full-hand image
+MIN_FINGER_EXTENSION = 1.45  # open hand: mean over four fingers of tip-to-wrist / knuckle-to-wrist distance
+MIN_SHARPNESS = 5.0  # Laplacian variance of the ROI before contrast normalisation
+MIN_BRIGHTNESS = 40.0  # mean gray level of the ROI
+MIN_CONTRAST = 4.0  # gray-level standard deviation of the ROI
+# Largest share of background (near-black) ROI pixels: a crop that slipped off the palm. Of Tongji's 907 ROIs it
+# refuses the 3 failed crops; the others have at most 4 % (small wedges from the ROI rotation). 1 turns it off.
+MAX_BACKGROUND_FRACTION = 0.10
 
 
 @dataclass(frozen=True)
@@ -117,44 +131,44 @@ def to_uint8(image: np.ndarray) -> np.ndarray:
     raise ProbeError(f"unsupported pixel type {image.dtype}", "give an 8- or 16-bit image")
 
 
-def check_image(image: object, config: PalmConfig) -> np.ndarray:
+def check_image(image: object) -> np.ndarray:
     """Validate the array itself; returns it as an ndarray."""
     if not isinstance(image, np.ndarray) or image.size == 0:
         raise ProbeError("palm image is empty or not an image array", "give a decoded image (numpy array)")
     if image.ndim not in (2, 3) or (image.ndim == 3 and image.shape[2] not in (1, 3, 4)):
         raise ProbeError(f"unsupported image shape {image.shape}", "give a gray, BGR or BGRA image")
-    if min(image.shape[:2]) < config.min_image_px:
+    if min(image.shape[:2]) < MIN_IMAGE_PX:
         raise ProbeError(
-            f"palm image is too small ({image.shape[1]}x{image.shape[0]} px, need at least {config.min_image_px})",
+            f"palm image is too small ({image.shape[1]}x{image.shape[0]} px, need at least {MIN_IMAGE_PX})",
             "use a closer or higher-resolution capture",
         )
     return image
 
 
-def roi_quality(roi: np.ndarray, config: PalmConfig) -> tuple[float, float]:
+def roi_quality(roi: np.ndarray, max_background_fraction: float = MAX_BACKGROUND_FRACTION) -> tuple[float, float]:
     """Refuse a dark, off-palm, featureless or blurred ROI; returns (sharpness, brightness)."""
     brightness = float(roi.mean())
-    if brightness < config.min_brightness:
+    if brightness < MIN_BRIGHTNESS:
         raise ProbeError(
-            f"palm image is too dark (mean gray {brightness:.0f} < {config.min_brightness:.0f})",
+            f"palm image is too dark (mean gray {brightness:.0f} < {MIN_BRIGHTNESS:.0f})",
             "add light or move the hand onto the scanner",
         )
     background = float(np.mean(roi < BACKGROUND_GRAY))
-    if background > config.max_background_fraction:
+    if background > max_background_fraction:
         raise ProbeError(
-            f"palm does not fill the image ({background:.0%} background, at most {config.max_background_fraction:.0%})",
+            f"palm does not fill the image ({background:.0%} background, at most {max_background_fraction:.0%})",
             "centre the open palm over the scanner",
         )
     contrast = float(roi.std())
-    if contrast < config.min_contrast:
+    if contrast < MIN_CONTRAST:
         raise ProbeError(
-            f"palm image has no texture (gray std {contrast:.1f} < {config.min_contrast:.1f})",
+            f"palm image has no texture (gray std {contrast:.1f} < {MIN_CONTRAST:.1f})",
             "show the palm, not a blank or saturated surface",
         )
     sharpness = float(cv2.Laplacian(roi, cv2.CV_64F).var())
-    if sharpness < config.min_sharpness:
+    if sharpness < MIN_SHARPNESS:
         raise ProbeError(
-            f"palm image is blurred (sharpness {sharpness:.1f} < {config.min_sharpness:.1f})",
+            f"palm image is blurred (sharpness {sharpness:.1f} < {MIN_SHARPNESS:.1f})",
             "hold the hand still and in focus",
         )
     return sharpness, brightness
@@ -165,14 +179,14 @@ def normalise_roi(gray_roi: np.ndarray) -> np.ndarray:
     return np.asarray(cv2.createCLAHE(clipLimit=CLAHE_CLIP, tileGridSize=CLAHE_TILES).apply(gray_roi))
 
 
-def prepare_roi(image: np.ndarray, config: PalmConfig) -> PalmRoi:
-    """A pre-cropped ROI (scanner or benchmark): gray, resize to roi_size, quality gates, CLAHE."""
-    gray = to_gray(check_image(image, config))
-    size = config.roi_size
+def prepare_roi(image: np.ndarray, max_background_fraction: float = MAX_BACKGROUND_FRACTION) -> PalmRoi:
+    """A pre-cropped ROI (scanner or benchmark): gray, resize to ROI_SIZE, quality gates, CLAHE."""
+    gray = to_gray(check_image(image))
+    size = ROI_SIZE
     if gray.shape != (size, size):
         interpolation = cv2.INTER_AREA if min(gray.shape) >= size else cv2.INTER_LINEAR
         gray = cv2.resize(gray, (size, size), interpolation=interpolation)
-    sharpness, brightness = roi_quality(gray, config)
+    sharpness, brightness = roi_quality(gray, max_background_fraction)
     return PalmRoi(normalise_roi(gray), None, sharpness, brightness)
 
 
@@ -180,22 +194,21 @@ def prepare_roi(image: np.ndarray, config: PalmConfig) -> PalmRoi:
 class PalmRoiExtractor:
     """Full hand image -> PalmRoi, through MediaPipe HandLandmarker (created once, used under a lock)."""
 
-    def __init__(self, model_path: Path, config: PalmConfig) -> None:
+    def __init__(self, model_path: Path) -> None:
         from mediapipe.tasks.python import BaseOptions, vision
 
         options = vision.HandLandmarkerOptions(
             base_options=BaseOptions(model_asset_path=str(model_path)),
             running_mode=vision.RunningMode.IMAGE,
             num_hands=2,
-            min_hand_detection_confidence=config.hand_confidence,
-            min_hand_presence_confidence=config.hand_confidence,
+            min_hand_detection_confidence=HAND_CONFIDENCE,
+            min_hand_presence_confidence=HAND_CONFIDENCE,
         )
         try:
             self._landmarker: Any = vision.HandLandmarker.create_from_options(options)
         except Exception as exc:  # MediaPipe raises plain exceptions for unusable models
             raise ModelError(f"MediaPipe cannot load {model_path}: {exc}", "run `kiosk models pull`") from exc
         self._lock = threading.Lock()
-        self.config = config
         # MediaPipe's own __del__ fails at interpreter shutdown; close while its runtime is alive.
         self._finalizer = weakref.finalize(self, _close_quietly, self._landmarker)
 
@@ -219,7 +232,7 @@ class PalmRoiExtractor:
         return hands
 
     def extract(self, image: np.ndarray) -> PalmRoi:
-        image = check_image(image, self.config)
+        image = check_image(image)
         image = to_uint8(image[:, :, 0] if image.ndim == 3 and image.shape[2] == 1 else image)
         hands = self.landmarks(image)
         if not hands:
@@ -230,13 +243,13 @@ class PalmRoiExtractor:
         if len(hands) > 1:
             raise ProbeError("more than one hand in view", "show one hand at a time")
         hand = hands[0]
-        check_open_hand(hand.points, self.config)
+        check_open_hand(hand.points)
         gray = to_gray(image)
-        roi = crop_palm_roi(gray, hand.points, self.config.roi_size)
+        roi = crop_palm_roi(gray, hand.points, ROI_SIZE)
         # Judge focus at the camera's own resolution: upsampling a small palm would read as blur.
         native_side = round(ROI_SCALE * knuckle_span(hand.points))
-        at_native = roi if native_side >= self.config.roi_size else crop_palm_roi(gray, hand.points, native_side)
-        sharpness, brightness = roi_quality(at_native, self.config)
+        at_native = roi if native_side >= ROI_SIZE else crop_palm_roi(gray, hand.points, native_side)
+        sharpness, brightness = roi_quality(at_native)
         return PalmRoi(normalise_roi(roi), hand, sharpness, brightness)
 
     def close(self) -> None:
@@ -255,18 +268,18 @@ def knuckle_span(points: np.ndarray) -> float:
     return float(np.linalg.norm(points[PINKY_MCP] - points[INDEX_MCP]))
 
 
-def check_open_hand(points: np.ndarray, config: PalmConfig) -> None:
+def check_open_hand(points: np.ndarray) -> None:
     """Refuse a palm too far away, or a hand that is not open and flat towards the camera."""
     span = knuckle_span(points)
-    if span < config.min_palm_px:
+    if span < MIN_PALM_PX:
         raise ProbeError(
-            f"hand is too small in the image (knuckle span {span:.0f} px < {config.min_palm_px:.0f})",
+            f"hand is too small in the image (knuckle span {span:.0f} px < {MIN_PALM_PX:.0f})",
             "move the hand closer to the scanner",
         )
     extension = finger_extension(points)
-    if float(extension.mean()) < config.min_finger_extension:
+    if float(extension.mean()) < MIN_FINGER_EXTENSION:
         raise ProbeError(
-            f"hand is not open (finger extension {extension.mean():.2f} < {config.min_finger_extension:.2f})",
+            f"hand is not open (finger extension {extension.mean():.2f} < {MIN_FINGER_EXTENSION:.2f})",
             "open the hand and spread the fingers flat",
         )
     palm_length = float(np.linalg.norm(points[MIDDLE_MCP] - points[WRIST]))

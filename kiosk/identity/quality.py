@@ -7,13 +7,15 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from kiosk.config import FaceConfig
 from kiosk.identity.align import crop_box, landmark_box
 from kiosk.identity.detect import FaceDetection
 
 # Sharpness and brightness are measured on the inner face resized to a fixed size, so the numbers
 # do not depend on how far the person stands (Laplacian variance grows when an image is shrunk).
 MEASURE_SIZE = 96
+MIN_SHARPNESS = 25.0  # Laplacian variance of the inner face at MEASURE_SIZE
+MAX_TURN = 0.5  # nose offset from the eyes' midline, 0 frontal .. 1 profile (see face_turn)
+MIN_BRIGHTNESS = 30.0  # mean gray level of the inner face
 
 TOO_SMALL, TOO_BLURRED, TOO_TURNED, TOO_DARK = "too-small", "too-blurred", "too-turned", "too-dark"
 
@@ -47,8 +49,9 @@ def face_size(landmarks: np.ndarray) -> float:
     return float(landmark_box(landmarks, 0.0)[3])
 
 
-def assess(frame: np.ndarray, detection: FaceDetection, config: FaceConfig) -> QualityVerdict:
-    """Judge one face of a BGR or gray uint8 frame against the configured gates."""
+def assess(frame: np.ndarray, detection: FaceDetection, min_face_px: int) -> QualityVerdict:
+    """Judge one face of a BGR or gray uint8 frame: at least `min_face_px` tall (face.min_face_px), sharp,
+    frontal and lit enough."""
     landmarks = detection.landmarks
     size = face_size(landmarks)
     inner = crop_box(frame, landmark_box(landmarks, 0.0), MEASURE_SIZE)
@@ -59,16 +62,16 @@ def assess(frame: np.ndarray, detection: FaceDetection, config: FaceConfig) -> Q
     turn = face_turn(landmarks)
     reasons: list[str] = []
     messages: list[str] = []
-    if size < config.min_face_px:
+    if size < min_face_px:
         reasons.append(TOO_SMALL)
-        messages.append(f"face too small ({size:.0f} px < {config.min_face_px} px): step closer")
-    if sharpness < config.min_sharpness:
+        messages.append(f"face too small ({size:.0f} px < {min_face_px} px): step closer")
+    if sharpness < MIN_SHARPNESS:
         reasons.append(TOO_BLURRED)
-        messages.append(f"face too blurred (sharpness {sharpness:.0f} < {config.min_sharpness:.0f}): hold still")
-    if turn > config.max_turn:
+        messages.append(f"face too blurred (sharpness {sharpness:.0f} < {MIN_SHARPNESS:.0f}): hold still")
+    if turn > MAX_TURN:
         reasons.append(TOO_TURNED)
-        messages.append(f"face too turned ({turn:.2f} > {config.max_turn:.2f}): look at the camera")
-    if brightness < config.min_brightness:
+        messages.append(f"face too turned ({turn:.2f} > {MAX_TURN:.2f}): look at the camera")
+    if brightness < MIN_BRIGHTNESS:
         reasons.append(TOO_DARK)
-        messages.append(f"face too dark (mean {brightness:.0f} < {config.min_brightness:.0f}): more light needed")
+        messages.append(f"face too dark (mean {brightness:.0f} < {MIN_BRIGHTNESS:.0f}): more light needed")
     return QualityVerdict(not reasons, tuple(reasons), size, sharpness, turn, brightness, tuple(messages))

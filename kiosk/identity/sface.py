@@ -68,6 +68,5 @@ def load_sface(config: KioskConfig, store: ModelStore | None = None) -> SFaceEmb
         store.ensure(SOURCE),
         backend=config.runtime.backend,
         threads=config.runtime.threads,
-        precision=config.runtime.openvino_precision,
     )
     return SFaceEmbedder(encoder, store.manifest.get(SOURCE).sha256)

@@ -1,10 +1,9 @@
-"""Verification at query time: fuse the last good frames into a probe and score it against enrolled users.
+"""Live probes: fuse the last good frames into one probe, continuously, off the GUI thread.
 
 `ProbeFuser` holds the embeddings of recent analysed frames; `fuse()` averages the last few fresh ones into
-one L2-normalised `Probe`, or says plainly why there is none. `verify()` is a pure function from a probe and
-the stored templates to a per-user score and a decision under the active threshold. `ContinuousVerifier`
-runs a frame source and an analyser (the face pipeline) on a worker thread and keeps the fuser fed; it is
-Qt-free so the UI wraps it and the CLI and tests drive it directly.
+one L2-normalised `Probe`, or says plainly why there is none. `ContinuousVerifier` runs a frame source and an
+analyser (the face pipeline) on a worker thread and keeps the fuser fed; it is Qt-free so the application
+wraps it and the CLI and tests drive it directly. Whom a probe verifies is decided by kiosk.identity.gate.
 """
 
 from __future__ import annotations
@@ -13,14 +12,13 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
 from kiosk.errors import KioskError, ProbeError
-from kiosk.identity.liveness import LivenessVerdict
 from kiosk.identity.probe import Modality, Probe
 from kiosk.identity.sources import Frame, FrameSource, SourceState
 
@@ -36,6 +34,12 @@ def l2_normalise(vector: np.ndarray) -> np.ndarray:
     if norm < 1e-12:
         raise ProbeError("embedding is the zero vector", "the encoder produced no usable vector")
     return flat / norm
+
+
+# Recent good frames fused into one probe, and the oldest frame age (s) a probe may include. A palm scanner
+# delivers fewer, slower frames than the face camera.
+FUSE_FRAMES: dict[Modality, int] = {"face": 5, "palm": 3}
+FUSE_MAX_AGE_S: dict[Modality, float] = {"face": 1.0, "palm": 2.0}
 
 
 # ---- fusion ---------------------------------------------------------------------------------------------
@@ -101,15 +105,9 @@ class ProbeFuser:
         self._dimension: int | None = None
 
     @classmethod
-    def from_config(cls, config: Any, modality: Modality, model_sha256: str) -> ProbeFuser:
-        """Fusion window from the modality's config section (fuse_frames, fuse_max_age_s), else `config.face`."""
-        section = getattr(config, modality, config.face)
-        return cls(
-            modality,
-            model_sha256,
-            fuse_frames=getattr(section, "fuse_frames", config.face.fuse_frames),
-            max_age_s=getattr(section, "fuse_max_age_s", config.face.fuse_max_age_s),
-        )
+    def for_modality(cls, modality: Modality, model_sha256: str) -> ProbeFuser:
+        """The kiosk's fusion window for `modality` (FUSE_FRAMES, FUSE_MAX_AGE_S)."""
+        return cls(modality, model_sha256, fuse_frames=FUSE_FRAMES[modality], max_age_s=FUSE_MAX_AGE_S[modality])
 
     def add(self, vector: np.ndarray | None, timestamp: float, faces_in_view: int = 1) -> None:
         """Record one analysed frame; `vector` None means no face passed the gates in that frame."""
@@ -170,142 +168,6 @@ class ProbeFuser:
             faces_in_view=max(1, faces),
         )
         return FuseResult(probe, "ok", candidates=len(good), dropped_inconsistent=dropped)
-
-
-# ---- verification ---------------------------------------------------------------------------------------
-
-
-class TemplateLike(Protocol):
-    """What `verify` reads from stored templates (kiosk.memory.note.Template fits)."""
-
-    @property
-    def user_id(self) -> int: ...
-    @property
-    def modality(self) -> str: ...
-    @property
-    def vector(self) -> np.ndarray: ...
-    @property
-    def model_sha256(self) -> str: ...
-
-
-Decision = Literal["match", "no-match", "ambiguous", "multiple-faces", "no-enrolled-users", "presentation-attack"]
-
-
-@dataclass(frozen=True)
-class UserScore:
-    user_id: int
-    name: str | None
-    score: float  # max cosine over the user's templates of the probe's modality
-    templates: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"user_id": self.user_id, "name": self.name, "score": self.score, "templates": self.templates}
-
-
-@dataclass(frozen=True)
-class Verification:
-    decision: Decision
-    tau: float
-    scores: list[UserScore]  # best first
-    user_id: int | None  # the verified user when decision == "match"
-    modality: str
-    faces_in_view: int
-    message: str
-    stale_templates: int = 0  # templates ignored: made by another model or another dimension
-    accepted: list[int] = field(default_factory=list)  # every user at or above tau (threshold gate policy)
-    liveness: LivenessVerdict | None = None  # the probe's passive presentation-attack verdict, when checked
-
-    @property
-    def best(self) -> UserScore | None:
-        return self.scores[0] if self.scores else None
-
-    @property
-    def matched(self) -> bool:
-        return self.decision == "match"
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "decision": self.decision,
-            "tau": self.tau,
-            "user_id": self.user_id,
-            "modality": self.modality,
-            "faces_in_view": self.faces_in_view,
-            "message": self.message,
-            "stale_templates": self.stale_templates,
-            "accepted": list(self.accepted),
-            "scores": [s.as_dict() for s in self.scores],
-            "liveness": self.liveness.as_dict() if self.liveness is not None else None,
-        }
-
-
-def verify(
-    probe: Probe,
-    store_templates: Iterable[TemplateLike],
-    tau: float,
-    *,
-    names: Mapping[int, str] | None = None,
-    margin: float = 0.0,
-) -> Verification:
-    """Score `probe` against every enrolled user and decide under threshold `tau`.
-
-    A user's score is the max cosine over their templates of the probe's modality made by the same model
-    (the gate's rule). Decision: "match" when the best user reaches tau and beats the runner-up by `margin`
-    (when the runner-up also reaches tau); "ambiguous" when two users are within the margin; "multiple-faces"
-    when the probe saw more than one face, "presentation-attack" when the probe's liveness verdict blocks it
-    (scores still reported, no user verified).
-    """
-    names = names or {}
-    query = l2_normalise(probe.vector)
-    per_user: dict[int, list[np.ndarray]] = {}
-    stale = 0
-    for template in store_templates:
-        if template.modality != probe.modality:
-            continue
-        vector = np.asarray(template.vector, dtype=np.float32).reshape(-1)
-        if template.model_sha256 != probe.model_sha256 or vector.shape[0] != query.shape[0]:
-            stale += 1
-            continue
-        per_user.setdefault(template.user_id, []).append(vector)
-    scores: list[UserScore] = []
-    for user_id, vectors in per_user.items():
-        matrix = np.stack(vectors)
-        norms = np.linalg.norm(matrix, axis=1)
-        norms[norms < 1e-12] = 1.0
-        cosines = (matrix @ query) / norms
-        scores.append(UserScore(user_id, names.get(user_id), float(cosines.max()), len(vectors)))
-    scores.sort(key=lambda s: s.score, reverse=True)
-    accepted = [s.user_id for s in scores if s.score >= tau]
-
-    def result(decision: Decision, user_id: int | None, message: str) -> Verification:
-        return Verification(
-            decision,
-            tau,
-            scores,
-            user_id,
-            probe.modality,
-            probe.faces_in_view,
-            message,
-            stale,
-            accepted,
-            probe.liveness,
-        )
-
-    if not scores:
-        why = f" ({stale} templates were made by another model; re-enroll)" if stale else ""
-        return result("no-enrolled-users", None, f"no {probe.modality} templates to compare with{why}")
-    if probe.faces_in_view > 1:
-        return result("multiple-faces", None, f"{probe.faces_in_view} people in view: personal memory hidden")
-    if probe.liveness_blocks:
-        assert probe.liveness is not None
-        return result("presentation-attack", None, f"{probe.liveness.reason}: personal memory hidden")
-    best = scores[0]
-    label = best.name or f"user {best.user_id}"
-    if best.score < tau:
-        return result("no-match", None, f"not recognised (best {label} {best.score:.3f} < tau {tau:.3f})")
-    if len(scores) > 1 and scores[1].score >= tau and best.score - scores[1].score < margin:
-        runner = scores[1].name or f"user {scores[1].user_id}"
-        return result("ambiguous", None, f"{label} and {runner} both match within margin {margin:.3f}; not deciding")
-    return result("match", best.user_id, f"{label} ({best.score:.3f} >= tau {tau:.3f})")
 
 
 # ---- continuous verification ----------------------------------------------------------------------------

@@ -1,12 +1,13 @@
-"""From the model's reply to the answer shown: the steps the kiosk and the eval both take, in order.
+"""From the model's reply to the answer shown: the steps the kiosk and the eval both take, in order, each taken
+only when the answer profile (kiosk.llm.profiles, llm.answer_profile) lists it.
 
-1. The reply's shown form (kiosk.llm.answer_form): a recited prompt rule as "I don't know", the restatement of
-   the question cut (llm.concise_answers).
+1. The reply's shown form (kiosk.llm.answer_form): a recited prompt rule as "I don't know" (always), the
+   restatement of the question cut (cut-restatement).
 2. An answer made only of the question's words replaced (kiosk.llm.reask): answered again from the notes
-   (llm.reask_restated) or, without notes, "I don't know" (llm.unknown_restated_without_notes); an answer that
-   only names a speaker of the notes answered again (llm.reask_speaker_names).
+   (reask-restated) or, without notes, "I don't know" (unknown-restated-without-notes); an answer that only names
+   a speaker of the notes answered again (reask-speaker-names).
 3. One thing named where the question asks for several: the list completed from the notes (kiosk.llm.lists,
-   llm.complete_lists).
+   complete-lists).
 
 The eval scores the answer after each step, so one run shows what each step changed.
 """
@@ -16,11 +17,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kiosk.config import LLMConfig
 from kiosk.llm.answer_form import shown_answer
 from kiosk.llm.backend import Message
 from kiosk.llm.lists import LIST_TOKENS, completed_list
+from kiosk.llm.profiles import AnswerProfile
 from kiosk.llm.reask import replaced_restatement
+
+# Greedy decoding: the same notes and question always give the same answer (and the eval's answer cache is exact).
+ANSWER_TEMPERATURE = 0.0
 
 
 @dataclass(frozen=True)
@@ -49,14 +53,15 @@ def shown_reply(
     reply: str,
     *,
     notes_given: bool,
-    settings: LLMConfig,
+    profile: AnswerProfile,
     max_tokens: int,
     temperature: float,
     clean: Callable[[str], str] = str.strip,
 ) -> ShownAnswer:
     """The answer shown for `reply`, the model's reply to `messages`, after each step (see the module's docstring);
     `max_tokens` bounds a second answer, `clean` tidies it as the first reply was."""
-    first = shown_answer(question, reply, settings.concise_answers)
+    concise = profile.has("cut-restatement")
+    first = shown_answer(question, reply, concise)
     replaced = replaced_restatement(
         llm,
         messages,
@@ -64,13 +69,13 @@ def shown_reply(
         reply,
         first,
         notes_given=notes_given,
-        settings=settings,
+        profile=profile,
         max_tokens=max_tokens,
         temperature=temperature,
         clean=clean,
     )
     listed = None
-    if settings.complete_lists and notes_given and replaced is None:
+    if profile.has("complete-lists") and notes_given and replaced is None:
         listed = completed_list(
             llm,
             messages,
@@ -79,6 +84,6 @@ def shown_reply(
             first,
             max_tokens=LIST_TOKENS,
             temperature=temperature,
-            concise=settings.concise_answers,
+            concise=concise,
         )
     return ShownAnswer(first, replaced, listed)

@@ -14,10 +14,8 @@ from typing import Any, cast
 from kiosk.errors import LLMError, ModelError
 from kiosk.llm.backend import Message, Usage
 from kiosk.llm.cpu_support import built_for, verified_llama_build
-from kiosk.llm.kv_reuse import Evaluate, plan_reuse
 
 PREFILL_CHUNK = 32  # tokens evaluated between checks for a waiting answer
-PARKING_SEQ = 1  # KV sequence that holds reused runs while the tokens before them are evaluated (kv_reuse)
 
 
 def common_prefix_length(evaluated: list[int], tokens: list[int]) -> int:
@@ -38,11 +36,10 @@ class LlamaCppLLM:
     prefix ready: the KV state of each system prompt is saved once and restored when other work (a note
     construction) replaced it, and `prefill` evaluates a prompt ahead of time (while the person types),
     giving way to any real request at once. Prefix reuse only ever skips recomputing identical tokens, so the
-    answer is the same as from a fresh context. With `cache_reuse_min_tokens` > 0, runs of the context that
-    appear later in the new prompt are kept and moved too (kiosk.llm.kv_reuse): an approximation, off by default.
-    `prompt_lookup_tokens` > 0 drafts that many answer tokens from n-grams of the prompt (llama-cpp-python's
-    prompt-lookup speculative decoding); off by default: llama-cpp-python then computes the logits of every prompt
-    token, which slows prompt processing, the larger share of an answer (bench/results/latency_50_lookup.md).
+    answer is the same as from a fresh context. `prompt_lookup_tokens` > 0 drafts that many answer tokens from
+    n-grams of the prompt (llama-cpp-python's prompt-lookup speculative decoding); off by default: llama-cpp-python
+    then computes the logits of every prompt token, which slows prompt processing, the larger share of an answer
+    (bench/results/latency_50_lookup.md).
     """
 
     def __init__(
@@ -55,7 +52,6 @@ class LlamaCppLLM:
         flash_attn: bool = False,
         reuse_system_prompt: bool = True,
         n_batch: int = 512,
-        cache_reuse_min_tokens: int = 0,
         prompt_lookup_tokens: int = 0,
     ) -> None:
         if importlib.util.find_spec("llama_cpp") is None:  # not imported: loading a wrong build is fatal
@@ -93,11 +89,9 @@ class LlamaCppLLM:
         self.last_usage = Usage()
         self.last_first_piece_s = 0.0
         self.reuse_system_prompt = reuse_system_prompt
-        self.cache_reuse_min_tokens = cache_reuse_min_tokens
         self.flash_attn = flash_attn
         self.prompt_lookup_tokens = prompt_lookup_tokens
         self.build_features = built_for(build)
-        self.last_reused_tokens = 0  # with cache_reuse_min_tokens: prompt tokens the last answer did not evaluate
         self._lock = threading.Lock()
         self._waiting = 0  # requests queued for the lock: a running prefill stops for them
         self._system_tokens: dict[str, list[int]] = {}
@@ -191,76 +185,6 @@ class LlamaCppLLM:
         self._llama.input_ids[: len(tokens)] = tokens
         self._llama.n_tokens = len(tokens)
         self._llama._requires_eval = True
-
-    def _ready_context(self, messages: list[Message]) -> None:
-        """Before an answer (lock held): the system prompt's KV state, then any reusable runs of the context."""
-        self._ready_system_prompt(messages)
-        self._reuse_moved_runs(messages)
-
-    def _reuse_moved_runs(self, messages: list[Message]) -> None:
-        """Keep the runs of the context that `messages` has elsewhere, moved to their new positions, and evaluate
-        the tokens between them (lock held; kiosk.llm.kv_reuse). When a plan applies, the context then holds the
-        whole prompt but its last token, so the completion evaluates that one token; otherwise the completion's
-        own prefix reuse runs as usual."""
-        self.last_reused_tokens = 0
-        if self.cache_reuse_min_tokens <= 0:
-            return
-        tokens = self.prompt_tokens(messages)
-        if not tokens:
-            return
-        evaluated = self._evaluated()
-        self.last_reused_tokens = min(common_prefix_length(evaluated, tokens), len(tokens) - 1)
-        plan = plan_reuse(evaluated, tokens, self.cache_reuse_min_tokens)
-        if plan is None:
-            return
-        import llama_cpp
-
-        ctx = self._llama._ctx.ctx
-        memory = llama_cpp.llama_get_memory(ctx)
-        if not llama_cpp.llama_memory_can_shift(memory):
-            return
-        try:
-            for start, end in plan.removed:
-                llama_cpp.llama_memory_seq_rm(memory, 0, start, end)
-            for run in plan.parked:
-                llama_cpp.llama_memory_seq_cp(memory, 0, PARKING_SEQ, run.source, run.source + run.length)
-                llama_cpp.llama_memory_seq_rm(memory, 0, run.source, run.source + run.length)
-            for run in plan.moves:
-                llama_cpp.llama_memory_seq_add(memory, PARKING_SEQ, run.source, run.source + run.length, run.shift)
-            for step in plan.steps:
-                if isinstance(step, Evaluate):
-                    self._decode_at(tokens, step.start, step.end)
-                else:
-                    llama_cpp.llama_memory_seq_cp(memory, PARKING_SEQ, 0, step.target, step.target + step.length)
-                    llama_cpp.llama_memory_seq_rm(memory, PARKING_SEQ, step.target, step.target + step.length)
-        except (ValueError, RuntimeError):
-            self._llama.reset()  # the completion evaluates the whole prompt
-            llama_cpp.llama_memory_clear(memory, True)
-            self.last_reused_tokens = 0
-            return
-        limit = len(tokens) - 1
-        self._llama.input_ids[:limit] = tokens[:limit]
-        self._llama.n_tokens = limit
-        self._llama._requires_eval = True
-        self.last_reused_tokens = plan.reused_tokens
-
-    def _decode_at(self, tokens: list[int], start: int, end: int) -> None:
-        """Evaluate tokens[start:end] at positions start..end-1, which may lie before cells already held."""
-        import llama_cpp
-
-        batch = self._llama._batch.batch
-        step = self._llama.n_batch
-        for first in range(start, end, step):
-            last = min(end, first + step)
-            batch.n_tokens = last - first
-            for i, position in enumerate(range(first, last)):
-                batch.token[i] = tokens[position]
-                batch.pos[i] = position
-                batch.seq_id[i][0] = 0
-                batch.n_seq_id[i] = 1
-                batch.logits[i] = position == last - 1
-            if llama_cpp.llama_decode(self._llama._ctx.ctx, batch) != 0:
-                raise RuntimeError("llama_decode failed while evaluating between reused runs")
 
     def warm_up(self, system_prompts: list[str]) -> None:
         """At start-up: evaluate and keep each fixed system prompt, so no answer pays for it."""
@@ -370,7 +294,7 @@ class LlamaCppLLM:
 
         def prepare() -> None:
             if json_schema is None:
-                self._ready_context(messages)
+                self._ready_system_prompt(messages)
 
         result = self._locked_generation(
             prepare,
@@ -408,7 +332,7 @@ class LlamaCppLLM:
         pieces = 0
         self._acquire()
         try:
-            self._ready_context(messages)
+            self._ready_system_prompt(messages)
             chunks = self._llama.create_chat_completion(
                 messages=cast(Any, messages), max_tokens=max_tokens, temperature=temperature, stream=True
             )

@@ -19,7 +19,8 @@ class OpenAICompatLLM:
     def __init__(self, base_url: str, model: str = "default", api_key: str | None = None, timeout_s: float = 120.0):
         if not base_url.startswith(("http://", "https://")):
             raise LLMError(
-                f"LLM endpoint '{base_url}' is not an http(s) URL", "set llm.endpoint_url, e.g. http://host:8080/v1"
+                f"LLM endpoint '{base_url}' is not an http(s) URL",
+                "set llm.openai.endpoint_url, e.g. http://host:8080/v1",
             )
         self.base_url = base_url.rstrip("/")
         self.model = model
@@ -44,7 +45,8 @@ class OpenAICompatLLM:
             ) from exc
         except (urllib.error.URLError, TimeoutError, OSError) as exc:
             raise LLMError(
-                f"LLM endpoint {self.base_url} is unreachable ({exc})", "start the server or fix llm.endpoint_url"
+                f"LLM endpoint {self.base_url} is unreachable ({exc})",
+                "start the server or fix llm.openai.endpoint_url",
             ) from exc
 
     def chat(

@@ -15,18 +15,18 @@ question's words (a stranger asking "What kind of pot did Mel make?" got "Pot"),
 An answer that is only the name of someone speaking in the notes ("Who inspired Dave's passion for car
 engineering?" -> "Calvin", the friend he talks to; gold "His Dad") is mostly the model naming who was talking, not
 who did the thing: on the 633 LoCoMo questions read in design, 13 of 14 such owner answers were wrong. It is
-answered again the same way (llm.reask_speaker_names). With that setting every second answer, this one or a
-restatement's, also has every speaker's name banned as its first word, and one that only names a speaker is not
-shown ("Maria" -> "John" for "Who gave Maria's family money ...?").
+answered again the same way (the answer profile's reask-speaker-names step). With that step every second answer,
+this one or a restatement's, also has every speaker's name banned as its first word, and one that only names a
+speaker is not shown ("Maria" -> "John" for "Who gave Maria's family money ...?").
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
-from kiosk.config import LLMConfig
 from kiosk.llm.answer_form import QUOTES_AND_PUNCTUATION, restates_question, shown_answer
 from kiosk.llm.backend import Message, reply_if_able
+from kiosk.llm.profiles import AnswerProfile
 from kiosk.llm.prompts import UNKNOWN_ANSWER, note_speakers, notes_text
 
 
@@ -38,20 +38,20 @@ def replaced_restatement(
     shown: str,
     *,
     notes_given: bool,
-    settings: LLMConfig,
+    profile: AnswerProfile,
     max_tokens: int,
     temperature: float,
     clean: Callable[[str], str] = str.strip,
 ) -> str | None:
     """What is shown instead of `shown` (the shown form of `reply`) when it tells nothing. When it only restates
-    `question`: with notes a second answer (llm.reask_restated), without notes "I don't know"
-    (llm.unknown_restated_without_notes). When notes were given and it only names one of their speakers: a second
-    answer (llm.reask_speaker_names). None keeps `shown`."""
-    speakers = note_speakers(notes_text(messages)) if notes_given and settings.reask_speaker_names else set()
+    `question`: with notes a second answer (reask-restated), without notes "I don't know"
+    (unknown-restated-without-notes). When notes were given and it only names one of their speakers: a second
+    answer (reask-speaker-names). None keeps `shown`; `profile` says which of these steps are taken."""
+    speakers = note_speakers(notes_text(messages)) if notes_given and profile.has("reask-speaker-names") else set()
     if restates_question(question, shown):
         if not notes_given:
-            return UNKNOWN_ANSWER if settings.unknown_restated_without_notes else None
-        if not settings.reask_restated:
+            return UNKNOWN_ANSWER if profile.has("unknown-restated-without-notes") else None
+        if not profile.has("reask-restated"):
             return None
     elif not names_only_a_speaker(shown, speakers):
         return None
@@ -62,7 +62,7 @@ def replaced_restatement(
         reply,
         max_tokens=max_tokens,
         temperature=temperature,
-        concise=settings.concise_answers,
+        concise=profile.has("cut-restatement"),
         clean=clean,
         speakers=speakers,
     )

@@ -22,6 +22,8 @@ from kiosk.models import ModelStore
 from kiosk.models.store import sha256_file
 
 REQUANT_VERSION = "1"
+# On an AMX build, run a manifest model that names an amx_type requantised to it (the module docstring says why).
+AMX_REQUANTIZE = True
 SHA_FILE = "sha256"
 
 
@@ -61,13 +63,13 @@ def requantized_model(models: ModelStore, name: str, kind: str) -> tuple[Path, s
     return out_dir / file_name, (out_dir / SHA_FILE).read_text().strip()
 
 
-def runtime_model(settings: LLMConfig, models: ModelStore) -> tuple[Path, str]:
+def runtime_model(settings: LLMConfig, models: ModelStore, amx_requantize: bool = AMX_REQUANTIZE) -> tuple[Path, str]:
     """(path, sha256) of the GGUF the backend loads for these settings: the deployer's `gguf_path` as given (its
     sha256 left empty: the caller hashes it if it needs to), else the manifest model, requantised to its
     `amx_type` when it names one, the build has AMX and `amx_requantize` is on."""
     if settings.gguf_path is not None:
         return settings.gguf_path, ""
     entry = models.manifest.get(settings.model)
-    if settings.amx_requantize and entry.amx_type and build_has_amx():
+    if amx_requantize and entry.amx_type and build_has_amx():
         return requantized_model(models, settings.model, entry.amx_type)
     return models.ensure(settings.model), entry.sha256

@@ -8,8 +8,7 @@ once; after that the note is stored without the LLM's attributes and the failure
 Fast mode makes no LLM call: keywords KeyBERT-style from the text encoder, context from speaker and
 date, links to same-owner notes above a similarity threshold.
 
-Either mode marks sensitive notes (kiosk.memory.sensitivity) by rules; LLM mode also asks the LLM when
-`memory.sensitivity_llm` is on (off by default: see bench/results/sensitive.md).
+Either mode marks sensitive notes by rules (kiosk.memory.sensitivity) when `memory.classify_sensitive` is on.
 """
 
 from __future__ import annotations
@@ -17,9 +16,9 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 from pydantic import BaseModel, Field, field_validator
@@ -31,7 +30,7 @@ from kiosk.llm.backend import LLM
 from kiosk.llm.structured import ask_structured
 from kiosk.memory.keywords import candidates, select_keywords
 from kiosk.memory.note import Link, Note
-from kiosk.memory.sensitivity import classify, classify_rules
+from kiosk.memory.sensitivity import classify_rules
 from kiosk.memory.store import Store
 
 log = logging.getLogger(__name__)
@@ -44,6 +43,42 @@ LLM_NEIGHBOURS_MAX = 3
 EVOLVE_MAX_TOKENS = 320
 """Covers the longest reply evolve_schema allows for three neighbours (measured: a 200-token budget cut replies)."""
 PHRASE_CACHE_SIZE = 50_000
+
+
+@dataclass(frozen=True)
+class ConstructionTuning:
+    """How notes are built and linked: tuning constants, not settings (a benchmark may pass other values)."""
+
+    link_candidates: int = 5
+    """Nearest same-owner notes considered for links."""
+    evolve: bool = True
+    """New notes may update their neighbours' tags and context (A-Mem)."""
+    link_similarity: float = 0.55
+    """Fast mode: link to same-owner notes at least this cosine-similar."""
+    keywords: int = 5
+    """Fast mode: keywords picked per note (KeyBERT-style)."""
+    reply_context_words: int = 30
+    """Fast mode, imported conversations: the context of a turn quotes up to this many words of the turn it
+    replies to, so a bare reply ('5 years already!') is found by the question it answers (0 = off)."""
+    construction_max_tokens: int = 192
+    """LLM mode: token budget of each structured construction reply."""
+
+
+CONSTRUCTION = ConstructionTuning()
+
+
+def construction_settings(config: MemoryConfig, tuning: ConstructionTuning = CONSTRUCTION) -> dict[str, Any]:
+    """Everything that decides how notes are built, as JSON values: the identity of a store cached with them."""
+    from kiosk.memory.ingest import MAX_CONTENT_CHARS
+
+    # `sensitivity_llm`, the removed LLM classifier's switch (always off), keeps stores cached before its
+    # removal under the key they were built with.
+    return {
+        **config.model_dump(mode="json"),
+        **asdict(tuning),
+        "max_content_chars": MAX_CONTENT_CHARS,
+        "sensitivity_llm": False,
+    }
 
 
 class TextEncoding(Protocol):
@@ -159,11 +194,19 @@ def basic_context(draft: Draft, reply_words: int = 0) -> str:
 class NoteBuilder:
     """Builds and stores notes for one store; `llm` is only needed for LLM mode."""
 
-    def __init__(self, store: Store, encoder: TextEncoding, config: MemoryConfig, llm: LLM | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        encoder: TextEncoding,
+        config: MemoryConfig,
+        llm: LLM | None = None,
+        tuning: ConstructionTuning = CONSTRUCTION,
+    ) -> None:
         self.store = store
         self.encoder = encoder
         self.config = config
         self.llm = llm
+        self.tuning = tuning
         self._phrase_vectors: dict[str, np.ndarray] = {}
 
     def build(self, draft: Draft, mode: Mode | None = None) -> BuildReport:
@@ -213,8 +256,8 @@ class NoteBuilder:
             group = phrases[index]
             note = self._draft_note(draft)
             group_vectors = np.stack([self._phrase_vectors[p] for p in group]) if group else np.zeros((0, 1))
-            note.keywords = select_keywords(group, group_vectors, vectors[index], self.config.keywords)
-            note.context = basic_context(draft, self.config.reply_context_words)
+            note.keywords = select_keywords(group, group_vectors, vectors[index], self.tuning.keywords)
+            note.context = basic_context(draft, self.tuning.reply_context_words)
             if self.config.classify_sensitive:
                 note.sensitivity = classify_rules(draft.content)
             notes.append(note)
@@ -224,8 +267,8 @@ class NoteBuilder:
         return notes
 
     def _store_fast(self, note: Note) -> BuildReport:
-        neighbours = self._neighbours(note, self.config.link_candidates)
-        note.links = [Link(nid, "similar") for nid, sim in neighbours if sim >= self.config.link_similarity]
+        neighbours = self._neighbours(note, self.tuning.link_candidates)
+        note.links = [Link(nid, "similar") for nid, sim in neighbours if sim >= self.tuning.link_similarity]
         stored = self.store.add_note(note)
         return BuildReport(
             stored,
@@ -247,7 +290,7 @@ class NoteBuilder:
             prompts.note_messages(draft.content, draft.speaker or "the user", human_date(draft.timestamp)),
             NoteAttributes,
             prompts.NOTE_SCHEMA,
-            max_tokens=self.config.construction_max_tokens,
+            max_tokens=self.tuning.construction_max_tokens,
             what=f"note attributes ({draft.source_ref or draft.content[:40]!r})",
         )
         errors = list(attributes.errors)
@@ -257,16 +300,14 @@ class NoteBuilder:
             note.tags = attributes.value.tags
             note.context = f"{attributes.value.context} ({basic_context(draft).rstrip('.')})"
         else:
-            note.context = basic_context(draft, self.config.reply_context_words)
+            note.context = basic_context(draft, self.tuning.reply_context_words)
         note.embedding = self._embed(note)
-        sensitivity_source = None
         if self.config.classify_sensitive:
-            verdict = classify(draft.content, self.llm if self.config.sensitivity_llm else None)
-            note.sensitivity, sensitivity_source = verdict.category, verdict.source
+            note.sensitivity = classify_rules(draft.content)
 
         evolution: Outcome = "none"
         updates: list[tuple[Note, NeighbourUpdate]] = []
-        count = min(self.config.link_candidates, LLM_NEIGHBOURS_MAX)
+        count = min(self.tuning.link_candidates, LLM_NEIGHBOURS_MAX)
         neighbours = self.store.get_notes([nid for nid, _ in self._neighbours(note, count)])
         if neighbours:
             decision = ask_structured(
@@ -300,7 +341,7 @@ class NoteBuilder:
             llm_seconds=time.perf_counter() - started,
             completion_tokens=tokens,
             errors=errors,
-            sensitivity_source=sensitivity_source,
+            sensitivity_source="rules" if note.sensitivity else None,
         )
 
     def _apply_decision(
@@ -312,7 +353,7 @@ class NoteBuilder:
         updated = [u.number for u in decision.neighbors] if decision.update_neighbors else []
         linked = [by_number[k] for k in dict.fromkeys([*decision.links, *updated]) if k in by_number]
         note.links = [Link(n.id, "related") for n in linked if n.id is not None and n.owner_id == note.owner_id]
-        if not self.config.evolve:
+        if not self.tuning.evolve:
             return []
         if decision.strengthen:
             tags = _clean_list(decision.tags)

@@ -24,9 +24,10 @@ from typing import TypeVar
 import numpy as np
 
 from kiosk.errors import StoreError
+from kiosk.memory.checks import validate_new_note
 from kiosk.memory.note import Group, HistoryEntry, Link, Note, Template, User
 from kiosk.memory.offline_queue import OfflineQueue
-from kiosk.memory.postgres_store import PostgresStore, StoreUnavailable, validate_new_note
+from kiosk.memory.postgres_store import PostgresStore, StoreUnavailable
 from kiosk.security.sealing import MasterKey
 
 log = logging.getLogger(__name__)
@@ -37,6 +38,8 @@ RETRY_AFTER_S = 5.0
 
 class FleetStore:
     """`Store` for one terminal of the fleet: the shared PostgreSQL store with a local offline queue."""
+
+    max_k = PostgresStore.max_k
 
     def __init__(
         self,

@@ -5,10 +5,11 @@ A note's strength is its retention since it was last used (or, never used, since
     s = 2 ** (-elapsed / h_n) = exp(-elapsed * ln 2 / h_n),    h_n = min(h_0 * g ** n, h_max)
 
 with h_0 the configured half-life, n the number of times the note was retrieved and used, g >= 1 the
-reinforcement growth. Each use restarts `elapsed` at 0 (s = 1) and multiplies the half-life by g: a
-stronger memory decays more slowly (MemoryBank's Ebbinghaus curve R = exp(-t/S) with S growing on recall;
-we write it with a true half-life, so s is exactly 1/2 after h_n, hence the ln 2). Nothing here deletes:
-notes below the floor are archived — out of retrieval, still listed for their owner, restorable.
+reinforcement growth (REINFORCEMENT_GROWTH) and h_max MAX_HALF_LIFE_DAYS. Each use restarts `elapsed` at 0
+(s = 1) and multiplies the half-life by g: a stronger memory decays more slowly (MemoryBank's Ebbinghaus
+curve R = exp(-t/S) with S growing on recall; we write it with a true half-life, so s is exactly 1/2 after
+h_n, hence the ln 2). Nothing here deletes: notes below the floor are archived — out of retrieval, still
+listed for their owner, restorable.
 """
 
 from __future__ import annotations
@@ -26,13 +27,17 @@ from kiosk.memory.note import Note, to_epoch
 from kiosk.memory.store import Store
 
 SECONDS_PER_DAY = 86_400.0
+REINFORCEMENT_GROWTH = 2.0
+"""g: each retrieval that is used multiplies the note's half-life by this (a stronger memory decays slower)."""
+MAX_HALF_LIFE_DAYS = 3650.0
+"""h_max: the cap on a reinforced note's half-life."""
 
 
 @dataclass(frozen=True)
 class Decay:
     half_life_days: float
-    growth: float = 2.0
-    max_half_life_days: float = 3650.0
+    growth: float = REINFORCEMENT_GROWTH
+    max_half_life_days: float = MAX_HALF_LIFE_DAYS
 
     def __post_init__(self) -> None:
         for name, value in (("half-life", self.half_life_days), ("maximum half-life", self.max_half_life_days)):
@@ -45,7 +50,7 @@ class Decay:
 
     @classmethod
     def from_config(cls, config: ForgettingConfig) -> Decay:
-        return cls(config.half_life_days, config.reinforcement_growth, config.max_half_life_days)
+        return cls(config.half_life_days)
 
     def half_life_s(self, reinforcements: np.ndarray | int) -> np.ndarray:
         """h_n in seconds; computed in log space so a huge n cannot overflow before the cap."""

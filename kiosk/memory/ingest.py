@@ -23,13 +23,15 @@ from kiosk.memory.store import Store
 log = logging.getLogger(__name__)
 
 FAST_CHUNK = 32
+MAX_CONTENT_CHARS = 8000
+"""Longest message accepted as a note, in characters: a longer one is rejected, never truncated."""
 """Turns encoded together in fast mode (batched encoder passes); each note is still committed alone."""
 
 Progress = Callable[[int, int], None]
 """progress(turns done, turns total)."""
 
 
-def clean_content(raw: str | bytes, max_chars: int) -> str:
+def clean_content(raw: str | bytes, max_chars: int = MAX_CONTENT_CHARS) -> str:
     """The message as text, or a DataError saying why it cannot be a note."""
     if isinstance(raw, bytes):
         try:
@@ -50,7 +52,7 @@ def clean_content(raw: str | bytes, max_chars: int) -> str:
     if len(text) > max_chars:
         raise DataError(
             f"message is {len(text):,} characters, over the limit of {max_chars:,}",
-            "split it into smaller messages or raise memory.max_content_chars",
+            "split it into smaller messages",
         )
     return text
 
@@ -70,7 +72,7 @@ def remember(
 
     The note is `user`'s own unless `owner_id` names a group or the public owner (kiosk.memory.scopes).
     """
-    content = clean_content(text, builder.config.max_content_chars)
+    content = clean_content(text)
     shared = owner_id is not None and owner_id != user.id
     draft = Draft(
         owner_id=owner_id if shared and owner_id is not None else user.id,
@@ -296,7 +298,7 @@ def import_conversations(
         for owner, ref, turn in work[start : start + chunk]:
             where = f"{turn.conversation}/{turn.dia_id}"
             try:
-                content = clean_content(turn.text, builder.config.max_content_chars)
+                content = clean_content(turn.text)
             except KioskError as exc:
                 _fail(report, where, exc)
                 continue

@@ -1,5 +1,6 @@
-"""Open the configured memory store: the SQLite file, sealed at rest unless the configuration says otherwise,
-or what `store.url` names instead (another SQLite file, or the fleet store on PostgreSQL + pgvector)."""
+"""Open the configured memory store, found in a registry by the scheme of `store.url`: the SQLite file
+(sealed at rest unless the configuration says otherwise) by default or for 'sqlite:PATH', the fleet store on
+PostgreSQL + pgvector for 'postgresql://...'."""
 
 from __future__ import annotations
 
@@ -9,9 +10,13 @@ from kiosk.config import KioskConfig
 from kiosk.errors import ConfigError
 from kiosk.memory.sqlite_store import SqliteStore
 from kiosk.memory.store import Store
-from kiosk.security.sealing import master_key_for
+from kiosk.plugins import Registry
+from kiosk.security.sealing import MasterKey, master_key_for
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+
+STORES: Registry[Store] = Registry("memory store", "store.url")
+"""URL scheme ('sqlite' for an empty URL) -> the store it opens; a factory takes (config, url)."""
 
 
 def sqlite_path(url: str) -> Path:
@@ -27,25 +32,49 @@ def describe_url(url: str) -> str:
     return url
 
 
+def url_scheme(url: str) -> str:
+    """The registry key of a store URL: 'sqlite' for the empty default and 'sqlite:PATH', else the scheme of
+    'scheme://...' (anything else is no key the registry knows)."""
+    if not url or url.startswith("sqlite:"):
+        return "sqlite"
+    scheme, separator, _ = url.partition("://")
+    return scheme if separator else url
+
+
+def master_key(config: KioskConfig) -> MasterKey | None:
+    """The master key that seals the store at rest (None: stored in clear)."""
+    return master_key_for(config.security, config.paths.data_dir) if config.security.encrypt_at_rest else None
+
+
 def open_sqlite(config: KioskConfig, path: Path | None = None) -> SqliteStore:
-    key = master_key_for(config.security, config.paths.data_dir) if config.security.encrypt_at_rest else None
-    return SqliteStore(path or config.paths.db, master_key=key)
+    return SqliteStore(path or config.paths.db, master_key=master_key(config))
+
+
+@STORES.register("sqlite", summary="the SQLite file paths.db, or the one 'sqlite:PATH' names")
+def _sqlite_store(config: KioskConfig, url: str) -> Store:
+    return open_sqlite(config, sqlite_path(url) if url else None)
+
+
+def _fleet_store(config: KioskConfig, url: str) -> Store:
+    from kiosk.memory.fleet_store import FleetStore
+
+    # The same master key handling as SQLite; every terminal of the fleet must hold the same key.
+    queue = config.store.offline_queue or config.paths.data_dir / "fleet-queue.db"
+    return FleetStore(url, queue, master_key=master_key(config))
+
+
+for _scheme in ("postgresql", "postgres"):
+    STORES.register(_scheme, summary="the fleet store shared by many terminals (PostgreSQL + pgvector)")(_fleet_store)
 
 
 def open_store(config: KioskConfig) -> Store:
     """The store every part of the app opens: SQLite at paths.db unless store.url names another."""
     url = config.store.url.strip()
-    if not url:
-        return open_sqlite(config)
-    if url.startswith("sqlite:"):
-        return open_sqlite(config, sqlite_path(url))
-    if url.startswith(POSTGRES_SCHEMES):
-        from kiosk.memory.fleet_store import FleetStore
-
-        # The same master key handling as SQLite; every terminal of the fleet must hold the same key.
-        key = master_key_for(config.security, config.paths.data_dir) if config.security.encrypt_at_rest else None
-        return FleetStore(url, config.store.offline_queue or config.paths.data_dir / "fleet-queue.db", master_key=key)
-    raise ConfigError(
-        f"store url '{describe_url(url)}' is neither 'sqlite:PATH' nor 'postgresql://...'",
-        "set store.url to one of the two forms (empty for the default SQLite file)",
-    )
+    try:
+        plugin = STORES.get(url_scheme(url))
+    except ConfigError:
+        raise ConfigError(
+            f"store url '{describe_url(url)}' is neither 'sqlite:PATH' nor 'postgresql://...'",
+            "set store.url to one of the two forms (empty for the default SQLite file)",
+        ) from None
+    return plugin.factory(config, url)

@@ -1,9 +1,12 @@
-"""Which columns of the memory database are sealed, under which key, bound to which row.
+"""Sealing at rest, common to both stores: which rows are sealed, bound to what, under whose key.
 
-Sealed: notes.content/keywords/tags/context, history.before/after, templates.vector. Each user's rows are
-sealed with that user's data key; the data key is stored wrapped by the master key in `user_keys`.
-A sealed text column holds a BLOB and a clear one TEXT (templates: the length tells), so a database
-sealed half-way by an interrupted upgrade still reads, and the upgrade resumes where it stopped.
+Sealed: a note's content, keywords, tags and context, a history entry's before and after, a template's vector.
+Each owner's rows are sealed with that owner's data key (AES-GCM); the data key is stored wrapped by the master
+key in `user_keys`, and `key_check` proves the master key is the one the database was sealed with. Vectors and
+the lexical index stay in clear for search. How a store lays out a sealed note or history entry in its columns
+is its own (kiosk/memory/sqlite_sealing.py, kiosk/memory/pg_sealing.py); a template is sealed in place in
+both (its length tells), so a database sealed half-way by an interrupted upgrade still reads and the upgrade
+resumes where it stopped.
 """
 
 from __future__ import annotations
@@ -11,13 +14,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-import apsw
-
+from kiosk.memory.sql.tx import Dialect, Tx
 from kiosk.security.sealing import OVERHEAD, Cipher, MasterKey, SealingError, new_key
 
-NOTE_SEALED_FIELDS = ("content", "keywords", "tags", "context")
-HISTORY_SEALED_FIELDS = ("before", "after")
 _KEY_CHECK = b"bio-memory-kiosk key check"
+
+Opener = Callable[[], Cipher]
+"""Gives the owner's cipher when a sealed value is met (a value in clear needs none)."""
 
 
 def note_aad(note_id: int, owner_id: int, field: str) -> bytes:
@@ -36,100 +39,113 @@ def _user_key_aad(user_id: int, generation: int) -> bytes:
     return f"user-key:{user_id}:{generation}".encode()
 
 
-class RowSealer:
-    """Per-user data keys (unwrapped on first use, cached) and the seal/open of column values."""
+def is_sealed_vector(blob: bytes, dimension: int) -> bool:
+    return len(blob) == dimension * 4 + OVERHEAD
 
-    def __init__(self, master: MasterKey) -> None:
+
+def open_template(opener: Opener, template_id: int, user_id: int, modality: str, blob: bytes, dimension: int) -> bytes:
+    """A template vector's bytes, opened when sealed."""
+    if not is_sealed_vector(blob, dimension):
+        return blob
+    return opener().open(blob, template_aad(template_id, user_id, modality))
+
+
+class KeyRing:
+    """Per-owner data keys in `user_keys` (read in the calling transaction) and the master key check.
+
+    Unwrapped keys are cached by (owner, generation): rows carry the generation they were sealed under, so a
+    key that another connection rotated is never used stale.
+    """
+
+    def __init__(self, master: MasterKey, dialect: Dialect) -> None:
         self.master = master
-        self._ciphers: dict[int, tuple[int, Cipher]] = {}
+        self._dialect = dialect
+        self._ciphers: dict[tuple[int, int], Cipher] = {}
 
     def forget_cached_keys(self) -> None:
         """After a rollback: a key created in the rolled-back transaction must not be used again."""
         self._ciphers.clear()
 
-    # ---- the master key check ------------------------------------------------------------------
-    def check_master(self, conn: apsw.Connection, path: object) -> bool:
-        """True when this is the first keyed open (the check was just written), False when the key matches."""
-        row = conn.execute("SELECT sealed FROM key_check WHERE id = 1").fetchone()
+    def check_master(self, tx: Tx, wrong_key: tuple[str, str]) -> bool:
+        """True when this open wrote the key check (the first keyed open), False when the key matches; a
+        SealingError(`wrong_key`) when the database was sealed with another master key."""
+        row = tx.one("SELECT sealed FROM key_check WHERE id = 1")
         if row is None:
-            conn.execute(
-                "INSERT INTO key_check (id, fingerprint, sealed) VALUES (1, ?, ?)",
+            written = tx.run(
+                "INSERT INTO key_check (id, fingerprint, sealed) VALUES (1, ?, ?) ON CONFLICT (id) DO NOTHING",
                 (self.master.fingerprint, self.master.wrap(_KEY_CHECK, b"key-check")),
             )
-            return True
+            if written == 1:
+                return True
+            row = tx.one("SELECT sealed FROM key_check WHERE id = 1")  # another connection wrote it meanwhile
+        assert row is not None
         try:
             self.master.unwrap(bytes(row[0]), b"key-check")
         except SealingError as exc:
-            raise SealingError(
-                f"memory database {path} was sealed with another master key",
-                "use the key file or keyring entry this database was created with (see security.key_file)",
-            ) from exc
+            raise SealingError(*wrong_key) from exc
         return False
 
-    # ---- data keys -----------------------------------------------------------------------------
-    def cipher(self, conn: apsw.Connection, user_id: int, *, create: bool = False) -> Cipher:
-        cached = self._ciphers.get(user_id)
-        if cached is not None:
-            return cached[1]
-        row = conn.execute("SELECT generation, wrapped FROM user_keys WHERE user_id = ?", (user_id,)).fetchone()
+    def unwrapped(self, owner_id: int, generation: int, wrapped: bytes) -> Cipher:
+        cached = self._ciphers.get((owner_id, generation))
+        if cached is None:
+            cached = Cipher(self.master.unwrap(bytes(wrapped), _user_key_aad(owner_id, generation)))
+            self._ciphers[(owner_id, generation)] = cached
+        return cached
+
+    def cipher(self, tx: Tx, owner_id: int, *, create: bool = False, lock: bool = False) -> Cipher:
+        """The owner's current data key (created when asked and missing); `lock` holds it against a re-key."""
+        row = tx.one(
+            "SELECT generation, wrapped FROM user_keys WHERE user_id = ?"
+            + (self._dialect.lock("SHARE") if lock else ""),
+            (owner_id,),
+        )
         if row is None:
             if not create:
-                raise SealingError(f"user {user_id} has no data key", "the database was altered; restore a backup")
-            return self.rotate(conn, user_id)
-        generation = int(row[0])
-        cipher = Cipher(self.master.unwrap(bytes(row[1]), _user_key_aad(user_id, generation)))
-        self._ciphers[user_id] = (generation, cipher)
-        return cipher
+                raise SealingError(f"owner {owner_id} has no data key", "the database was altered; restore a backup")
+            return self.rotate(tx, owner_id)
+        return self.unwrapped(owner_id, int(row[0]), bytes(row[1]))
 
-    def rotate(self, conn: apsw.Connection, user_id: int) -> Cipher:
-        """A new data key for the user (generation + 1); the caller re-seals their rows in the same transaction."""
-        row = conn.execute("SELECT generation FROM user_keys WHERE user_id = ?", (user_id,)).fetchone()
-        generation = int(row[0]) + 1 if row else 1
+    def rotate(self, tx: Tx, owner_id: int) -> Cipher:
+        """A new data key for the owner (generation + 1); the caller re-seals their rows in the same transaction."""
+        row = tx.one("SELECT generation FROM user_keys WHERE user_id = ?" + self._dialect.lock("UPDATE"), (owner_id,))
         key = new_key()
-        conn.execute(
+        if row is None:
+            # The owner's first key: another connection may be creating it at this moment; the first one wins and
+            # this one uses it (replacing it would orphan what the other sealed with it).
+            written = tx.run(
+                "INSERT INTO user_keys (user_id, generation, wrapped, created_at) VALUES (?, 1, ?, ?) "
+                "ON CONFLICT (user_id) DO NOTHING",
+                (owner_id, self.master.wrap(key, _user_key_aad(owner_id, 1)), time.time()),
+            )
+            if written == 0:
+                return self.cipher(tx, owner_id, lock=True)
+            self._ciphers[(owner_id, 1)] = Cipher(key)
+            return self._ciphers[(owner_id, 1)]
+        generation = int(row[0]) + 1
+        tx.run(
             "INSERT INTO user_keys (user_id, generation, wrapped, created_at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT(user_id) DO UPDATE SET generation = excluded.generation, wrapped = excluded.wrapped, "
+            "ON CONFLICT (user_id) DO UPDATE SET generation = excluded.generation, wrapped = excluded.wrapped, "
             "created_at = excluded.created_at",
-            (user_id, generation, self.master.wrap(key, _user_key_aad(user_id, generation)), time.time()),
+            (owner_id, generation, self.master.wrap(key, _user_key_aad(owner_id, generation)), time.time()),
         )
-        cipher = Cipher(key)
-        self._ciphers[user_id] = (generation, cipher)
-        return cipher
+        self._ciphers[(owner_id, generation)] = Cipher(key)
+        return self._ciphers[(owner_id, generation)]
 
-    def generation(self, conn: apsw.Connection, user_id: int) -> int:
-        row = conn.execute("SELECT generation FROM user_keys WHERE user_id = ?", (user_id,)).fetchone()
+    def generation(self, tx: Tx, owner_id: int) -> int:
+        row = tx.one("SELECT generation FROM user_keys WHERE user_id = ?", (owner_id,))
         return int(row[0]) if row else 0
 
-    def rewrap_all(self, conn: apsw.Connection, new_master: MasterKey) -> int:
-        """Master key rotation: unwrap every data key with the current master and wrap it with the new one."""
-        rows = [tuple(r) for r in conn.execute("SELECT user_id, generation, wrapped FROM user_keys")]
+    def rewrap_all(self, tx: Tx, new_master: MasterKey) -> int:
+        """Master key rotation: every data key unwrapped with the current master and wrapped with the new one."""
+        rows = tx.rows("SELECT user_id, generation, wrapped FROM user_keys")
         for user_id, generation, wrapped in rows:
             aad = _user_key_aad(int(user_id), int(generation))
             key = self.master.unwrap(bytes(wrapped), aad)
-            conn.execute(
-                "UPDATE user_keys SET wrapped = ? WHERE user_id = ?", (new_master.wrap(key, aad), int(user_id))
-            )
-        conn.execute(
+            tx.run("UPDATE user_keys SET wrapped = ? WHERE user_id = ?", (new_master.wrap(key, aad), int(user_id)))
+        tx.run(
             "UPDATE key_check SET fingerprint = ?, sealed = ? WHERE id = 1",
             (new_master.fingerprint, new_master.wrap(_KEY_CHECK, b"key-check")),
         )
         self.master = new_master
         self._ciphers.clear()
         return len(rows)
-
-
-def seal_text(cipher: Cipher | None, value: str, aad: bytes) -> str | bytes:
-    return value if cipher is None else cipher.seal(value.encode("utf-8"), aad)
-
-
-def open_text(cipher_for: Callable[[], Cipher] | None, value: str | bytes, aad: bytes) -> str:
-    """`value` itself when stored in clear; else opened with the cipher `cipher_for()` returns."""
-    if isinstance(value, str):
-        return value
-    if cipher_for is None:
-        raise SealingError("this memory database is encrypted", "open it with its master key (security settings)")
-    return cipher_for().open(bytes(value), aad).decode("utf-8")
-
-
-def is_sealed_vector(blob: bytes, dimension: int) -> bool:
-    return len(blob) == dimension * 4 + OVERHEAD

@@ -1,35 +1,23 @@
-"""Sensitive-note classification at construction: rules, optionally followed by the LLM.
+"""Sensitive-note classification at construction, by rules.
 
 A note is sensitive when it discloses one of: health (illness, injury, care, mental health, allergy,
 pregnancy), finance (income, debts, amounts, bank or card details), credentials (passwords, PINs, codes),
 location (a home address or exact whereabouts), third_party (another person's private life: a death,
 divorce, arrest). One category per note, the first in CATEGORIES order that applies.
 
-Rules are word patterns aimed at disclosures, not topics ("it's like therapy" is not a health note). With
-`memory.sensitivity_llm` on, LLM construction shows a note the rules leave unmarked to the LLM with a short
-prompt; the LLM can add a category, never remove one the rules found (a privacy mark errs on the side of
-asking for more proof). bench/results/sensitive.md measures both on 200 hand-labelled LoCoMo turns; the
-default 0.5B model flags nearly everything, hence the setting is off by default.
+Rules are word patterns aimed at disclosures, not topics ("it's like therapy" is not a health note);
+bench/results/sensitive.md measures them on 200 hand-labelled LoCoMo turns.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Literal
-
-from pydantic import BaseModel
+from typing import Literal
 
 from kiosk.errors import DataError
-from kiosk.llm.backend import LLM, Message
-from kiosk.llm.structured import ask_structured
 
 Category = Literal["credentials", "health", "finance", "location", "third_party"]
 CATEGORIES: tuple[Category, ...] = ("credentials", "health", "finance", "location", "third_party")
-Source = Literal["rules", "llm"]
-
-CLASSIFY_MAX_TOKENS = 16
-"""The reply is one short JSON object: {"category": "third_party"} is 9 tokens."""
 
 _RELATIVE = (
     r"(?:mom|mum|mother|dad|father|parents?|wife|husband|partner|son|daughter|kids?|child|brother|sister|"
@@ -78,19 +66,6 @@ RULES: dict[Category, re.Pattern[str]] = {
 }
 
 
-@dataclass(frozen=True)
-class Classification:
-    """The category (None = not sensitive), who decided it, and the LLM's raw verdict when it was asked."""
-
-    category: Category | None
-    source: Source | None
-    llm_verdict: str | None = None
-
-    @property
-    def sensitive(self) -> bool:
-        return self.category is not None
-
-
 def validate_category(value: str | None) -> Category | None:
     """A stored or user-given category, checked; a typo is an error naming the allowed ones."""
     if value is None or value == "none":
@@ -106,51 +81,3 @@ def classify_rules(text: str) -> Category | None:
         if RULES[category].search(text):
             return category
     return None
-
-
-# ---- LLM -----------------------------------------------------------------------------------------
-
-CLASSIFY_SYSTEM = (
-    "You flag private information in one chat message. Categories: health (the illness, injury, medical care, "
-    "mental health, allergy or pregnancy of a real person), finance (income, debts, money amounts, bank or card "
-    "details), credentials (passwords, PINs, codes), location (a home address or exact whereabouts), "
-    "third_party (another person's private life: a death, divorce, arrest), none (everyday talk, hobbies, "
-    "opinions, generic remarks). Reply with JSON only."
-)
-
-CLASSIFY_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"category": {"type": "string", "enum": ["none", *CATEGORIES]}},
-    "required": ["category"],
-}
-
-
-class Verdict(BaseModel):
-    category: Literal["none", "credentials", "health", "finance", "location", "third_party"]
-
-
-def classify_messages(text: str) -> list[Message]:
-    return [{"role": "system", "content": CLASSIFY_SYSTEM}, {"role": "user", "content": f"Message: {text}"}]
-
-
-def classify_llm(llm: LLM, text: str) -> str | None:
-    """The LLM's verdict ('none' or a category), or None when it gave no valid reply after a retry."""
-    reply = ask_structured(
-        llm,
-        classify_messages(text),
-        Verdict,
-        CLASSIFY_SCHEMA,
-        max_tokens=CLASSIFY_MAX_TOKENS,
-        what=f"sensitivity ({text[:40]!r})",
-    )
-    return reply.value.category if reply.value is not None else None
-
-
-def classify(text: str, llm: LLM | None = None) -> Classification:
-    """Rules first; with an LLM, a note the rules leave unmarked gets the LLM's verdict."""
-    by_rules = classify_rules(text)
-    if by_rules is not None or llm is None:
-        return Classification(by_rules, "rules" if by_rules else None)
-    verdict = classify_llm(llm, text)
-    category = validate_category(verdict) if verdict is not None else None
-    return Classification(category, "llm" if category else None, verdict)

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kiosk.config import RetrievalConfig
 from kiosk.retrieval.results import FamiliaritySignal, Path
+from kiosk.retrieval.tuning import RetrievalTuning
 
 
 def familiarity_signal(similarities: Sequence[float], k_probe: int, softmax_lambda: float) -> FamiliaritySignal:
@@ -23,13 +23,13 @@ def familiarity_signal(similarities: Sequence[float], k_probe: int, softmax_lamb
     return FamiliaritySignal(float(top.mean()), entropy, int(top.size))
 
 
-def choose_path(signal: FamiliaritySignal, config: RetrievalConfig) -> Path:
+def choose_path(signal: FamiliaritySignal, tuning: RetrievalTuning) -> Path:
     """Familiarity when the match is confident (high mean) or peaked (low entropy), else recollection.
 
     The mean thresholds decide first; between them the entropy does. The shipped thresholds come from
     calibration questions (kiosk/retrieval/thresholds.py).
     """
-    chosen = recollects(signal, config.theta_low, config.theta_high, config.tau_entropy)
+    chosen = recollects(signal, tuning.theta_low, tuning.theta_high, tuning.tau_entropy)
     return "recollection" if chosen else "familiarity"
 
 

@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence, Set
 import numpy as np
 
 from kiosk.memory.note import Note
-from kiosk.memory.sqlite_store import MAX_K
 from kiosk.memory.store import Store
 from kiosk.retrieval.ranking import PLAIN_COSINE, Ranking
 from kiosk.retrieval.results import ScoredNote
@@ -64,28 +63,29 @@ def top_similar(
     if not owner_ids or depth < 1:
         return []
     vector = np.asarray(query, dtype=np.float32)
+    max_k = store.max_k
     reach = depth + len(exclude)  # excluded (withheld) notes may take places in the index's list
     scopes_in_pool = sorted(set((owner_scopes or {}).values())) or ["personal", "group", "public"]
     if ranking.is_plain_cosine(scopes_in_pool):
-        wanted = min(MAX_K, reach + SLACK)
+        wanted = min(max_k, reach + SLACK)
         found = store.knn(owner_ids, vector, wanted)
         # The index orders equal distances arbitrarily: while the tie at the K-th place runs past the page, widen
         # it, so that ties are settled by note id below and never by the index.
-        while len(found) == wanted < MAX_K and found[-1][1] >= found[min(reach, len(found)) - 1][1] - TIE_TOLERANCE:
-            wanted = min(MAX_K, wanted * 2)
+        while len(found) == wanted < max_k and found[-1][1] >= found[min(reach, len(found)) - 1][1] - TIE_TOLERANCE:
+            wanted = min(max_k, wanted * 2)
             found = store.knn(owner_ids, vector, wanted)
         notes = store.get_notes([note_id for note_id, _ in found if note_id not in exclude])
         return rank_by_similarity([n for n in notes if n.embedding is not None], query)[:depth]
     fetch = reach + SLACK
     while True:
-        fetch = min(MAX_K, fetch)
+        fetch = min(max_k, fetch)
         found = store.knn(owner_ids, vector, fetch)
         kept = [note_id for note_id, _ in found if note_id not in exclude]
         notes = [n for n in store.get_notes(kept) if n.embedding is not None]
         sims = exact_similarities(notes, query)
         scores = ranking.scores(sims, notes, owner_scopes)
         order = sorted(range(len(notes)), key=lambda row: (-scores[row], int(notes[row].id or 0)))
-        if len(found) < fetch or fetch == MAX_K:  # the index has nothing more
+        if len(found) < fetch or fetch == max_k:  # the index has nothing more
             break
         # A note left in the index has cosine <= the lowest fetched, so it scores at most alpha*that + max_bias;
         # `<` (not `<=`) keeps widening through ties, which are then settled by note id.

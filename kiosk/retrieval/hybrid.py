@@ -9,10 +9,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from kiosk.config import RetrievalConfig
 from kiosk.memory.store import Store
 from kiosk.retrieval.familiarity import exact_similarities
 from kiosk.retrieval.results import ScoredNote
+from kiosk.retrieval.tuning import RetrievalTuning
 
 IdRanking = Sequence[tuple[int, float]]
 """(note id, score) best first; the score's scale is the ranker's own (cosine, BM25, recollection)."""
@@ -26,13 +26,13 @@ def _min_max(values: list[float]) -> list[float]:
 
 
 def _weighted_rankings(
-    dense: IdRanking, lexical: IdRanking, dated: IdRanking, named: IdRanking, config: RetrievalConfig
+    dense: IdRanking, lexical: IdRanking, dated: IdRanking, named: IdRanking, tuning: RetrievalTuning
 ) -> list[tuple[IdRanking, float]]:
     pairs = (
-        (dense, config.dense_weight),
-        (lexical, config.lexical_weight),
-        (dated, config.date_weight),
-        (named, config.person_weight),
+        (dense, tuning.dense_weight),
+        (lexical, tuning.lexical_weight),
+        (dated, tuning.date_weight),
+        (named, tuning.person_weight),
     )
     return [(ranking, weight) for ranking, weight in pairs if ranking and weight > 0]
 
@@ -40,7 +40,7 @@ def _weighted_rankings(
 def fuse(
     dense: IdRanking,
     lexical: IdRanking,
-    config: RetrievalConfig,
+    tuning: RetrievalTuning,
     k: int,
     dated: IdRanking = (),
     named: IdRanking = (),
@@ -49,15 +49,12 @@ def fuse(
 
     `dated`: the pool's notes from the time the question names (kiosk/retrieval/dates.py), by cosine.
     `named`: the pool's notes whose context names a person the question names (kiosk/retrieval/people.py).
-    rrf: sum over rankings of weight / (rrf_k + rank), rank from 1 (reciprocal rank fusion, scale-free).
-    weighted: weight * min-max normalised score, summed (cosine and BM25 each scaled to [0, 1] per query).
+    Each ranking contributes weight * its min-max normalised score (cosine and BM25 each scaled to [0, 1] per query).
+    (Reciprocal rank fusion found less evidence on LoCoMo: bench/results/hybrid.md.)
     """
     fused: dict[int, float] = {}
-    for ranking, weight in _weighted_rankings(dense, lexical, dated, named, config):
-        if config.fusion == "weighted":
-            contributions = _min_max([score for _, score in ranking])
-        else:
-            contributions = [1.0 / (config.rrf_k + rank) for rank in range(1, len(ranking) + 1)]
+    for ranking, weight in _weighted_rankings(dense, lexical, dated, named, tuning):
+        contributions = _min_max([score for _, score in ranking])
         for (note_id, _), contribution in zip(ranking, contributions, strict=True):
             fused[int(note_id)] = fused.get(int(note_id), 0.0) + weight * contribution
     order = sorted(fused, key=lambda note_id: (-fused[note_id], note_id))[:k]
@@ -65,14 +62,12 @@ def fuse(
 
 
 def fused_ceiling(
-    dense: IdRanking, lexical: IdRanking, config: RetrievalConfig, dated: IdRanking = (), named: IdRanking = ()
+    dense: IdRanking, lexical: IdRanking, tuning: RetrievalTuning, dated: IdRanking = (), named: IdRanking = ()
 ) -> float:
     """The highest fused score a note can reach here (first in every non-empty ranking): divides fused scores
     into [0, 1], so a question without lexical matches ranks on the same scale as one with them."""
-    weight = sum(weight for _, weight in _weighted_rankings(dense, lexical, dated, named, config))
-    if weight <= 0:
-        return 1.0
-    return weight if config.fusion == "weighted" else weight / (config.rrf_k + 1)
+    weight = sum(weight for _, weight in _weighted_rankings(dense, lexical, dated, named, tuning))
+    return weight if weight > 0 else 1.0
 
 
 def scored_notes(store: Store, ranking: IdRanking, query: np.ndarray) -> list[ScoredNote]:

@@ -14,10 +14,27 @@ from datetime import datetime
 
 import numpy as np
 
-from kiosk.config import ForgettingConfig, ScopesConfig
+from kiosk.config import ForgettingConfig
 from kiosk.memory.forgetting import Decay, note_strengths
 from kiosk.memory.note import Note
 from kiosk.memory.scopes import scope_kind
+
+
+@dataclass(frozen=True)
+class ScopeWeights:
+    """alpha, beta and the scope relevances (0..1) of the ranking score: tuning constants, not settings."""
+
+    alpha: float = 1.0
+    """Weight of semantic similarity."""
+    beta: float = 0.05
+    """Weight of scope relevance; small, so it only reorders notes of nearly equal similarity."""
+    personal_relevance: float = 1.0
+    group_relevance: float = 0.5
+    public_relevance: float = 0.0
+    """Public notes are visible to everyone: no preference for them."""
+
+
+SCOPE_WEIGHTS = ScopeWeights()
 
 
 @dataclass(frozen=True)
@@ -30,7 +47,7 @@ class Ranking:
     now: datetime | None = None
 
     @classmethod
-    def from_config(cls, scopes: ScopesConfig, forgetting: ForgettingConfig, now: datetime | None) -> Ranking:
+    def from_config(cls, scopes: ScopeWeights, forgetting: ForgettingConfig, now: datetime | None) -> Ranking:
         return cls(
             alpha=scopes.alpha,
             beta=scopes.beta,

@@ -1,31 +1,28 @@
 """Recollection path (RF-Mem): iterative query expansion by clustering candidates and alpha-mixing.
 
 Per round, every beam query retrieves N candidates from the matched pool; the candidates are clustered
-into B groups (k-means, or DBSCAN's dense groups: kiosk/retrieval/clustering.py); each group's centroid
-is mixed into the beam query, q' = alpha*q + (1-alpha)*c, renormalised; each beam query keeps its
+into B groups (k-means; DBSCAN's dense groups found less evidence on LoCoMo, bench/results/clustering.md);
+each group's centroid is mixed into the beam query, q' = alpha*q + (1-alpha)*c, renormalised; each beam query keeps its
 `fanout` most relevant mixes (mean similarity of the group to the question) and the best B of all mixes
 form the next beam.
 
-Ranking and de-duplication (`ranking`): "fuse" (default) puts the question's own best ceil(K/2) memories
-first (recollection must not lose what familiarity finds), then merges the expanded queries' result lists
-round-robin in the order the queries were issued, each memory taken once; "rocchio" ranks everything
-collected by cosine to alpha*q + (1-alpha)*mean(expanded queries); "weighted-max" by the best similarity
-under any query times that query's cosine to the question. A scope / strength term (kiosk/retrieval/ranking.py)
-enters through the search itself (`PoolMatrix.search` ranks by alpha*cosine + bias), so it orders every
-candidate list and hence "fuse"; "rocchio" and "weighted-max" re-rank what was collected by cosine alone.
-Expansion ends after R rounds, or when a round no longer changes the top-K (the evidence has converged).
-bench/results/retrieval.md compares them.
+Ranking and de-duplication (`fuse`): the question's own best ceil(K/2) memories first (recollection must not
+lose what familiarity finds), then the expanded queries' result lists merged round-robin in the order the
+queries were issued, each memory taken once (re-ranking everything collected by cosine to a Rocchio mix, or by
+the best query-weighted similarity, found less evidence: bench/results/retrieval.md). A scope / strength term
+(kiosk/retrieval/ranking.py) enters through the search itself (`PoolMatrix.search` ranks by alpha*cosine + bias),
+so it orders every candidate list. Expansion ends after R rounds, or when a round no longer changes the top-K
+(the evidence has converged).
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from kiosk.retrieval.clustering import ClusteringSettings, cluster
+from kiosk.retrieval.kmeans import kmeans
 
 SearchResult = tuple[np.ndarray, np.ndarray, np.ndarray]
 """(note ids int64, similarities float64, embeddings (n, d) float64), best first."""
@@ -41,8 +38,6 @@ class RecollectionSettings:
     candidates: int = 20
     alpha: float = 0.4
     seed: int = 0
-    ranking: str = "fuse"
-    clustering: ClusteringSettings = field(default_factory=ClusteringSettings)
 
 
 @dataclass(frozen=True)
@@ -51,8 +46,6 @@ class Recollected:
     scores: list[float]
     rounds: int
     queries: int
-    clusterings: dict[str, int] = field(default_factory=dict)
-    """How often each clustering method ran (adaptive picks per candidate set)."""
 
 
 class PoolMatrix:
@@ -156,42 +149,14 @@ def fuse(origin: list[int], expansions: list[list[int]], k: int) -> list[int]:
     return ranked
 
 
-def rank_collected(
-    ranking: str,
-    k: int,
-    origin: np.ndarray,
-    origin_list: list[int],
-    expansions: list[list[int]],
-    expansion_queries: list[np.ndarray],
-    collected: dict[int, np.ndarray],
-    alpha: float,
-) -> list[int]:
-    """Order the collected memories (see the module docstring for each strategy)."""
-    if ranking == "fuse" or not expansion_queries:
-        return fuse(origin_list, expansions, k)
-    ids = sorted(collected)
-    matrix = np.stack([collected[i] for i in ids])
-    if ranking == "rocchio":
-        scores = matrix @ _unit(alpha * origin + (1.0 - alpha) * np.mean(expansion_queries, axis=0))
-    else:  # "weighted-max": best similarity under any query, weighted by that query's closeness to the question
-        queries = np.stack([origin, *expansion_queries])
-        weights = np.clip(queries @ origin, 0.0, None)
-        scores = ((matrix @ queries.T) * weights[None, :]).max(axis=1)
-    order = sorted(range(len(ids)), key=lambda row: (-float(scores[row]), ids[row]))
-    return [ids[row] for row in order[:k]]
-
-
 def recollect(search: Search, question: np.ndarray, settings: RecollectionSettings) -> Recollected:
     """Run RF-Mem recollection; returns the ranked top-K note ids (best first) with their best similarity."""
     origin = _unit(np.asarray(question, dtype=np.float64))
     best_similarity: dict[int, float] = {}
-    collected: dict[int, np.ndarray] = {}
     origin_list: list[int] = []
     expansions: list[list[int]] = []
-    expansion_queries: list[np.ndarray] = []
     beam: list[np.ndarray] = [origin]
     top: list[int] = []
-    methods: Counter[str] = Counter()
     issued = 0
     rounds_run = 0
     for round_index in range(settings.rounds):
@@ -201,19 +166,15 @@ def recollect(search: Search, question: np.ndarray, settings: RecollectionSettin
             ids, sims, embeddings = search(query, settings.candidates)
             issued += 1
             id_list = [int(i) for i in ids.tolist()]
-            for row, (note_id, sim) in enumerate(zip(id_list, sims.tolist(), strict=True)):
+            for note_id, sim in zip(id_list, sims.tolist(), strict=True):
                 best_similarity[note_id] = max(best_similarity.get(note_id, -np.inf), float(sim))
-                collected.setdefault(note_id, embeddings[row])
             if round_index == 0:
                 origin_list = id_list
             else:
                 expansions.append(id_list)
-                expansion_queries.append(query)
             if len(ids):
-                proposals.extend(_mixes(query, embeddings, origin, settings, round_index, beam_index, methods))
-        new_top = rank_collected(
-            settings.ranking, settings.k, origin, origin_list, expansions, expansion_queries, collected, settings.alpha
-        )
+                proposals.extend(_mixes(query, embeddings, origin, settings, round_index, beam_index))
+        new_top = fuse(origin_list, expansions, settings.k)
         converged = round_index > 0 and new_top == top
         top = new_top
         if converged or not proposals:
@@ -226,7 +187,7 @@ def recollect(search: Search, question: np.ndarray, settings: RecollectionSettin
             beam.append(mixed)
             if len(beam) == settings.beam:
                 break
-    return Recollected(top, [best_similarity[i] for i in top], rounds_run, issued, dict(methods))
+    return Recollected(top, [best_similarity[i] for i in top], rounds_run, issued)
 
 
 def _mixes(
@@ -236,13 +197,9 @@ def _mixes(
     settings: RecollectionSettings,
     round_index: int,
     beam_index: int,
-    methods: Counter[str],
 ) -> list[tuple[float, int, np.ndarray]]:
     """This beam query's `fanout` best mixed queries as (relevance, tie-break order, query)."""
-    labels, centroids, method = cluster(
-        embeddings, settings.beam, settings.clustering, seed=settings.seed + 7919 * round_index + beam_index
-    )
-    methods[method] += 1
+    labels, centroids = kmeans(embeddings, settings.beam, seed=settings.seed + 7919 * round_index + beam_index)
     relevance_to_origin = embeddings @ origin
     mixes: list[tuple[float, int, np.ndarray]] = []
     for group, centroid in enumerate(centroids):

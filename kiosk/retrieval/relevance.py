@@ -10,7 +10,7 @@ The floor is read off the text encoder's own scale, like the adaptive thresholds
 the best-note similarity of questions asked against their owner's memories (related) and against another
 person's memories (unrelated). It is the quantile of the related distribution that keeps `RELATED_KEPT` of
 them; the share of unrelated ones it lets through is reported with it. Stored per encoder (sha256) as
-calibration/relevance-<sha>.json; the shipped `retrieval.relevance_floor` default must equal it (a test checks).
+calibration/relevance-<sha>.json; the floor in use (kiosk.retrieval.tuning) must equal it (a test checks).
 """
 
 from __future__ import annotations

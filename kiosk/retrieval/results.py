@@ -54,8 +54,6 @@ class Retrieval:
     cache_hit: bool = False
     rounds: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
-    clusterings: dict[str, int] = field(default_factory=dict)
-    """Recollection only: how often each clustering method ran (per beam query per round)."""
     clearance: Clearance | None = None
     """Set by the assistant: whose sensitive notes were allowed, and how many of the top K were withheld."""
     below_relevance_floor: bool = False
@@ -82,7 +80,6 @@ class Retrieval:
             },
             "cache_hit": self.cache_hit,
             "rounds": self.rounds,
-            "clusterings": dict(self.clusterings),
             "timings_ms": dict(self.timings_ms),
             "sensitive": self.clearance.as_dict() if self.clearance is not None else None,
             "below_relevance_floor": self.below_relevance_floor,

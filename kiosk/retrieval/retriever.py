@@ -1,5 +1,5 @@
 """Retrieval inside the matched pool: familiarity, recollection or the adaptive choice, fused with BM25
-lexical matches of the same pool (unless `fusion` is off); chronological out."""
+lexical matches of the same pool (unless the tuning's `fusion` is off); chronological out."""
 
 from __future__ import annotations
 
@@ -10,21 +10,20 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from kiosk.config import ForgettingConfig, RetrievalConfig, ScopesConfig
+from kiosk.config import ForgettingConfig, RetrievalConfig
 from kiosk.memory.forgetting import pool_strengths
 from kiosk.memory.note import to_epoch
-from kiosk.memory.sqlite_store import MAX_K
 from kiosk.memory.store import Store
 from kiosk.retrieval.adaptive import choose_path, familiarity_signal, mixing_alpha
 from kiosk.retrieval.cache import VersionedCache, owner_versions
-from kiosk.retrieval.clustering import ClusteringSettings
 from kiosk.retrieval.dates import date_windows
 from kiosk.retrieval.familiarity import exact_similarities, top_similar
 from kiosk.retrieval.hybrid import IdRanking, fuse, fused_ceiling, lexical_hits, scored_notes
 from kiosk.retrieval.people import context_speaker, named_people
-from kiosk.retrieval.ranking import PLAIN_COSINE, Ranking
+from kiosk.retrieval.ranking import PLAIN_COSINE, Ranking, ScopeWeights
 from kiosk.retrieval.recollection import PoolMatrix, RecollectionSettings, Search, SearchResult, recollect
 from kiosk.retrieval.results import FamiliaritySignal, Path, Retrieval, ScoredNote
+from kiosk.retrieval.tuning import DEFAULT_TUNING, RetrievalTuning
 
 Mode = str  # "adaptive" | "familiarity" | "recollection"
 MODES = ("adaptive", "familiarity", "recollection")
@@ -55,22 +54,29 @@ class Retriever:
 
     `owner_ids` must come from the gate: nothing here ever looks at another owner's partition.
     `scopes` (owner id -> 'personal' | 'group' | 'public', from the gate's scoped pool) feeds the scope term
-    of the ranking; without scope and forgetting settings the ranking is plain cosine.
+    of the ranking; without scope and forgetting settings the ranking is plain cosine. `tuning`: the measured
+    defaults (DEFAULT_TUNING) unless a benchmark or a test varies them.
     """
 
     def __init__(
         self,
         store: Store,
         config: RetrievalConfig,
-        scopes: ScopesConfig | None = None,
+        scopes: ScopeWeights | None = None,
         forgetting: ForgettingConfig | None = None,
+        tuning: RetrievalTuning | None = None,
     ) -> None:
         self.store = store
         self.config = config
         self.scopes_config = scopes
         self.forgetting_config = forgetting
-        self._familiarity_cache: VersionedCache[Retrieval] = VersionedCache(config.cache_ttl_ms / 1000.0)
-        self._pools: VersionedCache[PoolMatrix] = VersionedCache(None, capacity=config.pool_cache_owners)
+        self.tuning = tuning or DEFAULT_TUNING
+        self._familiarity_cache: VersionedCache[Retrieval] = VersionedCache(self.tuning.cache_ttl_ms / 1000.0)
+        self._pools: VersionedCache[PoolMatrix] = VersionedCache(None, capacity=self.tuning.pool_cache_owners)
+
+    def retuned(self, tuning: RetrievalTuning) -> Retriever:
+        """A retriever of the same store and settings with other tuning (and empty caches)."""
+        return Retriever(self.store, self.config, self.scopes_config, self.forgetting_config, tuning)
 
     def retrieve(
         self,
@@ -105,12 +111,14 @@ class Retriever:
             elapsed = (time.perf_counter() - started) * 1000.0
             return replace(cached, cache_hit=True, timings_ms={"retrieve": elapsed})
         context = _Context(owners, versions, owner_scopes, scope_kinds, ranking, query_text, excluded)
-        if self.fusing and self.config.dense_weight == 0:
+        if self.fusing and self.tuning.dense_weight == 0:
             result = Retrieval("lexical", chronological(self._lexical_only(context, query, k)))
         elif mode == "recollection":
             result = self._recollection(context, query, k, signal=None)
         elif mode == "familiarity" and self.fusing:
-            dense = self.store.knn(owners, query, min(MAX_K, max(k, self.config.fusion_depth) + len(excluded)))
+            dense = self.store.knn(
+                owners, query, min(self.store.max_k, max(k, self.tuning.fusion_depth) + len(excluded))
+            )
             result = Retrieval("familiarity", chronological(self._fused(context, dense, query, k)))
         elif mode == "familiarity":
             hits = top_similar(self.store, owners, query, k, ranking, owner_scopes, excluded)
@@ -124,7 +132,7 @@ class Retriever:
 
     @property
     def fusing(self) -> bool:
-        return self.config.fusion != "off" and self.config.lexical_weight > 0
+        return self.tuning.fusion != "off" and self.tuning.lexical_weight > 0
 
     def ranking(self, now: datetime | None = None) -> Ranking:
         if self.scopes_config is None or self.forgetting_config is None:
@@ -141,18 +149,18 @@ class Retriever:
         """
         excluded = context.excluded
         found = self.store.lexical(
-            context.owners, context.query_text, min(MAX_K, self.config.fusion_depth + len(excluded))
+            context.owners, context.query_text, min(self.store.max_k, self.tuning.fusion_depth + len(excluded))
         )
-        lexical = list(_kept(found, excluded))[: self.config.fusion_depth]
+        lexical = list(_kept(found, excluded))[: self.tuning.fusion_depth]
         dense = _kept(dense, excluded)
         dated = self._dated(context, query)
         named = self._named(context, query)
         ranking = context.ranking
         if ranking.is_plain_cosine(context.scope_kinds):
-            return scored_notes(self.store, fuse(dense, lexical, self.config, k, dated, named), query)
+            return scored_notes(self.store, fuse(dense, lexical, self.tuning, k, dated, named), query)
         depth = len(dense) + len(lexical) + len(dated) + len(named)
-        candidates = fuse(dense, lexical, self.config, depth, dated, named)
-        ceiling = fused_ceiling(dense, lexical, self.config, dated, named)
+        candidates = fuse(dense, lexical, self.tuning, depth, dated, named)
+        ceiling = fused_ceiling(dense, lexical, self.tuning, dated, named)
         fused = {note_id: score / ceiling for note_id, score in candidates}
         notes = self.store.get_notes([note_id for note_id, _ in candidates])
         semantic = np.array([fused[int(note.id or 0)] for note in notes], dtype=np.float64)
@@ -163,18 +171,18 @@ class Retriever:
 
     def _dated(self, context: _Context, query: np.ndarray) -> IdRanking:
         """The pool's notes from the time the question names, by cosine (none without a dated mention)."""
-        if self.config.date_weight <= 0:
+        if self.tuning.date_weight <= 0:
             return []
-        windows = date_windows(context.query_text, self.config.date_window_days)
+        windows = date_windows(context.query_text, self.tuning.date_window_days)
         if not windows:
             return []
         spans = [(to_epoch(window.start), to_epoch(window.end)) for window in windows]
         pool = self.pool(context.owners, context.versions)
-        return pool.dated_search(query, self.config.fusion_depth, spans, context.excluded)
+        return pool.dated_search(query, self.tuning.fusion_depth, spans, context.excluded)
 
     def _named(self, context: _Context, query: np.ndarray) -> IdRanking:
         """The pool's notes whose context names a person the question names, by cosine (none if it names none)."""
-        if self.config.person_weight <= 0:
+        if self.tuning.person_weight <= 0:
             return []
         names = named_people(context.query_text)
         if not names:
@@ -184,21 +192,24 @@ class Retriever:
             notes = self.store.get_notes(pool.ids.tolist())
             speakers = {int(note.id or 0): context_speaker(note.context) for note in notes}
             pool.people = [speakers.get(int(note_id), frozenset()) for note_id in pool.ids]
-        return pool.named_search(query, self.config.fusion_depth, names, context.excluded)
+        return pool.named_search(query, self.tuning.fusion_depth, names, context.excluded)
 
     def _lexical_only(self, context: _Context, query: np.ndarray, k: int) -> list[ScoredNote]:
         """`dense_weight` 0: the pool's BM25 matches, ranked by BM25 alone unless a scope or strength term is on."""
         if context.ranking.is_plain_cosine(context.scope_kinds):
             excluded = context.excluded
-            hits = lexical_hits(self.store, context.owners, query, context.query_text, min(MAX_K, k + len(excluded)))
+            hits = lexical_hits(
+                self.store, context.owners, query, context.query_text, min(self.store.max_k, k + len(excluded))
+            )
             return [hit for hit in hits if hit.note.id not in excluded][:k]
         return self._fused(context, [], query, k)
 
     def _adaptive(self, context: _Context, query: np.ndarray, k: int) -> Retrieval:
         if self.fusing:
-            depth = max(k, self.config.k_probe, self.config.fusion_depth)
+            depth = max(k, self.tuning.k_probe, self.tuning.fusion_depth)
             dense = _kept(
-                self.store.knn(context.owners, query, min(MAX_K, depth + len(context.excluded))), context.excluded
+                self.store.knn(context.owners, query, min(self.store.max_k, depth + len(context.excluded))),
+                context.excluded,
             )
             similarities = [similarity for _, similarity in dense]
         else:
@@ -206,14 +217,14 @@ class Retriever:
                 self.store,
                 context.owners,
                 query,
-                max(k, self.config.k_probe),
+                max(k, self.tuning.k_probe),
                 context.ranking,
                 context.owner_scopes,
                 context.excluded,
             )
             similarities = [item.similarity for item in probed]
-        signal = familiarity_signal(similarities, self.config.k_probe, self.config.softmax_lambda)
-        path: Path = choose_path(signal, self.config)
+        signal = familiarity_signal(similarities, self.tuning.k_probe, self.tuning.softmax_lambda)
+        path: Path = choose_path(signal, self.tuning)
         if path == "familiarity":
             chosen = self._fused(context, dense, query, k) if self.fusing else probed[:k]
             return Retrieval("familiarity", chronological(chosen), signal=signal)
@@ -226,19 +237,12 @@ class Retriever:
         bias = self._pool_bias(pool, context)
         settings = RecollectionSettings(
             k=k,
-            beam=self.config.beam,
-            fanout=self.config.fanout,
-            rounds=self.config.rounds,
-            candidates=self.config.candidates,
-            alpha=self.config.recollection_alpha if self.config.recollection_alpha is not None else mixing_alpha(k),
-            seed=self.config.kmeans_seed,
-            ranking=self.config.recollection_ranking,
-            clustering=ClusteringSettings(
-                self.config.clustering,
-                self.config.dbscan_min_samples,
-                self.config.dbscan_eps_quantile,
-                self.config.density_threshold,
-            ),
+            beam=self.tuning.beam,
+            fanout=self.tuning.fanout,
+            rounds=self.tuning.rounds,
+            candidates=self.tuning.candidates,
+            alpha=self.tuning.recollection_alpha if self.tuning.recollection_alpha is not None else mixing_alpha(k),
+            seed=self.tuning.kmeans_seed,
         )
         alpha = context.ranking.alpha
         search: Search = lambda q, n: pool.search(q, n, alpha, bias)  # noqa: E731
@@ -252,9 +256,7 @@ class Retriever:
         if self.fusing:  # `scored` is in recollection's ranking order
             ranked = [(int(item.note.id or 0), item.score) for item in scored]
             scored = self._fused(context, ranked, query, k)
-        return Retrieval(
-            "recollection", chronological(scored), signal=signal, rounds=found.rounds, clusterings=found.clusterings
-        )
+        return Retrieval("recollection", chronological(scored), signal=signal, rounds=found.rounds)
 
     def forget_owner(self, owner_id: int) -> int:
         """Evict cached results and pooled embeddings that hold this owner's notes; returns how many."""

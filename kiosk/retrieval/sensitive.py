@@ -15,7 +15,7 @@ from typing import Any
 
 from kiosk.config import SensitiveConfig
 from kiosk.errors import ConfigError
-from kiosk.retrieval.gate import GateDecision
+from kiosk.identity.gate import GateDecision
 
 CLEARED = "cleared"
 BELOW_STRICT = "below the sensitive threshold"

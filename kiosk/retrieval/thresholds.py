@@ -18,17 +18,18 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from kiosk.config import KioskConfig, RetrievalConfig
+from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError
 from kiosk.retrieval.adaptive import recollects
 from kiosk.retrieval.results import FamiliaritySignal
+from kiosk.retrieval.tuning import RetrievalTuning
 
 NEVER = -1.0
 EncoderCalibration = TypeVar("EncoderCalibration", bound=BaseModel)
@@ -88,13 +89,14 @@ class AdaptiveCalibration(BaseModel):
 def text_encoder_identity(config: KioskConfig) -> tuple[str, str]:
     """(name, sha256) of the text encoder as configured: graph, tokenizer and, for fp32, the swapped-in weights."""
     from kiosk.models import ModelStore
+    from kiosk.text.encoder import FP32_WEIGHTS, TOKENIZER, WEIGHTS
 
     manifest = ModelStore(config.paths.models).manifest
-    text = config.text
-    parts = [text.weights, manifest.get(text.model).sha256, manifest.get(text.tokenizer).sha256]
-    if text.weights == "fp32":
-        parts.append(manifest.get(text.fp32_weights).sha256)
-    return f"{text.model} ({text.weights})", hashlib.sha256("|".join(parts).encode()).hexdigest()
+    model = config.text.model
+    parts = [WEIGHTS, manifest.get(model).sha256, manifest.get(TOKENIZER).sha256]
+    if WEIGHTS == "fp32":
+        parts.append(manifest.get(FP32_WEIGHTS).sha256)
+    return f"{model} ({WEIGHTS})", hashlib.sha256("|".join(parts).encode()).hexdigest()
 
 
 def calibration_path(directory: Path, encoder_sha256: str) -> Path:
@@ -167,14 +169,13 @@ def load_for_encoder(
     return calibration
 
 
-def apply(config: RetrievalConfig, calibration: AdaptiveCalibration) -> RetrievalConfig:
-    """`config` with the calibrated thresholds (and the signal settings they were calibrated for)."""
-    return config.model_copy(
-        update={
-            "theta_low": calibration.theta_low,
-            "theta_high": calibration.theta_high,
-            "tau_entropy": calibration.tau_entropy,
-            "k_probe": calibration.k_probe,
-            "softmax_lambda": calibration.softmax_lambda,
-        }
+def apply(tuning: RetrievalTuning, calibration: AdaptiveCalibration) -> RetrievalTuning:
+    """`tuning` with the calibrated thresholds (and the signal settings they were calibrated for)."""
+    return replace(
+        tuning,
+        theta_low=calibration.theta_low,
+        theta_high=calibration.theta_high,
+        tau_entropy=calibration.tau_entropy,
+        k_probe=calibration.k_probe,
+        softmax_lambda=calibration.softmax_lambda,
     )

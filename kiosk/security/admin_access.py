@@ -2,7 +2,7 @@
 
 The decisions live here, Qt-free; the admin screen only renders the `AccessStep` it gets back and runs the
 challenge on the live camera through the services. Unlocking the screen needs both factors; a destructive action
-(`DESTRUCTIVE`) needs a challenge passed within `security.admin_challenge_fresh_s`, else it asks for a new one.
+(`DESTRUCTIVE`) needs a challenge passed within `CHALLENGE_FRESH_S`, else it asks for a new one.
 
 The challenge proves that a live person stands at the camera, not who it is: the PIN is the admin's secret. A failed
 challenge (the asked blink or turn not seen in time: a photo, a replayed clip, nobody there) counts like a wrong PIN
@@ -20,6 +20,7 @@ from kiosk.config import KioskConfig
 from kiosk.security.admin_pin import AdminPin
 from kiosk.security.audit import AuditLog
 
+CHALLENGE_FRESH_S = 120.0  # seconds a passed admin challenge also covers destructive admin actions
 AdminAction = Literal["unlock", "remove-user", "apply-calibration", "delete-group"]
 DESTRUCTIVE: frozenset[AdminAction] = frozenset({"remove-user", "apply-calibration", "delete-group"})
 ChallengeOutcome = Literal["waiting", "passed", "failed", "off"]
@@ -51,10 +52,8 @@ def challenge_rule(config: KioskConfig) -> ChallengeRule:
         return ChallengeRule(True, both)
     if not config.capture.face_source.strip():
         return ChallengeRule(False, "Palm-only terminal (no face camera): admin access needs the PIN only.")
-    if not (config.pad.enabled and config.pad.mesh):
-        return ChallengeRule(
-            False, "Liveness checks are off (pad.enabled / pad.mesh): admin access needs the PIN only."
-        )
+    if not config.pad.enabled:
+        return ChallengeRule(False, "Liveness checks are off (pad.enabled): admin access needs the PIN only.")
     return ChallengeRule(True, both)
 
 
@@ -75,7 +74,7 @@ class AdminAccess:
         rule: ChallengeRule,
         audit: AuditLog,
         *,
-        fresh_s: float,
+        fresh_s: float = CHALLENGE_FRESH_S,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.pin = pin
@@ -89,7 +88,7 @@ class AdminAccess:
 
     @classmethod
     def for_config(cls, config: KioskConfig, pin: AdminPin, audit: AuditLog) -> AdminAccess:
-        return cls(pin, challenge_rule(config), audit, fresh_s=config.security.admin_challenge_fresh_s)
+        return cls(pin, challenge_rule(config), audit, fresh_s=CHALLENGE_FRESH_S)
 
     @property
     def unlocked(self) -> bool:
@@ -168,7 +167,7 @@ class AdminAccess:
             # The terminal cannot run the challenge (no Face Mesh, liveness off): a set-up problem, not an attempt.
             self.audit.record("admin-challenge", ok=False, purpose=action, reason=f"unavailable: {reason}")
             message = (
-                f"The liveness check cannot run on this terminal ({reason}). Turn on pad.enabled and pad.mesh, "
+                f"The liveness check cannot run on this terminal ({reason}). Turn on pad.enabled, "
                 "or set security.admin_challenge = off for PIN-only admin access."
             )
             return self._refuse(action, message, 0.0)

@@ -76,5 +76,8 @@ def _check(key: str, value: object) -> None:
         raise ValueError(f"audit field '{key}' must be a scalar, not {type(value).__name__}")
 
 
+AUDIT_BACKUPS = 10  # rotated audit log files kept
+
+
 def audit_log_for(config: KioskConfig) -> AuditLog:
-    return AuditLog(config.paths.logs, config.security.audit_max_bytes, config.security.audit_backups)
+    return AuditLog(config.paths.logs, config.security.audit_max_bytes, AUDIT_BACKUPS)

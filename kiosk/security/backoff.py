@@ -79,13 +79,17 @@ class Backoff:
         self.state = BackoffState()
 
 
+BACKOFF_BASE_S = 2.0  # first back-off after the free failures; doubles with every further one
+BACKOFF_RESET_S = 900.0  # quiet time after which the failure count of verifications starts over
+
+
 def verification_backoff(security: SecurityConfig, clock: Callable[[], float] = time.monotonic) -> Backoff:
     """The terminal's back-off for failed biometric verifications (no match or ambiguous)."""
     return Backoff(
         security.verify_free_failures,
-        security.backoff_base_s,
+        BACKOFF_BASE_S,
         security.backoff_max_s,
-        reset_s=security.backoff_reset_s,
+        reset_s=BACKOFF_RESET_S,
         clock=clock,
     )
 

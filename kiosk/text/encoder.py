@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any, Literal
 
 import numpy as np
 from tokenizers import Tokenizer
@@ -15,6 +16,14 @@ from kiosk.runtime import Backend, Encoder, load_encoder
 from kiosk.text.fp32 import CONVERSION_VERSION, build_fp32_minilm
 
 DIMENSION = 384
+Weights = Literal["fp32", "int8"]
+# fp32 swaps the original weights into the int8 graph at preparation (parity with sentence-transformers, cosine
+# >= 0.9999); int8 runs the quantised graph as shipped (up to 0.002 off).
+WEIGHTS: Weights = "fp32"
+FP32_WEIGHTS = "minilm-l6-safetensors"  # manifest name of the fp32 safetensors weights
+TOKENIZER = "minilm-l6-tokenizer"  # manifest name of the tokenizer.json
+MAX_TOKENS = 256  # truncation length in word pieces
+BATCH_SIZE = 32  # sentences per inference batch
 
 
 class TextEncoder:
@@ -22,7 +31,9 @@ class TextEncoder:
 
     dimension = DIMENSION
 
-    def __init__(self, encoder: Encoder, tokenizer_path: Path, max_tokens: int = 256, batch_size: int = 32):
+    def __init__(
+        self, encoder: Encoder, tokenizer_path: Path, max_tokens: int = MAX_TOKENS, batch_size: int = BATCH_SIZE
+    ):
         try:
             self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         except Exception as exc:  # tokenizers raises a plain Exception on a bad file
@@ -66,27 +77,38 @@ class TextEncoder:
         return pooled / np.clip(norms, 1e-12, None)
 
 
-def text_model_path(config: KioskConfig, models: ModelStore) -> Path:
-    """The ONNX file for the configured weights, converting to fp32 once if needed."""
+def text_settings(config: KioskConfig) -> dict[str, Any]:
+    """Everything that decides the vectors: the configured graph and this module's constants."""
+    return {
+        "model": config.text.model,
+        "weights": WEIGHTS,
+        "fp32_weights": FP32_WEIGHTS,
+        "tokenizer": TOKENIZER,
+        "max_tokens": MAX_TOKENS,
+        "batch_size": BATCH_SIZE,
+    }
+
+
+def text_model_path(config: KioskConfig, models: ModelStore, weights: Weights = WEIGHTS) -> Path:
+    """The ONNX file of `text.model` with `weights`, converting to fp32 once if needed."""
     graph = config.text.model
-    if config.text.weights == "int8":
+    if weights == "int8":
         return models.ensure(graph)
-    weights_name = config.text.fp32_weights
-    weights = models.ensure(weights_name)
+    weights_name = FP32_WEIGHTS
+    weights_path = models.ensure(weights_name)
     version = f"{CONVERSION_VERSION}-{models.manifest.get(weights_name).sha256[:12]}"
 
     def build(int8_graph: Path, out_dir: Path) -> None:
-        build_fp32_minilm(int8_graph, weights, out_dir)
+        build_fp32_minilm(int8_graph, weights_path, out_dir)
 
     return models.derived("minilm-l6-fp32", graph, version, build) / "all-MiniLM-L6-v2-fp32.onnx"
 
 
-def load_text_encoder(config: KioskConfig, backend: Backend | None = None) -> TextEncoder:
+def load_text_encoder(config: KioskConfig, backend: Backend | None = None, weights: Weights = WEIGHTS) -> TextEncoder:
     models = ModelStore(config.paths.models)
     encoder = load_encoder(
-        text_model_path(config, models),
+        text_model_path(config, models, weights),
         backend=backend or config.runtime.backend,
         threads=config.runtime.threads,
-        precision=config.runtime.openvino_precision,
     )
-    return TextEncoder(encoder, models.ensure(config.text.tokenizer), config.text.max_tokens, config.text.batch_size)
+    return TextEncoder(encoder, models.ensure(TOKENIZER))

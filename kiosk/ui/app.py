@@ -10,6 +10,7 @@ from PySide6.QtCore import QEvent, QObject, Qt, QTimer, Signal
 from PySide6.QtGui import QCloseEvent
 from PySide6.QtWidgets import QApplication, QMainWindow, QStackedWidget
 
+from kiosk.app.views import FrameView, KioskServices, Progress, ServicesLoader
 from kiosk.config import KioskConfig
 from kiosk.errors import KioskError
 from kiosk.ui import theme
@@ -22,7 +23,6 @@ from kiosk.ui.screens.idle import IdleScreen
 from kiosk.ui.screens.main import MainScreen
 from kiosk.ui.screens.memory import MemoryScreen
 from kiosk.ui.screens.startup import StartupScreen
-from kiosk.ui.services import FrameView, KioskServices, Progress, ServicesLoader
 from kiosk.ui.workers import AnalysisLoop, submit
 
 log = logging.getLogger("kiosk.ui")
@@ -132,7 +132,7 @@ class KioskWindow(QMainWindow):
     def _on_frame(self, view: FrameView) -> None:
         self.screens[self.current].on_frame(view)
         if self.current != MAIN:
-            self.main._track_person(view.identity)  # the conversation follows the person even off-screen
+            self.main._track_person(view.presence)  # the conversation follows the person even off-screen
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
         if event.type() in INPUT_EVENTS and self.idle_timer.isActive():
@@ -163,16 +163,17 @@ class KioskWindow(QMainWindow):
 
 def _real_loader(config: KioskConfig) -> Callable[[Progress], KioskServices]:
     def load(progress: Progress) -> KioskServices:
-        from kiosk.ui.core_services import CoreServices
+        from kiosk.app.build import load_kiosk
 
-        return CoreServices.load(config, progress)
+        return load_kiosk(config, progress)
 
     return load
 
 
-def run(desktop: bool, exit_after_s: float | None = None) -> int:
+def run(load_config: Callable[[], KioskConfig], desktop: bool, exit_after_s: float | None = None) -> int:
     """Start the app; returns the process exit code. Problems are shown on screen, never as a traceback.
 
+    `load_config`: the caller's settings (a KioskError is printed as one line, exit code 2).
     `exit_after_s`: smoke mode (kiosk.ui.smoke) — run that long once ready, print a status line, exit.
     """
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -180,8 +181,6 @@ def run(desktop: bool, exit_after_s: float | None = None) -> int:
     assert isinstance(app, QApplication)
     app.setApplicationName("Bio-Memory Kiosk")
     GuiThreadGarbageCollector(parent=app)
-    from kiosk.cli.common import config as load_config
-
     try:
         config = load_config()
     except KioskError as exc:

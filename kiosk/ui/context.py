@@ -6,11 +6,12 @@ from dataclasses import dataclass, field
 
 from PySide6.QtCore import QThreadPool
 
+from kiosk.app.build import admin_guard
+from kiosk.app.views import KioskServices
 from kiosk.config import KioskConfig
 from kiosk.security.admin_access import AdminAccess
 from kiosk.security.admin_pin import AdminPin
-from kiosk.security.audit import AuditLog, audit_log_for
-from kiosk.ui.services import KioskServices
+from kiosk.security.audit import AuditLog
 from kiosk.ui.theme import Metrics
 
 
@@ -29,20 +30,14 @@ class AppContext:
     def create(cls, config: KioskConfig, metrics: Metrics, desktop: bool) -> AppContext:
         pool = QThreadPool()
         pool.setMaxThreadCount(4)
-        audit = audit_log_for(config)
-        admin_pin = AdminPin(
-            config.paths.data_dir / "admin_pin.json",
-            config.ui.admin_pin_attempts,
-            config.ui.admin_lockout_s,
-            max_lockout_s=max(config.security.backoff_max_s, config.ui.admin_lockout_s),
-        )
+        guard = admin_guard(config)
         return cls(
             config=config,
             metrics=metrics,
             desktop=desktop,
-            audit=audit,
-            admin_pin=admin_pin,
-            admin_access=AdminAccess.for_config(config, admin_pin, audit),
+            audit=guard.audit,
+            admin_pin=guard.pin,
+            admin_access=guard.access,
             pool=pool,
         )
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QObject, QTimer
 from PySide6.QtWidgets import QApplication
 
-from kiosk.ui.services import FrameView
+from kiosk.app.views import FrameView
 
 if TYPE_CHECKING:
     from kiosk.ui.app import KioskWindow
@@ -55,7 +55,7 @@ class SmokeCounts:
             self.first_frame_s = seconds_since_process_start()
         if view.faces:
             self.frames_with_face += 1
-        self.identity = view.identity.state
+        self.identity = view.presence.state
         self.camera = view.camera
 
 

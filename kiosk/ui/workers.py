@@ -15,8 +15,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QRunnable, QThread, QThreadPool, Signal
 
+from kiosk.app.views import FrameView, KioskServices, Verification
 from kiosk.errors import KioskError
-from kiosk.ui.services import FrameView, KioskServices, Verification
 
 log = logging.getLogger("kiosk.ui")
 

@@ -36,12 +36,11 @@ def test_unknown_config_key_is_one_clear_line(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("option", "message"),
     [
-        (["--keep-prepared", "-1"], "--keep-prepared -1 is negative"),
-        (["--cache-reuse", "0"], "--cache-reuse 0 is below 1"),
         (["--k", "0"], "--k 0 is below 1"),
+        (["--gate", "strict"], "unknown gate policy 'strict'"),
     ],
 )
-def test_eval_refuses_impossible_prefill_options(option: list[str], message: str, tmp_path: Path) -> None:
+def test_eval_refuses_impossible_options(option: list[str], message: str, tmp_path: Path) -> None:
     result = run_kiosk("eval", "locomo", "--modality", "palm", *option, "--output", str(tmp_path / "results"))
     assert result.returncode == 2, result.stderr
     assert message in result.stderr and "Traceback" not in result.stderr

@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
+from kiosk.eval import answer_cache
 from kiosk.eval.analysis import gold_gap
 from kiosk.eval.answer_cache import AnswerCache, CachedLLM
-from kiosk.eval.prompting import clean_answer
+from kiosk.eval.answering import clean_answer
 from kiosk.eval.report import concise_line, flat_metrics, lists_line, restated_line, score_table, write_atomically
 
 
@@ -97,42 +98,37 @@ def test_continued_replies_are_cached_per_start(tmp_path: Path) -> None:
         CachedLLM(CountingLLM(), "sha-a", cache).continue_reply(question, "Clarinet,", max_tokens=8)
 
 
-class PrefillingLLM(CountingLLM):
-    """Unit-test double whose answers may depend on what was prefilled (llm.cache_reuse_min_tokens)."""
+class RecordingLLM:
+    """Unit-test double with every ability and the llama.cpp backend's answer options."""
 
-    def __init__(self, cache_reuse_min_tokens: int) -> None:
-        super().__init__()
-        self.cache_reuse_min_tokens = cache_reuse_min_tokens
-        self.prefilled: list[str] = []
+    name = "recording"
+    answer_options: ClassVar[dict[str, Any]] = {"flash_attn": True, "llama_build": ["AVX2"]}
 
-    def prefill(self, messages: list[dict[str, str]]) -> int:
-        self.prefilled.append(messages[-1]["content"])
-        return 1
+    def chat(self, messages: list[dict[str, str]], **options: Any) -> str:
+        return "a"
+
+    def chat_avoiding_first_words(self, messages: list[dict[str, str]], words: Any, **options: Any) -> str:
+        return "b"
+
+    def continue_reply(self, messages: list[dict[str, str]], start: str, **options: Any) -> str:
+        return "c"
 
 
-def test_a_prefilled_prompt_is_part_of_the_request_only_when_answers_can_depend_on_it(tmp_path: Path) -> None:
-    cache = AnswerCache(tmp_path / "answers.sqlite")
-    question = [{"role": "user", "content": "When did I move?"}]
-    typed = [{"role": "user", "content": "When did I"}]
-    reusing = PrefillingLLM(cache_reuse_min_tokens=8)
-    llm = CachedLLM(reusing, "sha-a", cache)
-    llm.prefill(typed)
-    assert llm.chat(question, max_tokens=8) == "answer 1"
-    assert reusing.prefilled == ["When did I"]  # evaluated before the answer it may change
-    llm.prefill(typed)
-    assert llm.chat(question, max_tokens=8) == "answer 1"  # same prefill, same question: cached
-    llm.prefill([{"role": "user", "content": "When"}])
-    assert llm.chat(question, max_tokens=8) == "answer 2"  # another prefill is another request
-    assert llm.chat(question, max_tokens=8) == "answer 3"  # and none at all another again
-    assert reusing.prefilled == ["When did I", "When"]
-    prefix_only = PrefillingLLM(cache_reuse_min_tokens=0)
-    plain = CachedLLM(prefix_only, "sha-b", cache)
-    plain.prefill(typed)
-    assert plain.chat(question, max_tokens=8) == "answer 1"
-    plain.prefill([{"role": "user", "content": "When"}])
-    assert plain.chat(question, max_tokens=8) == "answer 1"  # prefix reuse cannot change an answer
-    assert prefix_only.prefilled == []  # so nothing was prefilled for nothing
-    cache.close()
+def test_request_keys_are_those_of_earlier_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Answers cached by earlier runs stay valid: the keys are the same for the same requests."""
+    keys: list[str] = []
+    original = answer_cache.request_key
+    monkeypatch.setattr(answer_cache, "request_key", lambda *a, **k: keys.append(original(*a, **k)) or keys[-1])
+    llm = CachedLLM(RecordingLLM(), "sha", None)
+    question = [{"role": "user", "content": "When?"}]
+    llm.chat(question, max_tokens=32)
+    llm.chat_avoiding_first_words(question, ["Anna"], max_tokens=32)
+    llm.continue_reply(question, "Clarinet,", max_tokens=24)
+    assert keys == [
+        "965b23b980b5aaa479f4fe01059b7a7f8e1e9967b4b9d77951197723f1f4519f",
+        "5af6dc51ff99f4255978f71d44fe89aaf5c0a80f511ef783b39f3056a4da9136",
+        "b3afbb2d7c353209bdee85575d6a1952c57627b44771ac4661dec921507e41a0",
+    ]
 
 
 def test_atomic_write_leaves_no_partial_file(tmp_path: Path) -> None:
@@ -163,22 +159,22 @@ def test_table_has_the_papers_rows_and_columns() -> None:
         (
             "before_concise",
             concise_line,
-            "The same replies before the restated question was cut (llm.concise_answers): "
+            "The same replies before the restated question was cut (answer step cut-restatement): "
             "Owner 30.50 F1 (12 answers cut: 7 better, 2 worse).",
         ),
         (
             "before_restated",
             restated_line,
             "The same answers before those only restating the question (or only naming a speaker of the notes) "
-            'were answered again, or without notes shown as "I don\'t know" (llm.reask_restated, '
-            "llm.unknown_restated_without_notes, llm.reask_speaker_names): Owner 30.50 F1 (12 replaced: 7 better, "
+            'were answered again, or without notes shown as "I don\'t know" (answer steps reask-restated, '
+            "unknown-restated-without-notes, reask-speaker-names): Owner 30.50 F1 (12 replaced: 7 better, "
             "2 worse).",
         ),
         (
             "before_lists",
             lists_line,
             "The same answers before one thing named for a question asking for several was completed from the "
-            "notes (llm.complete_lists): Owner 30.50 F1 (12 completed: 7 better, 2 worse).",
+            "notes (answer step complete-lists): Owner 30.50 F1 (12 completed: 7 better, 2 worse).",
         ),
     ],
 )
@@ -217,13 +213,3 @@ def test_clean_answer_keeps_the_first_line_without_labels() -> None:
     assert clean_answer('Answer: "7 May 2023"\nBecause the note says so.') == "7 May 2023"
     assert clean_answer("  \n Paris \n") == "Paris"
     assert clean_answer("") == ""
-
-
-def test_note_line_names_the_speaker_of_fast_notes() -> None:
-    from kiosk.eval.prompting import note_line
-
-    assert note_line("I went to a support group.", "Caroline said this on 8 May 2023, 1:56 pm.") == (
-        "Caroline: I went to a support group."
-    )
-    assert note_line("I went.", "Caroline talks about her visit.") == "I went. (Caroline talks about her visit.)"
-    assert note_line("  spaced   out ", "") == "spaced out"

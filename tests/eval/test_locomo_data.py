@@ -18,7 +18,7 @@ from kiosk.eval.locomo import (
     parse_evidence,
     select_questions,
 )
-from kiosk.eval.protocol import capture_refusal, embed_benchmark_image, load_embedder
+from kiosk.eval.models import capture_refusal, embed_benchmark_image, load_embedder
 
 
 def _sample(sample_id: str = "conv-x") -> dict[str, Any]:

@@ -7,7 +7,7 @@ import pytest
 from kiosk.calibration.active import load_calibration
 from kiosk.config import PROJECT_ROOT
 from kiosk.errors import CalibrationError
-from kiosk.eval.protocol import calibrated_threshold
+from kiosk.eval.models import calibrated_threshold
 
 FACE = load_calibration(PROJECT_ROOT / "calibration" / "face-lfw.json", "face")
 

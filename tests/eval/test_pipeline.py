@@ -80,11 +80,11 @@ def test_small_slice_end_to_end(
             assert not any(ref.startswith(f"{user}:") for ref in answer["non_owner"]["refs"])
         for condition in CONDITIONS:
             assert 0.0 <= answer[condition]["f1"] <= 1.0
-            # the reply as the LLM gave it is kept only when llm.concise_answers cut the restated question from it
-            # and the first answer only when it restated the question and was replaced: answered again from the
-            # notes, or "I don't know" without them (llm.reask_restated, llm.unknown_restated_without_notes)
-            # and the answer before a one-thing answer was completed to a list only when the question asks for
-            # several things and notes were given (llm.complete_lists)
+            # the reply as the LLM gave it is kept only when the cut-restatement step cut the restated question from
+            # it, and the first answer only when it restated the question and was replaced: answered again from the
+            # notes, or "I don't know" without them (steps reask-restated, unknown-restated-without-notes), and the
+            # answer before a one-thing answer was completed to a list only when the question asks for several
+            # things and notes were given (step complete-lists)
             unlisted = answer[condition].get("unlisted_answer", answer[condition]["prediction"])
             if "unlisted_answer" in answer[condition]:
                 assert asks_for_several(answer["question"]) and answer[condition]["refs"]
@@ -114,34 +114,6 @@ def test_small_slice_end_to_end(
     assert results["store"]["key"] == written["store"]["key"]
 
 
-def test_keep_prepared_answers_from_the_same_notes_with_the_prefilled_ones_first(
-    config: KioskConfig, data_dir: Path, tmp_path: Path, eval_cache: Path
-) -> None:
-    """Retrieval only (no LLM): with no extra note allowed, the kiosk's prefill-while-typing order uses exactly
-    the owner notes of a plain run; with extras allowed, a superset."""
-    config.paths.eval_data_dir = data_dir
-
-    def owner_refs(keep_prepared: bool, max_extra: int) -> list[tuple[list[str], int | None]]:
-        config.llm.keep_prepared_max_extra = max_extra
-        options = _slice_options("palm", tmp_path / f"results-{keep_prepared}-{max_extra}", eval_cache)
-        options.max_questions, options.answer, options.keep_prepared = 8, False, keep_prepared
-        results = run_locomo(config, options)
-        return [(row["owner"]["refs"], row["owner"].get("prepared_extra_notes")) for row in results["answers"]]
-
-    plain = owner_refs(False, 0)
-    exact = owner_refs(True, 0)
-    extended = owner_refs(True, 10)
-    assert all(extra is None for _, extra in plain)
-    assert any(extra is not None for _, extra in exact), "no question kept its prepared notes: nothing was tested"
-    for (plain_refs, _), (exact_refs, exact_extra), (extended_refs, extended_extra) in zip(
-        plain, exact, extended, strict=True
-    ):
-        assert sorted(exact_refs) == sorted(plain_refs)
-        assert exact_extra in (None, 0)
-        assert set(plain_refs) <= set(extended_refs)
-        assert len(extended_refs) == len(plain_refs) + (extended_extra or 0)
-
-
 def test_another_k_gives_each_prompt_that_many_notes_and_reports_recall_at_it(
     config: KioskConfig, data_dir: Path, tmp_path: Path, eval_cache: Path
 ) -> None:
@@ -162,24 +134,6 @@ def test_another_k_gives_each_prompt_that_many_notes_and_reports_recall_at_it(
         assert len(three["owner"]["refs"]) <= 3
         assert set(three["owner"]["refs"]) <= set(ten["owner"]["refs"])
     assert "locomo.palm.owner.evidence_recall_at_3.fraction" in fewer["metrics"]
-
-
-def test_cache_reuse_prefills_the_typed_prompt_and_reuses_its_notes_at_send(
-    config: KioskConfig, data_dir: Path, tmp_path: Path, eval_cache: Path
-) -> None:
-    """--cache-reuse: before each owner answer the prompt of the question without its last word is prefilled,
-    and the answer reuses more of it than the system prompt."""
-    config.paths.eval_data_dir = data_dir
-    config.llm.model = "smollm2-135m-instruct"
-    config.llm.threads = 1
-    config.llm.cache_reuse_min_tokens = 8
-    options = _slice_options("palm", tmp_path / "results", eval_cache)
-    options.conditions, options.prefill_typed = ("owner",), True
-    results = run_locomo(config, options)
-    assert results["prefilled_typed_prompt"] is True and results["cache_reuse_min_tokens"] == 8
-    reused = [row["owner"]["reused_tokens"] for row in results["answers"]]
-    assert len(reused) == 4 and all(isinstance(count, int) for count in reused)
-    assert max(reused) > 100  # notes, not just the system prompt (about 60 tokens)
 
 
 def _kiosk(args: list[str], data_dir: Path, home: Path) -> subprocess.CompletedProcess[str]:

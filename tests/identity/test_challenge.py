@@ -7,14 +7,13 @@ import random
 import pytest
 from landmarks import mesh, samples
 
-from kiosk.config import PadConfig
 from kiosk.identity.challenge import ActiveChallenge, ChallengeSample, choose_kind
 from kiosk.identity.facemesh import eye_aspect_ratio, head_yaw
 from kiosk.identity.pad import challenge_sample
 
 
-def run(kind: str, sequence: list[tuple[float, float]], config: PadConfig | None = None, fps: float = 10.0) -> str:
-    challenge = ActiveChallenge(kind, config or PadConfig(), started_at=0.0)  # type: ignore[arg-type]
+def run(kind: str, sequence: list[tuple[float, float]], fps: float = 10.0) -> str:
+    challenge = ActiveChallenge(kind, started_at=0.0)  # type: ignore[arg-type]
     for index, (openness, yaw) in enumerate(sequence):
         points = mesh(openness, yaw)
         state = challenge.feed(ChallengeSample(index / fps, eye_aspect_ratio(points), head_yaw(points)))
@@ -63,7 +62,7 @@ def test_a_photo_of_a_turned_head_does_not_pass() -> None:
 
 
 def test_no_face_at_all_times_out_with_that_reason() -> None:
-    challenge = ActiveChallenge("blink", PadConfig(), started_at=0.0)
+    challenge = ActiveChallenge("blink", started_at=0.0)
     for index in range(80):
         state = challenge.feed(challenge_sample(None, index / 10))
     assert state.status == "failed" and "no face" in state.message
@@ -78,7 +77,7 @@ def test_choose_kind_respects_the_policy() -> None:
 
 def test_eyes_closing_before_the_face_leaves_the_view_are_no_blink() -> None:
     """Seen on the looped face video: a 'closed' frame, then no face (a cut), then open eyes on the next shot."""
-    challenge = ActiveChallenge("blink", PadConfig(), started_at=0.0)
+    challenge = ActiveChallenge("blink", started_at=0.0)
     sequence = [(0.30, 0.0)] * 4 + [(0.12, 0.0)] + [None] * 4 + [(0.30, 0.0)] * 3
     for index, frame in enumerate(sequence):
         if frame is None:

@@ -11,9 +11,9 @@ import cv2
 import numpy as np
 import pytest
 
+from bench import pad_attacks
+from bench.challenge_replay import FrameMeasure, measure, replay, requester_only
 from kiosk.config import KioskConfig
-from kiosk.eval import pad_attacks
-from kiosk.eval.challenge_replay import FrameMeasure, measure, replay, requester_only
 from kiosk.identity.face import FacePipeline
 from kiosk.identity.facemesh import FaceMesh
 from kiosk.models import ModelStore
@@ -54,11 +54,9 @@ def video(frames, pipeline, mesh) -> list[FrameMeasure]:  # type: ignore[no-unty
     return measure(frames, pipeline, mesh)
 
 
-def test_the_looped_video_passes_only_the_turn_it_shows(video, base_config) -> None:  # type: ignore[no-untyped-def]
+def test_the_looped_video_passes_only_the_turn_it_shows(video) -> None:  # type: ignore[no-untyped-def]
     outcome = {
-        (kind, start): replay(video, kind, start, base_config.pad)
-        for kind in ("blink", "turn-left", "turn-right")
-        for start in STARTS
+        (kind, start): replay(video, kind, start) for kind in ("blink", "turn-left", "turn-right") for start in STARTS
     }  # type: ignore[misc]
     assert not any(run.state.passed for (kind, _), run in outcome.items() if kind != "turn-right")
     assert outcome[("turn-right", 0)].state.passed, outcome[("turn-right", 0)].state  # the turn is 3-5 s ahead
@@ -68,27 +66,27 @@ def test_the_looped_video_passes_only_the_turn_it_shows(video, base_config) -> N
     assert all("time is up" in run.state.message for run in outcome.values() if not run.state.passed)
 
 
-def test_the_turn_passes_only_because_turned_faces_reach_the_challenge(frames, pipeline, mesh, base_config) -> None:  # type: ignore[no-untyped-def]
+def test_the_turn_passes_only_because_turned_faces_reach_the_challenge(frames, pipeline, mesh) -> None:  # type: ignore[no-untyped-def]
     """Fed only faces that pass the embedding's quality gates (they reject a turned face), the turn is never seen."""
     gated = measure(frames, pipeline, mesh, requester_only)
-    assert not any(replay(gated, "turn-right", start, base_config.pad).state.passed for start in STARTS)
+    assert not any(replay(gated, "turn-right", start).state.passed for start in STARTS)
 
 
 @pytest.mark.parametrize("still", FRONTAL_STILLS)
-def test_a_frozen_or_printed_still_never_passes(frames, pipeline, mesh, base_config, still: int) -> None:  # type: ignore[no-untyped-def]
+def test_a_frozen_or_printed_still_never_passes(frames, pipeline, mesh, still: int) -> None:  # type: ignore[no-untyped-def]
     frozen = measure([frames[still]], pipeline, mesh)
     assert frozen[0].eye_openness is not None  # a face the challenge watches, not an empty view
     printed = measure(list(pad_attacks.printed_photo(frames[still], 70, seed=still)), pipeline, mesh)
     for kind in ("blink", "turn-left", "turn-right"):
         for material in (frozen, printed):
-            state = replay(material, kind, 0, base_config.pad, step=1).state  # type: ignore[arg-type]
+            state = replay(material, kind, 0, step=1).state  # type: ignore[arg-type]
             assert state.status == "failed" and "asked movement was not seen" in state.message, (kind, state)
 
 
-def test_a_screen_replay_showing_the_turn_is_refused_by_the_passive_cues(frames, pipeline, mesh, base_config) -> None:  # type: ignore[no-untyped-def]
+def test_a_screen_replay_showing_the_turn_is_refused_by_the_passive_cues(frames, pipeline, mesh) -> None:  # type: ignore[no-untyped-def]
     screen = measure(list(pad_attacks.screen_replay(frames[:180], seed=7)), pipeline, mesh)  # the turn is in 85-160
-    unconfirmed = replay(screen, "turn-right", 0, base_config.pad, passive=False)
+    unconfirmed = replay(screen, "turn-right", 0, passive=False)
     assert unconfirmed.state.passed  # the recording does show the asked turn
-    confirmed = replay(screen, "turn-right", 0, base_config.pad).state
+    confirmed = replay(screen, "turn-right", 0).state
     assert confirmed.status == "failed" and "head turn and return seen" in confirmed.message
     assert "filmed screen" in confirmed.message

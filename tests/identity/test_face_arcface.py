@@ -61,7 +61,7 @@ def expected_embedding(crop: np.ndarray) -> np.ndarray:
 def arcface_config(base_config: KioskConfig, model: Path) -> KioskConfig:
     config = base_config.model_copy(deep=True)
     config.face.embedder = "arcface-onnx"  # type: ignore[assignment]
-    config.face.arcface_model_path = model
+    config.face.arcface.model_path = model
     return config
 
 
@@ -103,14 +103,11 @@ def test_arcface_path_runs_the_full_pipeline_on_real_photos(
 
 
 def test_arcface_path_rejects_bad_models_with_a_reason(tmp_path: Path, base_config: KioskConfig) -> None:
-    with pytest.raises(ModelError, match="arcface_model_path is not set"):
-        load_arcface(
-            base_config.model_copy(
-                update={
-                    "face": base_config.face.model_copy(update={"embedder": "arcface-onnx", "arcface_model_path": None})
-                }
-            )
-        )
+    unset = base_config.model_copy(deep=True)
+    unset.face.embedder = "arcface-onnx"
+    unset.face.arcface.model_path = None
+    with pytest.raises(ModelError, match=r"face\.arcface\.model_path is not set"):
+        load_arcface(unset)
     with pytest.raises(ModelError, match="does not exist"):
         load_arcface(arcface_config(base_config, tmp_path / "missing.onnx"))
     with pytest.raises(ModelError, match="expected 112x112"):

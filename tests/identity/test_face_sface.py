@@ -38,7 +38,7 @@ def sface_with(vector: np.ndarray) -> tuple[SFaceEmbedder, RecordingEncoder]:
 
 def facenet_with(vector: np.ndarray) -> tuple[FaceNetEmbedder, RecordingEncoder]:
     encoder = RecordingEncoder("embeddings:0", vector)
-    return FaceNetEmbedder(encoder, "sha-facenet", crop_margin=0.7, precropped_margin=0.36), encoder
+    return FaceNetEmbedder(encoder, "sha-facenet"), encoder
 
 
 def unit(seed: int, dim: int) -> np.ndarray:
@@ -105,7 +105,6 @@ def test_flip_augmentation_mirrors_each_model_crop_not_the_stack() -> None:
     facenet, facenet_encoder = facenet_with(unit(1, 512))
     sface, sface_encoder = sface_with(unit(2, 128))
     pipeline = FacePipeline.__new__(FacePipeline)
-    pipeline.config = KioskConfig().face
     pipeline.embedder = FusedFaceEmbedder(facenet, sface, 0.5)
     crop = np.zeros((2, 160, 160, 3), dtype=np.uint8)
     crop[0, :, :80] = 255  # FaceNet crop: left half white

@@ -1,4 +1,4 @@
-"""Passive liveness cues one by one on synthetic inputs, the verdict, and its effect on verify() and the gate."""
+"""Passive liveness cues one by one on synthetic inputs, the verdict, and its effect on the gate."""
 
 from __future__ import annotations
 
@@ -8,15 +8,17 @@ import cv2
 import numpy as np
 import pytest
 
-from kiosk.config import PadConfig
+from kiosk.identity.gate import PRESENTATION_ATTACK, GateRule, describe, gate
 from kiosk.identity.liveness import (
     FROZEN,
     MOIRE,
+    PASSIVE,
     RIGID,
     SPECTRAL,
     FrameEvidence,
     LivenessVerdict,
     PassiveLiveness,
+    PassiveTuning,
     chroma_peak,
     frame_evidence,
     frozen_score,
@@ -25,9 +27,7 @@ from kiosk.identity.liveness import (
     spectral_peak,
 )
 from kiosk.identity.probe import Probe
-from kiosk.identity.verify import verify
 from kiosk.memory.note import Template
-from kiosk.retrieval.gate import PRESENTATION_ATTACK, gate
 
 SHA = "b" * 64
 
@@ -65,7 +65,7 @@ def test_frozen_score_is_zero_for_repeated_frames_and_large_with_sensor_noise() 
     assert frozen_score([still] * 5) == 0.0
     rng = np.random.default_rng(1)
     noisy = [still + rng.normal(0, 2.0, still.shape).astype(np.float32) for _ in range(5)]
-    assert frozen_score(noisy) > PadConfig().frozen_max_diff
+    assert frozen_score(noisy) > PASSIVE.frozen_max_diff
     assert frozen_score([still]) == float("inf")  # one frame proves nothing
 
 
@@ -77,7 +77,7 @@ def test_a_planar_motion_leaves_no_residual_but_a_shape_change_does() -> None:
     flat = [homography(points, m) for m in tilts]
     residual, motion = nonrigid_motion(flat, inter_ocular=60.0)
     assert residual < 1e-3
-    assert motion > PadConfig().rigid_min_motion
+    assert motion > PASSIVE.rigid_min_motion
 
     # The same points on a rounded face (depth up to half the face width) turning 25 degrees: not a plane.
     centred = points - points.mean(axis=0)
@@ -88,15 +88,15 @@ def test_a_planar_motion_leaves_no_residual_but_a_shape_change_does() -> None:
         x = centred[:, 0] * np.cos(angle) + depth * np.sin(angle)
         turning.append(np.column_stack([x, centred[:, 1]]).astype(np.float32) + 200)
     residual, _ = nonrigid_motion(turning, inter_ocular=60.0)
-    assert residual > PadConfig().rigid_max_residual
+    assert residual > PASSIVE.rigid_max_residual
 
 
 def test_spectral_peak_is_low_for_natural_texture_and_high_for_a_regular_grid() -> None:
     texture = natural_texture(128)
-    assert spectral_peak(texture) < PadConfig().spectral_max_peak
+    assert spectral_peak(texture) < PASSIVE.spectral_max_peak
     ys, xs = np.mgrid[0:128, 0:128]
     grid = texture.astype(np.float32) * (0.85 + 0.15 * np.cos(2 * np.pi * xs / 3.6) * np.cos(2 * np.pi * ys / 3.6))
-    assert spectral_peak(grid.astype(np.uint8)) > PadConfig().spectral_max_peak
+    assert spectral_peak(grid.astype(np.uint8)) > PASSIVE.spectral_max_peak
     assert spectral_peak(np.zeros((16, 16), np.uint8)) == 0.0  # too small to judge
 
 
@@ -109,14 +109,14 @@ def colour_face(size: int = 160, seed: int = 0) -> np.ndarray:
 
 
 def test_chroma_peak_is_low_for_skin_and_high_for_a_filmed_screen() -> None:
-    from kiosk.eval.pad_attacks import screen_replay
+    from bench.pad_attacks import screen_replay
 
     face = colour_face()
-    assert chroma_peak(face) < PadConfig().chroma_max_peak
+    assert chroma_peak(face) < PASSIVE.chroma_max_peak
     frame = np.full((360, 640, 3), 60, np.uint8)
     frame[100:260, 240:400] = face
     filmed = next(iter(screen_replay([frame], seed=1)))
-    assert chroma_peak(filmed[110:250, 250:390]) > PadConfig().chroma_max_peak
+    assert chroma_peak(filmed[110:250, 250:390]) > PASSIVE.chroma_max_peak
     assert chroma_peak(face[:, :, 0]) == 0.0  # a gray camera has no colour to judge
 
 
@@ -125,7 +125,7 @@ def test_frame_evidence_measures_the_colour_region() -> None:
     frame[100:260, 240:400] = colour_face()
     landmarks = np.array([[290, 160], [350, 160], [320, 190], [295, 220], [345, 220]], np.float32)
     found = frame_evidence(frame, landmarks, 0.0)
-    assert 0.0 < found.chroma < PadConfig().chroma_max_peak
+    assert 0.0 < found.chroma < PASSIVE.chroma_max_peak
     assert frame_evidence(frame[:, :, 0], landmarks, 0.0).chroma == 0.0
 
 
@@ -144,14 +144,14 @@ def live_window(frames: int = 8) -> list[FrameEvidence]:
 
 
 def test_judge_calls_a_moving_changing_noisy_face_live() -> None:
-    verdict = judge(live_window(), PadConfig())
+    verdict = judge(live_window(), PASSIVE)
     assert verdict.decision == "live", verdict.reason
     assert not verdict.blocking
     assert set(verdict.cues) == {"frozen_diff", "nonrigid_residual", "motion", "spectral_peak", "chroma_peak"}
 
 
 def test_judge_names_each_cue_that_fires() -> None:
-    config = PadConfig()
+    config = PASSIVE
     window = live_window()
     frozen = [dataclasses.replace(window[0], timestamp=e.timestamp) for e in window]
     verdict = judge(frozen, config)
@@ -180,18 +180,18 @@ def test_a_still_person_is_not_called_flat() -> None:
     window = live_window()
     points = face_points()
     still = [dataclasses.replace(e, mesh_xy=points) for e in window]
-    assert judge(still, PadConfig()).decision == "live"
+    assert judge(still, PASSIVE).decision == "live"
 
 
 def test_too_few_frames_is_undecided_and_blocks_only_when_configured() -> None:
     window = live_window(3)
-    assert judge(window, PadConfig()).decision == "undecided"
-    assert not judge(window, PadConfig()).blocking
-    assert judge(window, PadConfig(block_undecided=True)).blocking
+    assert judge(window, PASSIVE).decision == "undecided"
+    assert not judge(window, PASSIVE).blocking
+    assert judge(window, PassiveTuning(block_undecided=True)).blocking
 
 
 def test_passive_liveness_judges_only_the_recent_window() -> None:
-    config = PadConfig(window_s=1.0, min_frames=4)
+    config = PassiveTuning(window_s=1.0, min_frames=4)
     monitor = PassiveLiveness(config)
     for item in live_window(10):
         monitor.add(item)
@@ -219,20 +219,15 @@ def templates() -> list[Template]:
 
 
 @pytest.mark.parametrize("liveness", [None, LivenessVerdict("live", "liveness ok")])
-def test_verify_matches_when_liveness_passes_or_was_not_checked(liveness: LivenessVerdict | None) -> None:
-    result = verify(probe(liveness), templates(), 0.5)
-    assert result.decision == "match" and result.user_id == 7
-    assert result.as_dict()["liveness"] == (liveness.as_dict() if liveness else None)
+def test_gate_matches_when_liveness_passes_or_was_not_checked(liveness: LivenessVerdict | None) -> None:
+    decision = gate(probe(liveness), templates(), GateRule(0.5))
+    assert decision.verified_user_id == 7 and decision.decision == "owner"
 
 
-def test_verify_and_gate_refuse_a_probe_judged_an_attack_and_say_why() -> None:
-    result = verify(probe(ATTACK), templates(), 0.5)
-    assert result.decision == "presentation-attack"
-    assert result.user_id is None
-    assert "presentation attack suspected" in result.message
-    assert result.scores and result.scores[0].score == pytest.approx(1.0)  # still reported for the admin
-    decision = gate(probe(ATTACK), templates(), 0.5)
+def test_gate_refuses_a_probe_judged_an_attack_and_says_why() -> None:
+    decision = gate(probe(ATTACK), templates(), GateRule(0.5))
     assert decision.matched_owner_ids == ()
     assert decision.reason == PRESENTATION_ATTACK
     assert decision.decision == "fallback"
-    assert gate(probe(None), templates(), 0.5).matched_owner_ids == (7,)
+    assert "presentation attack suspected" in describe(decision)
+    assert gate(probe(None), templates(), GateRule(0.5)).matched_owner_ids == (7,)

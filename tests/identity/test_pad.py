@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from kiosk.config import PadConfig
+from kiosk.identity.challenge import CHALLENGE
 from kiosk.identity.pad import ChallengeSession, LivenessMonitor
 from kiosk.identity.probe import Probe
 
@@ -53,7 +53,7 @@ def probe_at(timestamp: float) -> Probe:
 
 def test_a_frozen_feed_makes_the_probe_blocking_with_the_reason() -> None:
     still = np.random.default_rng(0).integers(0, 255, (200, 200, 3), dtype=np.uint8)
-    monitor = LivenessMonitor(PadConfig())
+    monitor = LivenessMonitor()
     feed(monitor, [still] * 8)
     probe = monitor.attach(probe_at(0.7))
     assert probe.liveness is not None and probe.liveness.decision == "attack"
@@ -65,7 +65,7 @@ def test_a_noisy_changing_feed_is_live_and_frames_without_a_face_are_ignored() -
     rng = np.random.default_rng(1)
     base = rng.integers(40, 200, (200, 200, 3)).astype(np.float32)
     frames = [np.clip(base + rng.normal(0, 4, base.shape), 0, 255).astype(np.uint8) for _ in range(8)]
-    monitor = LivenessMonitor(PadConfig())
+    monitor = LivenessMonitor()
     feed(monitor, frames)
     feed(monitor, frames, with_face=False)  # nothing recorded
     probe = monitor.attach(probe_at(0.7))
@@ -77,7 +77,7 @@ def test_a_noisy_changing_feed_is_live_and_frames_without_a_face_are_ignored() -
 
 
 def test_too_few_frames_leave_the_probe_undecided() -> None:
-    monitor = LivenessMonitor(PadConfig())
+    monitor = LivenessMonitor()
     feed(monitor, [np.zeros((200, 200, 3), np.uint8)] * 2)
     probe = monitor.attach(probe_at(0.2))
     assert probe.liveness is not None and probe.liveness.decision == "undecided"
@@ -101,7 +101,7 @@ class ScriptedMesh:
 def test_the_enrollment_challenge_is_fed_by_the_analysed_frames() -> None:
     rng = np.random.default_rng(2)
     frames = [rng.integers(0, 255, (200, 200, 3), dtype=np.uint8) for _ in range(9)]
-    monitor = LivenessMonitor(PadConfig(), ScriptedMesh([0.3] * 5 + [0.1, 0.1] + [0.3] * 2))  # type: ignore[arg-type]
+    monitor = LivenessMonitor(ScriptedMesh([0.3] * 5 + [0.1, 0.1] + [0.3] * 2))  # type: ignore[arg-type]
     assert monitor.challenge_state(0.0) is None
     monitor.start_challenge("blink", now=0.0)
     feed(monitor, frames)
@@ -115,11 +115,11 @@ def test_the_challenge_times_out_without_faces_and_needs_the_mesh_model() -> Non
     from kiosk.errors import ModelError
 
     with pytest.raises(ModelError):
-        LivenessMonitor(PadConfig()).start_challenge("blink", now=0.0)
-    monitor = LivenessMonitor(PadConfig(), ScriptedMesh([]))  # type: ignore[arg-type]
+        LivenessMonitor().start_challenge("blink", now=0.0)
+    monitor = LivenessMonitor(ScriptedMesh([]))  # type: ignore[arg-type]
     monitor.start_challenge("turn-left", now=0.0)
     feed(monitor, [np.zeros((200, 200, 3), np.uint8)] * 3, with_face=False)
-    state = monitor.challenge_state(PadConfig().challenge_timeout_s + 1)
+    state = monitor.challenge_state(CHALLENGE.timeout_s + 1)
     assert state is not None and state.status == "failed" and "no face" in state.message
 
 
@@ -144,7 +144,7 @@ class GatedAnalysis:
 
 
 def test_a_running_challenge_watches_a_face_the_quality_gates_rejected_but_the_passive_cues_do_not() -> None:
-    monitor = LivenessMonitor(PadConfig(), ScriptedMesh([0.3] * 5 + [0.1, 0.1] + [0.3] * 2))  # type: ignore[arg-type]
+    monitor = LivenessMonitor(ScriptedMesh([0.3] * 5 + [0.1, 0.1] + [0.3] * 2))  # type: ignore[arg-type]
     monitor.start_challenge("blink", now=0.0)
     rng = np.random.default_rng(3)
     turned = RejectedFace(Detection(LANDMARKS), Quality(("too-turned",)), 1.0)
@@ -158,12 +158,12 @@ def test_a_running_challenge_watches_a_face_the_quality_gates_rejected_but_the_p
 
 
 def test_the_challenge_ignores_faces_too_small_to_count() -> None:
-    monitor = LivenessMonitor(PadConfig(), ScriptedMesh([0.3] * 5 + [0.1, 0.1] + [0.3] * 2))  # type: ignore[arg-type]
+    monitor = LivenessMonitor(ScriptedMesh([0.3] * 5 + [0.1, 0.1] + [0.3] * 2))  # type: ignore[arg-type]
     monitor.start_challenge("blink", now=0.0)
     tiny = RejectedFace(Detection(LANDMARKS), Quality(("too-small",)), 5.0)
     for index in range(9):
         monitor.observe(Analysed(Frame(np.zeros((200, 200, 3), np.uint8), index / 10, index), GatedAnalysis((tiny,))))  # type: ignore[arg-type]
-    state = monitor.challenge_state(PadConfig().challenge_timeout_s + 1)
+    state = monitor.challenge_state(CHALLENGE.timeout_s + 1)
     assert state is not None and state.status == "failed" and "no face" in state.message
 
 
@@ -189,7 +189,7 @@ BLINK = [0.3] * 5 + [0.1, 0.1] + [0.3] * 2
 
 
 def passed_session(purpose: str, log: Log, clock: Clock) -> ChallengeSession:
-    monitor = LivenessMonitor(PadConfig(), ScriptedMesh(list(BLINK)))  # type: ignore[arg-type]
+    monitor = LivenessMonitor(ScriptedMesh(list(BLINK)))  # type: ignore[arg-type]
     session = ChallengeSession(monitor, "blink", log, wall=clock, clock=clock)
     assert session.start(purpose).status == "waiting"
     feed(monitor, [np.random.default_rng(i).integers(0, 255, (200, 200, 3), dtype=np.uint8) for i in range(9)])
@@ -218,7 +218,7 @@ def test_an_enrollment_challenge_vouches_once_and_only_while_recent() -> None:
 
 
 def test_without_the_face_mesh_model_the_session_is_off() -> None:
-    session = ChallengeSession(LivenessMonitor(PadConfig()), "either", Log())
+    session = ChallengeSession(LivenessMonitor(), "either", Log())
     assert not session.available
     assert session.start("unlock").status == "off" and session.status().status == "off"
     assert not ChallengeSession(None, "either", Log()).available
@@ -227,7 +227,7 @@ def test_without_the_face_mesh_model_the_session_is_off() -> None:
 def test_a_seen_blink_does_not_pass_when_the_passive_cues_call_an_attack() -> None:
     """Landmarks that blink on a picture that never changes (a replayed clip frozen on screen, an injected feed)."""
     log, clock = Log(), Clock()
-    monitor = LivenessMonitor(PadConfig(), ScriptedMesh(list(BLINK)))  # type: ignore[arg-type]
+    monitor = LivenessMonitor(ScriptedMesh(list(BLINK)))  # type: ignore[arg-type]
     session = ChallengeSession(monitor, "blink", log, wall=clock, clock=clock)
     session.start("unlock")
     still = np.random.default_rng(5).integers(0, 255, (200, 200, 3), dtype=np.uint8)

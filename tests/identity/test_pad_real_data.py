@@ -10,12 +10,21 @@ import cv2
 import numpy as np
 import pytest
 
+from bench import pad_attacks
 from kiosk.config import KioskConfig
-from kiosk.eval import pad_attacks
 from kiosk.identity.challenge import ActiveChallenge
 from kiosk.identity.detect import Detector, create_detector
 from kiosk.identity.facemesh import FaceMesh
-from kiosk.identity.liveness import FROZEN, MOIRE, RIGID, FrameEvidence, LivenessVerdict, frame_evidence, judge
+from kiosk.identity.liveness import (
+    FROZEN,
+    MOIRE,
+    PASSIVE,
+    RIGID,
+    FrameEvidence,
+    LivenessVerdict,
+    frame_evidence,
+    judge,
+)
 from kiosk.identity.pad import challenge_sample, usable_mesh
 from kiosk.models import ModelStore
 
@@ -62,56 +71,54 @@ def analyse(frames: Iterable[np.ndarray], detector: Detector, mesh: FaceMesh) ->
     return evidence, meshes
 
 
-def verdict(frames: Iterable[np.ndarray], detector: Detector, mesh: FaceMesh, config: KioskConfig) -> LivenessVerdict:
-    return judge(analyse(frames, detector, mesh)[0], config.pad)
+def verdict(frames: Iterable[np.ndarray], detector: Detector, mesh: FaceMesh) -> LivenessVerdict:
+    return judge(analyse(frames, detector, mesh)[0])
 
 
-def test_the_real_video_is_live(video, detector, mesh, base_config) -> None:  # type: ignore[no-untyped-def]
+def test_the_real_video_is_live(video, detector, mesh) -> None:  # type: ignore[no-untyped-def]
     for start in (PERFORMER.start, PERFORMER.start + 60):
-        result = verdict(video[start : start + 60 : 3], detector, mesh, base_config)
+        result = verdict(video[start : start + 60 : 3], detector, mesh)
         assert result.decision == "live", result.reason
-        assert result.frames >= base_config.pad.min_frames
+        assert result.frames >= PASSIVE.min_frames
 
 
-def test_a_replayed_still_frame_is_an_attack(video, detector, mesh, base_config) -> None:  # type: ignore[no-untyped-def]
-    result = verdict(pad_attacks.frozen_still(video[130], 20), detector, mesh, base_config)
+def test_a_replayed_still_frame_is_an_attack(video, detector, mesh) -> None:  # type: ignore[no-untyped-def]
+    result = verdict(pad_attacks.frozen_still(video[130], 20), detector, mesh)
     assert result.decision == "attack" and FROZEN in result.fired, result.reason
     assert result.blocking
 
 
 @pytest.mark.parametrize("seed", [1, 2])
-def test_the_video_replayed_off_a_screen_shows_colour_moire(video, detector, mesh, base_config, seed: int) -> None:  # type: ignore[no-untyped-def]
+def test_the_video_replayed_off_a_screen_shows_colour_moire(video, detector, mesh, seed: int) -> None:  # type: ignore[no-untyped-def]
     """The bona fide windows above stay live with the same cue; the synthetic screen replay of them does not."""
     for start in (PERFORMER.start, PERFORMER.start + 60):
         replayed = pad_attacks.screen_replay(video[start : start + 60 : 3], seed=seed)
-        result = verdict(replayed, detector, mesh, base_config)
+        result = verdict(replayed, detector, mesh)
         assert result.decision == "attack" and MOIRE in result.fired, result.cues
         assert "filmed screen" in result.reason
 
 
-def test_a_printed_photo_waved_at_the_camera_is_an_attack(video, detector, mesh, base_config) -> None:  # type: ignore[no-untyped-def]
-    result = verdict(pad_attacks.printed_photo(video[130], 20, seed=1), detector, mesh, base_config)
+def test_a_printed_photo_waved_at_the_camera_is_an_attack(video, detector, mesh) -> None:  # type: ignore[no-untyped-def]
+    result = verdict(pad_attacks.printed_photo(video[130], 20, seed=1), detector, mesh)
     assert result.decision == "attack", result.cues
     assert RIGID in result.fired
     assert "flat picture" in result.reason
 
 
-def test_a_printed_lfw_face_is_an_attack(data_dir: Path, detector, mesh, base_config) -> None:  # type: ignore[no-untyped-def]
+def test_a_printed_lfw_face_is_an_attack(data_dir: Path, detector, mesh) -> None:  # type: ignore[no-untyped-def]
     image = cv2.imread(str(data_dir / "lfw3d_frontalized/images/Abel_Pacheco/Abel_Pacheco_0001.jpg"))
     if image is None:
         pytest.skip("LFW3D image not found")
     frame = np.full((360, 640, 3), 40, np.uint8)
     frame[80:280, 220:420] = cv2.resize(image, (200, 200), interpolation=cv2.INTER_CUBIC)
-    result = verdict(pad_attacks.printed_photo(frame, 20, seed=2), detector, mesh, base_config)
+    result = verdict(pad_attacks.printed_photo(frame, 20, seed=2), detector, mesh)
     assert result.decision == "attack", result.cues
 
 
-def test_the_head_turn_challenge_passes_on_the_real_turn_and_fails_on_a_photo(
-    video, detector, mesh, base_config
-) -> None:  # type: ignore[no-untyped-def]
+def test_the_head_turn_challenge_passes_on_the_real_turn_and_fails_on_a_photo(video, detector, mesh) -> None:  # type: ignore[no-untyped-def]
     def outcome(frames: list[np.ndarray], kind: str) -> str:
         _evidence, meshes = analyse(frames, detector, mesh)
-        challenge = ActiveChallenge(kind, base_config.pad, started_at=0.0)  # type: ignore[arg-type]
+        challenge = ActiveChallenge(kind, started_at=0.0)  # type: ignore[arg-type]
         for index, found in enumerate(meshes):
             state = challenge.feed(challenge_sample(found, index / 10))
         return state.status

@@ -12,7 +12,8 @@ import pytest
 from kiosk.config import KioskConfig
 from kiosk.errors import ModelError, ProbeError
 from kiosk.identity.gabor import build_onnx
-from kiosk.identity.palm import PalmEmbedder, compcode_params, load_palm_embedder
+from kiosk.identity.palm import PalmEmbedder, load_palm_embedder
+from kiosk.identity.palm_encoders import compcode_params
 
 
 def read_palm(data_dir: Path, palm: int, sample: int) -> np.ndarray:
@@ -29,7 +30,7 @@ def embedder(base_config: KioskConfig) -> PalmEmbedder:
 
 
 def test_model_sha_is_the_generated_graph(embedder: PalmEmbedder, base_config: KioskConfig) -> None:
-    params = compcode_params(base_config)
+    params = compcode_params()
     graph = build_onnx(params)
     assert embedder.modality == "palm"
     assert embedder.dimension == params.dimension
@@ -160,7 +161,7 @@ def test_trained_onnx_model_through_the_same_interface(
 ) -> None:
     model = tiny_palm_onnx(tmp_path / "ccnet.onnx", channels, side)
     config.palm.encoder = "onnx"
-    config.palm.onnx_model_path = model
+    config.palm.onnx.model_path = model
     embedder = load_palm_embedder(config, backend=backend)  # type: ignore[arg-type]
     assert embedder.model_sha256 == hashlib.sha256(model.read_bytes()).hexdigest()
     assert embedder.dimension == dimension
@@ -174,13 +175,13 @@ def test_trained_onnx_model_through_the_same_interface(
 
 def test_trained_onnx_misconfiguration_is_a_model_error(config: KioskConfig, tmp_path: Path) -> None:
     config.palm.encoder = "onnx"
-    with pytest.raises(ModelError, match="onnx_model_path is not set"):
+    with pytest.raises(ModelError, match=r"palm\.onnx\.model_path is not set"):
         load_palm_embedder(config)
-    config.palm.onnx_model_path = tmp_path / "missing.onnx"
+    config.palm.onnx.model_path = tmp_path / "missing.onnx"
     with pytest.raises(ModelError, match="does not exist"):
         load_palm_embedder(config)
     garbage = tmp_path / "garbage.onnx"
     garbage.write_bytes(b"not a model")
-    config.palm.onnx_model_path = garbage
+    config.palm.onnx.model_path = garbage
     with pytest.raises(ModelError):
         load_palm_embedder(config)

@@ -15,7 +15,7 @@ import cv2
 import numpy as np
 import pytest
 
-from kiosk.config import KioskConfig, PalmConfig
+from kiosk.config import KioskConfig
 from kiosk.errors import ProbeError
 from kiosk.identity.palm import PalmEmbedder, load_palm_embedder
 from kiosk.identity.palm_roi import (
@@ -83,16 +83,15 @@ def test_rotated_image_gives_the_same_roi(degrees: float) -> None:
 def test_open_and_curled_fingers() -> None:
     assert finger_extension(upright_hand()).min() > 1.5
     assert finger_extension(upright_hand(open_fingers=False)).max() < 1.2
-    config = PalmConfig()
-    check_open_hand(upright_hand(), config)
+    check_open_hand(upright_hand())
     with pytest.raises(ProbeError, match="not open"):
-        check_open_hand(upright_hand(open_fingers=False), config)
+        check_open_hand(upright_hand(open_fingers=False))
     with pytest.raises(ProbeError, match="too small"):
-        check_open_hand(upright_hand() * 0.3, config)
+        check_open_hand(upright_hand() * 0.3)
     sideways = upright_hand() * 2
     sideways[:, 0] = 400 + (sideways[:, 0] - 400) * 0.3  # hand turned edge-on: knuckles bunch up
     with pytest.raises(ProbeError, match="sideways"):
-        check_open_hand(sideways, config)
+        check_open_hand(sideways)
 
 
 # ---- drawn hands through MediaPipe -------------------------------------------------------------------

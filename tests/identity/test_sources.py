@@ -366,10 +366,10 @@ def test_configured_sources(base_config: object, tmp_path: Path) -> None:
     from kiosk.identity.sources import configured_source
 
     capture = base_config.capture.model_copy(  # type: ignore[attr-defined]
-        update={"face_source": str(tmp_path), "palm_source": None, "loop_video": False}
+        update={"face_source": str(tmp_path), "palm_source": None}
     )
     face = configured_source(capture, "face")
-    assert isinstance(face, ImageFolderSource) and not face.loop
+    assert isinstance(face, ImageFolderSource) and face.loop  # a folder standing in for a camera replays
     assert configured_source(capture, "palm") is None
 
 

@@ -1,4 +1,4 @@
-"""The compact answering prompt: each date once, speakers kept, long notes trimmed, "I don't know" asked for."""
+"""The answering prompt: each date once, speakers kept, long notes trimmed, "I don't know" asked for."""
 
 from __future__ import annotations
 
@@ -55,21 +55,6 @@ def test_messages_ask_for_the_exact_unknown_answer_with_and_without_notes() -> N
     assert user["content"] == "Question: What is 2 + 2?\nAnswer:"
 
 
-def test_a_reply_quotes_the_turn_it_answers_unless_that_turn_is_the_line_before() -> None:
-    asked = "Melanie said this on 7 May 2023, 1:56 pm, replying to Caroline: How long have you been married now? …"
-    notes = [
-        (MAY_7, "How long have you been married now?", "Caroline said this on 7 May 2023, 1:56 pm."),
-        (MAY_7, "5 years already!", asked),
-        (MAY_8, "We roast marshmallows and tell stories.", asked.replace("How", "What do you do on hikes? How")),
-    ]
-    assert compact_notes(notes).splitlines()[2] == "Melanie: 5 years already!"
-    lines = compact_notes(notes, reply_words=4).splitlines()
-    assert lines[2] == "Melanie: 5 years already!"
-    assert lines[4] == 'Melanie (to "Caroline: What do you …"): We roast marshmallows and tell stories.'
-    _, user = compact_answer_messages("What do they do on hikes?", notes[2:], "Melanie", reply_words=60)
-    assert 'Melanie (to "Caroline: What do you do on hikes? How long have you been married now?"):' in user["content"]
-
-
 def test_the_speakers_of_a_prompt_are_those_of_its_note_lines_only() -> None:
     asked = "Melanie said this on 7 May 2023, replying to Caroline: What do you do on hikes? …"
     notes = [
@@ -77,7 +62,7 @@ def test_the_speakers_of_a_prompt_are_those_of_its_note_lines_only() -> None:
         (MAY_8, "We roast marshmallows and tell stories.", asked),
         (MAY_8, "Remember to call mum", ""),
     ]
-    messages = compact_answer_messages("Who told stories: Ann?", notes, "Melanie", reply_words=60)
+    messages = compact_answer_messages("Who told stories: Ann?", notes, "Melanie")
     assert note_speakers(notes_text(messages)) == {"caroline", "melanie"}  # not "question" nor "notes of melanie"
     assert notes_text(messages) == messages[1]["content"]  # the user turn, never the system prompt's examples
     assert note_speakers(notes_text(compact_answer_messages("Who is Ann?", []))) == set()

@@ -14,7 +14,7 @@ from kiosk.config import KioskConfig
 from kiosk.llm import create_llm
 from kiosk.llm.llamacpp import LlamaCppLLM
 from kiosk.memory import SqliteStore
-from kiosk.memory.build import Draft, NoteBuilder
+from kiosk.memory.build import ConstructionTuning, Draft, NoteBuilder
 
 pytestmark = [pytest.mark.llm, pytest.mark.real_models]
 
@@ -23,7 +23,6 @@ pytestmark = [pytest.mark.llm, pytest.mark.real_models]
 def llm(base_config: KioskConfig) -> Iterator[LlamaCppLLM]:
     cfg = base_config.model_copy(deep=True)
     cfg.llm.backend = "llamacpp"
-    cfg.llm.n_ctx = 2048
     # The CI box has 2 cores shared with other test processes; one llama.cpp thread avoids spin-wait stalls.
     cfg.llm.threads = 1
     model = create_llm(cfg)
@@ -63,8 +62,7 @@ def test_real_construction_with_linking(
     store = SqliteStore(tmp_path / "memory.db")
     owner = store.add_user("Caroline").id
     when = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
-    memory = base_config.memory.model_copy(update={"link_candidates": 1})
-    builder = NoteBuilder(store, text_encoder, memory, llm)
+    builder = NoteBuilder(store, text_encoder, base_config.memory, llm, ConstructionTuning(link_candidates=1))
     builder.build(Draft(owner, "I went to an LGBTQ support group yesterday.", when, speaker="Caroline"), "fast")
     report = builder.build(
         Draft(owner, "The support group made me feel accepted and brave.", when, speaker="Caroline"), "llm"
@@ -77,23 +75,11 @@ def test_real_construction_with_linking(
     assert report.completion_tokens > 0
 
 
-def test_sensitivity_verdict_from_the_real_model_is_one_of_the_categories(llm: LlamaCppLLM) -> None:
-    """The classification call parses on the real GGUF (its quality is measured in bench/results/sensitive.md)."""
-    from kiosk.memory.sensitivity import CATEGORIES, classify
-
-    verdict = classify("I'm allergic to most animals with fur.", None)
-    assert verdict.category == "health" and verdict.source == "rules"
-    asked = classify("The knee swells every night since I fell off the ladder.", llm)
-    assert asked.llm_verdict in ("none", *CATEGORIES)
-    assert asked.category == (None if asked.llm_verdict == "none" else asked.llm_verdict)
-    assert llm.last_usage.completion_tokens <= 16
-
-
 def test_without_memory_it_refuses_personal_questions_and_still_answers_general_ones(llm: LlamaCppLLM) -> None:
     """The no-memory prompt, used when nobody is recognised or nothing of theirs matches (measured at scale in
     bench/results/no_memory_prompt.md)."""
-    from kiosk.eval.general_knowledge import answers_correctly, is_refusal
-    from kiosk.eval.prompting import clean_answer
+    from bench.general_knowledge import answers_correctly, is_refusal
+    from kiosk.eval.answering import clean_answer
     from kiosk.llm.prompts import UNKNOWN_ANSWER, compact_answer_messages
 
     def ask(question: str) -> str:
@@ -119,7 +105,7 @@ def test_an_answer_can_be_generated_again_without_its_first_word(llm: LlamaCppLL
 def test_an_answer_restating_the_question_is_answered_again_from_the_notes(llm: LlamaCppLLM) -> None:
     """The 0.5B model answered this LoCoMo question with "Anna" (kiosk.llm.reask); banned from starting with the
     restated words it finds the place in the note."""
-    from kiosk.eval.prompting import clean_answer
+    from kiosk.eval.answering import clean_answer
     from kiosk.llm.prompts import compact_answer_messages
     from kiosk.llm.reask import reasked_answer
 
@@ -138,7 +124,7 @@ def test_an_answer_restating_the_question_is_answered_again_from_the_notes(llm: 
 def test_an_answer_naming_only_the_other_speaker_is_answered_again_from_the_notes(llm: LlamaCppLLM) -> None:
     """kiosk.llm.reask: with every speaker's name banned as the first word, the second answer is no speaker and
     names the person of the notes the question asks about."""
-    from kiosk.eval.prompting import clean_answer
+    from kiosk.eval.answering import clean_answer
     from kiosk.llm.prompts import compact_answer_messages, note_speakers, notes_text
     from kiosk.llm.reask import names_only_a_speaker, reasked_answer
 

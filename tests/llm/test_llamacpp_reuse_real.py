@@ -12,9 +12,7 @@ import pytest
 
 from kiosk.llm.llamacpp import LlamaCppLLM
 from kiosk.llm.prompts import COMPACT_SYSTEM, compact_answer_messages
-from kiosk.memory.note import Note
 from kiosk.models import ModelStore
-from kiosk.prepared import keep_prepared
 
 pytestmark = [pytest.mark.llm, pytest.mark.real_models]
 
@@ -98,66 +96,6 @@ def _common(a: list[int], b: list[int]) -> Iterator[int]:
         if x != y:
             return
         yield x
-
-
-def test_keeping_the_prepared_notes_reuses_the_whole_prefilled_block(small) -> None:  # type: ignore[no-untyped-def]
-    """The notes retrieved for the typed words differ from the final ones (the usual case): listed oldest
-    first, the final prompt shares little with the prefilled one; with the prepared notes kept first
-    (kiosk.prepared) it shares the whole notes block, and the answer is what a fresh context gives."""
-    reusing, fresh = small
-    notes = [Note(i, 1, "face", content, when, context=context) for i, (when, content, context) in enumerate(NOTES)]
-    typed, final = [notes[0], notes[2]], [notes[2], notes[1]]
-    question = "Where did my sister move to?"
-
-    def messages(chosen: list[Note], text: str) -> list[dict[str, str]]:
-        return compact_answer_messages(text, [(n.timestamp, n.content, n.context) for n in chosen], "Ann")
-
-    prefilled = messages(typed, "Where did my")
-    plain = messages(sorted(final, key=lambda n: n.timestamp), question)
-    kept_notes = keep_prepared(typed, final, lambda n: n, lambda n: True)
-    assert kept_notes is not None
-    kept = messages(kept_notes, question)
-    shared = {}
-    for name, prompt in (("plain", plain), ("kept", kept)):
-        _note_construction(reusing)
-        reusing.prefill(prefilled)
-        tokens = reusing.prompt_tokens(prompt)
-        assert tokens is not None
-        shared[name] = sum(1 for _ in _common(reusing._evaluated(), tokens))
-    block = reusing.prompt_tokens(prefilled)
-    assert block is not None
-    assert shared["kept"] >= len(block) - 25 > shared["plain"] + 10  # all but the typed question and </notes>
-    answer = "".join(reusing.stream(kept, max_tokens=12))
-    assert answer == "".join(fresh.stream(kept, max_tokens=12))
-
-
-def test_runs_after_a_changed_note_are_reused_where_the_final_prompt_has_them(model_store: ModelStore) -> None:
-    """llm.cache_reuse_min_tokens: the prefilled prompt had other notes before the sister's; at send the
-    final prompt (the usual one: its notes oldest first) keeps that note's KV, moved to its new place, and
-    evaluates only the new note and the question. The context then holds exactly the final prompt. The
-    default 0.5B model: the 135M one does not answer this from the notes even from a fresh context."""
-    path = model_store.ensure("qwen2.5-coder-0.5b-instruct")
-    moving = LlamaCppLLM(path, n_ctx=1024, threads=2, cache_reuse_min_tokens=8)
-    prefix_only = LlamaCppLLM(path, n_ctx=1024, threads=2)
-    try:
-        question = "Where did my sister move to?"
-        prefilled = compact_answer_messages("Where did my", [NOTES[0], NOTES[2]], "Ann")
-        final = compact_answer_messages(question, [NOTES[1], NOTES[2]], "Ann")
-        tokens = moving.prompt_tokens(final)
-        assert tokens is not None
-        answers = {}
-        for name, llm in (("moving", moving), ("prefix only", prefix_only)):
-            _note_construction(llm)
-            llm.prefill(prefilled)
-            answers[name] = "".join(llm.stream(final, max_tokens=12))
-        shared = sum(1 for _ in _common(prefix_only.prompt_tokens(prefilled) or [], tokens))
-        assert moving.last_reused_tokens > shared + 15  # the sister's note and the notes' closing lines
-        assert moving._evaluated()[: len(tokens)] == tokens
-        assert "Lisbon" in answers["moving"] and "Lisbon" in answers["prefix only"]
-        assert "".join(moving.stream(final, max_tokens=12)) == answers["moving"]  # the moved context is sound
-    finally:
-        moving.close()
-        prefix_only.close()
 
 
 def test_prompt_lookup_drafting_answers_like_plain_decoding_and_is_keyed_apart(small, model_store: ModelStore) -> None:  # type: ignore[no-untyped-def]

@@ -117,11 +117,11 @@ def test_unreachable_and_bad_urls() -> None:
 def test_factory_builds_the_configured_endpoint(server: _Server, base_config: KioskConfig) -> None:
     cfg = base_config.model_copy(deep=True)
     cfg.llm.backend = "openai"
-    cfg.llm.endpoint_url = None
-    with pytest.raises(ConfigError, match="endpoint_url"):
+    cfg.llm.openai.endpoint_url = None
+    with pytest.raises(ConfigError, match=r"llm\.openai\.endpoint_url"):
         create_llm(cfg)
-    cfg.llm.endpoint_url = _url(server)
-    cfg.llm.endpoint_model = "big"
+    cfg.llm.openai.endpoint_url = _url(server)
+    cfg.llm.openai.endpoint_model = "big"
     llm = create_llm(cfg)
     assert isinstance(llm, OpenAICompatLLM) and llm.model == "big"
     assert llm.chat([{"role": "user", "content": "x"}], max_tokens=1) == "plain reply"

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 
 from doubles import FirstWordBanningLLM, ScriptedLLM
 
-from kiosk.config import LLMConfig
 from kiosk.llm.answer_form import shown_answer
+from kiosk.llm.profiles import DEFAULT_PROFILE, AnswerProfile, Step
 from kiosk.llm.prompts import UNKNOWN_ANSWER, compact_answer_messages
 from kiosk.llm.reask import replaced_restatement
 
@@ -16,9 +16,14 @@ QUESTION = "Where did Deborah meet her new neighbor Anna?"
 MESSAGES = compact_answer_messages(QUESTION, [])
 
 
+def without(step: Step) -> AnswerProfile:
+    """The default profile without one of its steps."""
+    return AnswerProfile("custom", tuple(taken for taken in DEFAULT_PROFILE.steps if taken != step))
+
+
 def reask(llm: object, reply: str) -> str | None:
-    """The answer shown instead of `reply` when notes were given, with the default settings."""
-    return replaced(llm, reply, True, LLMConfig())
+    """The answer shown instead of `reply` when notes were given, with the default profile."""
+    return replaced(llm, reply, True, DEFAULT_PROFILE)
 
 
 def test_an_answer_that_restates_the_question_is_answered_again_without_its_words_first() -> None:
@@ -52,8 +57,8 @@ def test_a_backend_that_cannot_ban_first_words_keeps_the_first_answer() -> None:
     assert llm.calls == []
 
 
-def replaced(llm: object, reply: str, notes_given: bool, settings: LLMConfig) -> str | None:
-    shown = shown_answer(QUESTION, reply, settings.concise_answers)
+def replaced(llm: object, reply: str, notes_given: bool, profile: AnswerProfile) -> str | None:
+    shown = shown_answer(QUESTION, reply, profile.has("cut-restatement"))
     return replaced_restatement(
         llm,
         MESSAGES,
@@ -61,7 +66,7 @@ def replaced(llm: object, reply: str, notes_given: bool, settings: LLMConfig) ->
         reply,
         shown,
         notes_given=notes_given,
-        settings=settings,
+        profile=profile,
         max_tokens=16,
         temperature=0.0,
     )
@@ -69,17 +74,17 @@ def replaced(llm: object, reply: str, notes_given: bool, settings: LLMConfig) ->
 
 def test_with_notes_a_restating_answer_is_answered_again_unless_switched_off() -> None:
     llm = FirstWordBanningLLM(second="Yoga in the park.")
-    assert replaced(llm, "Anna", True, LLMConfig()) == "Yoga in the park."
-    assert replaced(llm, "Anna", True, LLMConfig(reask_restated=False)) is None
-    assert replaced(llm, "At yoga", True, LLMConfig()) is None
+    assert replaced(llm, "Anna", True, DEFAULT_PROFILE) == "Yoga in the park."
+    assert replaced(llm, "Anna", True, without("reask-restated")) is None
+    assert replaced(llm, "At yoga", True, DEFAULT_PROFILE) is None
     assert llm.banned == [["Anna"]]
 
 
 def test_without_notes_a_restating_answer_is_shown_as_i_dont_know_unless_switched_off() -> None:
     llm = FirstWordBanningLLM(second="never used")
-    assert replaced(llm, "Anna", False, LLMConfig()) == UNKNOWN_ANSWER
-    assert replaced(llm, "Anna", False, LLMConfig(unknown_restated_without_notes=False)) is None
-    assert replaced(llm, "At yoga", False, LLMConfig()) is None
+    assert replaced(llm, "Anna", False, DEFAULT_PROFILE) == UNKNOWN_ANSWER
+    assert replaced(llm, "Anna", False, without("unknown-restated-without-notes")) is None
+    assert replaced(llm, "At yoga", False, DEFAULT_PROFILE) is None
     assert llm.calls == []
 
 
@@ -91,7 +96,9 @@ SPEAKER_NOTES = [
 SPEAKER_MESSAGES = compact_answer_messages(SPEAKER_QUESTION, SPEAKER_NOTES, "Dave")
 
 
-def speaker_reask(llm: object, reply: str, notes_given: bool = True, settings: LLMConfig | None = None) -> str | None:
+def speaker_reask(
+    llm: object, reply: str, notes_given: bool = True, profile: AnswerProfile = DEFAULT_PROFILE
+) -> str | None:
     return replaced_restatement(
         llm,
         SPEAKER_MESSAGES if notes_given else compact_answer_messages(SPEAKER_QUESTION, []),
@@ -99,7 +106,7 @@ def speaker_reask(llm: object, reply: str, notes_given: bool = True, settings: L
         reply,
         shown_answer(SPEAKER_QUESTION, reply, True),
         notes_given=notes_given,
-        settings=settings or LLMConfig(),
+        profile=profile,
         max_tokens=16,
         temperature=0.0,
     )
@@ -122,7 +129,7 @@ def test_a_speaker_named_within_an_answer_or_a_name_outside_the_notes_is_not_ask
 def test_the_speaker_answer_stands_when_the_second_names_a_speaker_too_when_switched_off_or_without_notes() -> None:
     assert speaker_reask(FirstWordBanningLLM(second="Dave"), "Calvin") is None
     off = FirstWordBanningLLM(second="His dad.")
-    assert speaker_reask(off, "Calvin", settings=LLMConfig(reask_speaker_names=False)) is None
+    assert speaker_reask(off, "Calvin", profile=without("reask-speaker-names")) is None
     assert speaker_reask(off, "Calvin", notes_given=False) is None
     assert off.calls == []
 

@@ -41,7 +41,7 @@ def test_only_a_model_whose_entry_names_an_amx_type_is_requantised_and_only_on_a
     shipped = (model_store.ensure(default), model_store.manifest.get(default).sha256)
     assert runtime_model(base_config.llm, model_store) == shipped
     monkeypatch.setattr(requant, "build_has_amx", lambda: True)
-    assert runtime_model(base_config.llm.model_copy(update={"amx_requantize": False}), model_store) == shipped
+    assert runtime_model(base_config.llm, model_store, amx_requantize=False) == shipped
     small = base_config.llm.model_copy(update={"model": SMALL})
     assert runtime_model(small, model_store) == (model_store.ensure(SMALL), model_store.manifest.get(SMALL).sha256)
     path, sha = runtime_model(base_config.llm, model_store)

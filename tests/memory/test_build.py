@@ -16,7 +16,7 @@ from kiosk.config import MemoryConfig
 from kiosk.errors import LLMError, StoreError
 from kiosk.llm.prompts import EVOLVE_SYSTEM, NOTE_SYSTEM
 from kiosk.memory import SqliteStore
-from kiosk.memory.build import Draft, NoteBuilder, human_date
+from kiosk.memory.build import ConstructionTuning, Draft, NoteBuilder, human_date
 from kiosk.memory.keywords import candidates
 
 WHEN = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
@@ -53,7 +53,9 @@ def test_keyword_candidates_skip_stop_words() -> None:
 def test_fast_mode_keywords_context_embedding_and_links(store: SqliteStore, text_encoder: Any) -> None:
     owner = store.add_user("Ann").id
     other = store.add_user("Bob").id
-    builder = NoteBuilder(store, text_encoder, MemoryConfig(construction="fast", link_similarity=0.5))
+    builder = NoteBuilder(
+        store, text_encoder, MemoryConfig(construction="fast"), tuning=ConstructionTuning(link_similarity=0.5)
+    )
     other_note = builder.build(Draft(other, "I adopted a puppy named Rex last week.", WHEN)).note
     first = builder.build(_draft(owner, "I adopted a puppy named Rex last week.", "D1:1")).note
     report = builder.build(_draft(owner, "My new puppy Rex loves the park.", "D1:2"))
@@ -172,7 +174,9 @@ def test_evolution_disabled_keeps_neighbours(store: SqliteStore, text_encoder: A
             ),
         }
     )
-    report = NoteBuilder(store, text_encoder, MemoryConfig(evolve=False), llm).build(_draft(owner, "Dog walk again."))
+    report = NoteBuilder(store, text_encoder, MemoryConfig(), llm, ConstructionTuning(evolve=False)).build(
+        _draft(owner, "Dog walk again.")
+    )
     assert report.linked == [first.id] and report.evolved_neighbours == []
     assert store.history(first.id or 0) == []
 
@@ -185,9 +189,10 @@ def test_llm_mode_without_llm_is_a_clear_error(store: SqliteStore, text_encoder:
 
 def test_build_many_matches_single_builds_and_isolates_failures(store: SqliteStore, text_encoder: Any) -> None:
     owner = store.add_user("Ann").id
-    config = MemoryConfig(construction="fast", link_similarity=0.5)
+    config = MemoryConfig(construction="fast")
+    tuning = ConstructionTuning(link_similarity=0.5)
     texts = ["I adopted a puppy named Rex.", "Rex chewed my running shoes.", "Work was busy with the audit."]
-    batch = NoteBuilder(store, text_encoder, config).build_many(
+    batch = NoteBuilder(store, text_encoder, config, tuning=tuning).build_many(
         [_draft(owner, texts[0]), _draft(owner + 99, texts[1]), _draft(owner, texts[2])]
     )
     assert isinstance(batch[1], StoreError) and "no user" in batch[1].message
@@ -195,7 +200,7 @@ def test_build_many_matches_single_builds_and_isolates_failures(store: SqliteSto
     assert [r.note.content for r in stored] == [texts[0], texts[2]]
     single_store = SqliteStore(store.path.with_name("single.db") if store.path else ":memory:")
     single_owner = single_store.add_user("Ann").id
-    single = NoteBuilder(single_store, text_encoder, config).build(_draft(single_owner, texts[2])).note
+    single = NoteBuilder(single_store, text_encoder, config, tuning=tuning).build(_draft(single_owner, texts[2])).note
     batched = stored[1].note
     assert batched.keywords == single.keywords and batched.context == single.context
     assert batched.embedding is not None and single.embedding is not None

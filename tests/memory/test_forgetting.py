@@ -4,19 +4,24 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from kiosk.config import ForgettingConfig, RetrievalConfig, ScopesConfig, load_config
+from kiosk.config import ForgettingConfig, RetrievalConfig, load_config
 from kiosk.errors import ConfigError, DataError, StoreError
 from kiosk.memory import SqliteStore, Store
 from kiosk.memory.forgetting import Decay, archive_faded, check_floor, note_strengths, pool_strengths
 from kiosk.retrieval import Retriever
+from kiosk.retrieval.ranking import ScopeWeights
+from kiosk.retrieval.tuning import RetrievalTuning
 
 from .builders import make_note, unit
+
+UNCACHED = RetrievalTuning(cache_ttl_ms=0)
 
 DAY = 86_400.0
 NOTE_TIME = datetime(2023, 5, 8, 13, 56, tzinfo=UTC)  # make_note's timestamp
@@ -72,7 +77,7 @@ def test_decay_archive_restore_round_trip(store: Store) -> None:
     # out of retrieval: neither the vector index nor the recollection pool nor the retriever sees it
     assert old.id not in {i for i, _ in store.knn([ann], unit(1), 10)}
     assert old.id not in set(store.owner_matrix([ann])[0].tolist())
-    retriever = Retriever(store, RetrievalConfig(mode="familiarity", cache_ttl_ms=0))
+    retriever = Retriever(store, RetrievalConfig(mode="familiarity"), tuning=UNCACHED)
     assert old.id not in retriever.retrieve([ann], unit(1), "q", k=10).note_ids
     # not lost: still listed, marked, with its content, and nothing else moved
     listed = {n.id: n for n in store.list_notes(ann)}
@@ -120,7 +125,7 @@ def test_an_archived_note_leaves_the_lexical_index_and_restoring_brings_it_back(
     kayak = store.add_note(make_note(ann, "we took the kayak to the lighthouse", seed=1))
     other = store.add_note(make_note(ann, "a kayak race in town", seed=2))
     kayak_id = int(kayak.id or 0)
-    keyword_only = Retriever(store, RetrievalConfig(mode="familiarity", cache_ttl_ms=0, dense_weight=0.0))
+    keyword_only = Retriever(store, RetrievalConfig(mode="familiarity"), tuning=replace(UNCACHED, dense_weight=0.0))
     assert {i for i, _ in store.lexical([ann], "kayak lighthouse", 10)} == {kayak_id, other.id}
 
     store.archive_notes([kayak_id], NOTE_TIME)
@@ -143,10 +148,10 @@ def test_strength_weight_prefers_the_fresh_note_among_equals(store: Store) -> No
     old = store.add_note(make_note(ann, "old", seed=1))
     new = store.add_note(make_note(ann, "new", seed=1, minutes=60 * 24 * 300))
     now = NOTE_TIME + timedelta(days=301)
-    dense = RetrievalConfig(mode="familiarity", cache_ttl_ms=0, fusion="off")
-    plain = Retriever(store, dense)
+    familiarity, dense = RetrievalConfig(mode="familiarity"), replace(UNCACHED, fusion="off")
+    plain = Retriever(store, familiarity, tuning=dense)
     forgetting = ForgettingConfig(weight=0.1, half_life_days=30)
-    decaying = Retriever(store, dense, ScopesConfig(), forgetting)
+    decaying = Retriever(store, familiarity, ScopeWeights(), forgetting, dense)
     assert plain.retrieve([ann], unit(1), "q", k=1).note_ids == [old.id]  # equal cosine: the lower id
     result = decaying.retrieve([ann], unit(1), "q", k=1, now=now)
     assert result.note_ids == [new.id]
@@ -154,10 +159,8 @@ def test_strength_weight_prefers_the_fresh_note_among_equals(store: Store) -> No
     strength = float(note_strengths([new], now, decay)[0])
     assert result.notes[0].score == pytest.approx(1.0 + 0.05 * 1.0 + 0.1 * strength, abs=1e-5)
     # Fused (the default): the fused score in [0, 1] takes cosine's place and the strength term still counts.
-    fused = Retriever(store, RetrievalConfig(mode="familiarity", cache_ttl_ms=0), ScopesConfig(), forgetting)
-    assert Retriever(store, RetrievalConfig(mode="familiarity", cache_ttl_ms=0)).retrieve(
-        [ann], unit(1), "q", k=1
-    ).note_ids == [old.id]
+    fused = Retriever(store, familiarity, ScopeWeights(), forgetting, UNCACHED)
+    assert Retriever(store, familiarity, tuning=UNCACHED).retrieve([ann], unit(1), "q", k=1).note_ids == [old.id]
     result = fused.retrieve([ann], unit(1), "q", k=1, now=now)
     assert result.note_ids == [new.id]
     assert result.notes[0].score == pytest.approx(1.0 + 0.05 * 1.0 + 0.1 * strength, abs=1e-5)

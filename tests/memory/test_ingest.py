@@ -12,8 +12,8 @@ import pytest
 from kiosk.config import MemoryConfig
 from kiosk.errors import DataError
 from kiosk.memory import SqliteStore
-from kiosk.memory.build import NoteBuilder
-from kiosk.memory.ingest import clean_content, import_conversations, parse_session_date, remember
+from kiosk.memory.build import ConstructionTuning, NoteBuilder
+from kiosk.memory.ingest import MAX_CONTENT_CHARS, clean_content, import_conversations, parse_session_date, remember
 
 
 @pytest.fixture()
@@ -23,7 +23,7 @@ def store(tmp_path: Path) -> SqliteStore:
 
 @pytest.fixture()
 def builder(store: SqliteStore, text_encoder: Any) -> NoteBuilder:
-    return NoteBuilder(store, text_encoder, MemoryConfig(construction="fast", max_content_chars=2000))
+    return NoteBuilder(store, text_encoder, MemoryConfig(construction="fast"))
 
 
 def _sample(sample_id: str, sessions: dict[int, tuple[str, list[Any]]]) -> dict[str, Any]:
@@ -130,8 +130,10 @@ def test_reply_context_quotes_the_turn_answered_within_its_session_only(
     ]
     path = tmp_path / "locomo.json"
     path.write_text(json.dumps(data), encoding="utf-8")
-    config = MemoryConfig(construction="fast", reply_context_words=5)
-    import_conversations(path, NoteBuilder(store, text_encoder, config), store)
+    builder = NoteBuilder(
+        store, text_encoder, MemoryConfig(construction="fast"), tuning=ConstructionTuning(reply_context_words=5)
+    )
+    import_conversations(path, builder, store)
     owner = store.user_by_name("conv-a")
     assert owner is not None
     contexts = {n.source_ref: n.context for n in store.list_notes(owner.id)}
@@ -174,7 +176,7 @@ def test_malformed_items_are_reported_and_the_rest_is_imported(
                         _turn("D1:1", "fine"),
                         _turn("D1:2", ""),
                         {"speaker": "Ann", "text": "no dia id"},
-                        _turn("D1:4", "z" * 5000),
+                        _turn("D1:4", "z" * (MAX_CONTENT_CHARS + 1)),
                         "not a turn",
                         {"speaker": "Ann", "dia_id": "D1:6"},
                         _turn("D1:7", "also fine"),
@@ -194,7 +196,7 @@ def test_malformed_items_are_reported_and_the_rest_is_imported(
     assert report.added == 3 and report.failed == len(errors) == 8
     assert "empty" in errors["conv-a/D1:2"]
     assert "dia_id" in errors["conv-a/session_1[2]"]
-    assert "5,000 characters" in errors["conv-a/D1:4"]
+    assert f"{MAX_CONTENT_CHARS + 1:,} characters" in errors["conv-a/D1:4"]
     assert "not an object" in errors["conv-a/session_1[4]"]
     assert "text" in errors["conv-a/D1:6"]
     assert "session date" in errors["conv-a/D2:1"]

@@ -10,7 +10,7 @@ from kiosk.config import KioskConfig, load_config
 from kiosk.errors import ConfigError
 from kiosk.memory import SqliteStore
 from kiosk.memory.fleet_store import FleetStore
-from kiosk.memory.open import describe_url, open_store
+from kiosk.memory.open import STORES, describe_url, open_store, url_scheme
 
 
 def test_default_is_the_sqlite_file_and_sqlite_urls_name_another(config: KioskConfig, tmp_path: Path) -> None:
@@ -42,3 +42,14 @@ def test_store_url_from_a_config_file_and_bad_urls(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="neither 'sqlite:PATH' nor"):
         open_store(cfg)
     assert describe_url("postgresql://kiosk:pw@db:5432/fleet") == "postgresql://kiosk@db:5432/fleet"
+
+
+def test_the_store_is_looked_up_by_the_url_scheme() -> None:
+    assert STORES.names() == ["postgres", "postgresql", "sqlite"]
+    assert [url_scheme(url) for url in ("", "sqlite:/tmp/m.db", "postgresql://k@db/fleet", "mysql://x")] == [
+        "sqlite",
+        "sqlite",
+        "postgresql",
+        "mysql",
+    ]
+    assert url_scheme("/tmp/memory.db") == "/tmp/memory.db"  # no scheme: no store the registry knows

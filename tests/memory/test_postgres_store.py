@@ -180,7 +180,8 @@ def test_a_terminal_role_cannot_create_the_schema(pg_cluster: object) -> None:
 
 
 def test_raw_sql_as_a_non_members_gate_scope_returns_no_group_row(urls: tuple[str, str]) -> None:
-    from kiosk.retrieval import GateDecision, scoped_pool
+    from kiosk.identity.gate import GateDecision
+    from kiosk.retrieval import scoped_pool
 
     _, terminal_url = urls
     with PostgresStore(terminal_url) as store:

@@ -11,12 +11,15 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 
-from kiosk.config import ForgettingConfig, RetrievalConfig, ScopesConfig
+from kiosk.config import ForgettingConfig, RetrievalConfig
 from kiosk.errors import DataError, StoreError
+from kiosk.identity.gate import GateRule, gate
 from kiosk.identity.probe import Probe
 from kiosk.memory import Note, Store
 from kiosk.memory.scopes import PERSONAL, PUBLIC, Scope, owner_for, parse_scope, scope_kind
-from kiosk.retrieval import Retriever, gate, scoped_pool
+from kiosk.retrieval import Retriever, scoped_pool
+from kiosk.retrieval.ranking import ScopeWeights
+from kiosk.retrieval.tuning import RetrievalTuning
 
 from .builders import make_note, unit
 
@@ -52,13 +55,14 @@ def household(store: Store) -> Household:
 def received(home: Household, asker: str | None, mode: str = "familiarity") -> set[int]:
     """Note ids a person in front of the camera (None: nobody) receives for a query near every note."""
     probe = None if asker is None else Probe("face", FACES[asker], SHA, captured_at=0.0)
-    decision = gate(probe, home.store.templates("face"), TAU, "best-match", 0.05)
+    decision = gate(probe, home.store.templates("face"), GateRule(TAU, "best-match", 0.05))
     pool = scoped_pool(decision, lambda u: [g.id for g in home.store.groups_of(u)], home.store.public_owner_id())
     retriever = Retriever(
         home.store,
-        RetrievalConfig(mode=mode, cache_ttl_ms=0),
-        ScopesConfig(),
-        ForgettingConfig(),  # type: ignore[arg-type]
+        RetrievalConfig(mode=mode),  # type: ignore[arg-type]
+        ScopeWeights(),
+        ForgettingConfig(),
+        RetrievalTuning(cache_ttl_ms=0),
     )
     query = unit(0) + unit(1) + unit(2)
     found = retriever.retrieve(pool.owner_ids, query / np.linalg.norm(query), "q", k=10, scopes=pool.scopes)

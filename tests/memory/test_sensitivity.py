@@ -17,7 +17,7 @@ from kiosk.errors import DataError, StoreError
 from kiosk.memory import SqliteStore, Store
 from kiosk.memory.build import Draft, NoteBuilder
 from kiosk.memory.schema import LATEST_VERSION, MIGRATIONS
-from kiosk.memory.sensitivity import CATEGORIES, classify, classify_rules, validate_category
+from kiosk.memory.sensitivity import CATEGORIES, classify_rules, validate_category
 
 from .builders import make_note, unit
 
@@ -59,21 +59,6 @@ def test_unknown_category_is_a_clear_error() -> None:
     assert validate_category("health") == "health"
     with pytest.raises(DataError, match="unknown sensitivity 'helth'"):
         validate_category("helth")
-
-
-def test_llm_adds_a_category_but_never_removes_one_the_rules_found() -> None:
-    llm = ScriptedLLM(default='{"category": "none"}')
-    by_rules = classify("My doctor said it's a sprain", llm)
-    assert (by_rules.category, by_rules.source) == ("health", "rules")
-    assert llm.calls == []  # the rules decided; no LLM call
-
-    llm = ScriptedLLM(default='{"category": "health"}')
-    added = classify("Been feeling off since the fall, the knee swells at night", llm)
-    assert (added.category, added.source, added.llm_verdict) == ("health", "llm", "health")
-    assert llm.calls[0].json_schema is not None and llm.calls[0].max_tokens <= 16
-
-    broken = classify("Nice weather today", ScriptedLLM(default="not json"))
-    assert broken.category is None and broken.llm_verdict is None  # invalid twice: stays unmarked
 
 
 def test_store_roundtrip_update_history_and_bad_value(store: Store) -> None:
@@ -132,29 +117,28 @@ def test_fast_construction_marks_by_rules_and_can_be_turned_off(tmp_path: Path, 
         assert off.note.sensitivity is None
 
 
-def test_llm_construction_asks_for_the_category_only_when_enabled(tmp_path: Path, config: KioskConfig) -> None:
+def test_llm_construction_marks_by_rules_without_asking_the_llm(tmp_path: Path, config: KioskConfig) -> None:
     class Encoder:
         def encode(self, sentences: list[str]) -> np.ndarray:
             return np.stack([unit(len(s)) for s in sentences])
 
     attributes = json.dumps({"keywords": ["knee"], "context": "Ann talks about her knee.", "tags": ["body"]})
-    llm = ScriptedLLM([("flag private information", '{"category": "health"}')], default=attributes)
-    draft_text = "The knee swells every night since the fall"
+    llm = ScriptedLLM(default=attributes)
     with SqliteStore(tmp_path / "memory.db") as store:
         owner = store.add_user("Ann").id
         when = datetime(2024, 1, 1, tzinfo=UTC)
-        rules_only = NoteBuilder(store, Encoder(), config.memory, llm).build(Draft(owner, draft_text, when), "llm")
-        assert rules_only.note.sensitivity is None  # default: the LLM is not asked (see sensitivity_llm)
-        assert not any("flag private information" in c.text for c in llm.calls)
-        config.memory.sensitivity_llm = True
-        report = NoteBuilder(store, Encoder(), config.memory, llm).build(Draft(owner, draft_text, when), "llm")
-        assert report.note.sensitivity == "health" and report.sensitivity_source == "llm"
-        assert store.sensitive_note_ids([owner]) == {report.note.id}
+        builder = NoteBuilder(store, Encoder(), config.memory, llm)
+        unmarked = builder.build(Draft(owner, "The knee swells every night since the fall", when), "llm")
+        assert unmarked.note.sensitivity is None and unmarked.sensitivity_source is None
+        marked = builder.build(Draft(owner, "My doctor said it's a sprain", when), "llm")
+        assert marked.note.sensitivity == "health" and marked.sensitivity_source == "rules"
+        assert not any("private information" in call.text for call in llm.calls)  # only construction prompts
+        assert store.sensitive_note_ids([owner]) == {marked.note.id}
 
 
 def test_rules_on_the_hand_labelled_locomo_turns(data_dir: Path) -> None:
     """Real data: the rules on the 200 labelled LoCoMo turns (fitted on them: a floor, not a measurement;
-    bench/results/sensitive.md has the figures with the LLM)."""
+    bench/results/sensitive.md has the figures)."""
     from bench.sensitive_sample import draw, load_turns
 
     turns = draw(load_turns(data_dir / "locomo" / "locomo10.json"))

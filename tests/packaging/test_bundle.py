@@ -5,6 +5,9 @@ missing DB.
 The build is the bulk of the time (~5 min on this 2-core box; bench/results/bundle.md). `build_bundle.sh` keeps
 PyInstaller's work dir (build/pyinstaller, locked while in use), though a rebuild measured no faster.
 Set KIOSK_TEST_BUNDLE=<folder>/bio-memory-kiosk to test an already built bundle instead of building one.
+
+Marked `bundle`: the default test run deselects it (pyproject addopts), `.ci/run` runs it as its own step with
+`.venv/bin/python -m pytest -m bundle tests/packaging/test_bundle.py`.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from kiosk.config import PROJECT_ROOT
 from kiosk.memory.sqlite_store import SqliteStore
 from kiosk.models.manifest import load_manifest
 
-pytestmark = [pytest.mark.slow, pytest.mark.real_models, pytest.mark.real_data]
+pytestmark = [pytest.mark.bundle, pytest.mark.slow, pytest.mark.real_models, pytest.mark.real_data]
 
 BUILD_TIMEOUT_S = 45 * 60
 RUN_FOR_S = 20

@@ -3,11 +3,13 @@ use of it: tests/retrieval/test_hybrid.py)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from kiosk.config import RetrievalConfig
 from kiosk.retrieval.dates import date_windows
 from kiosk.retrieval.hybrid import fuse
+from kiosk.retrieval.tuning import RetrievalTuning
 
 
 def _days(text: str, after: int = 10) -> list[tuple[str, str]]:
@@ -36,8 +38,8 @@ def test_dates_without_a_year_give_no_window_and_an_impossible_day_falls_back_to
 
 
 def test_the_dated_ranking_is_a_third_weighted_ranking_of_the_fusion() -> None:
-    config = RetrievalConfig(fusion="weighted", dense_weight=1.0, lexical_weight=1.0, date_weight=2.0)
+    config = RetrievalTuning(dense_weight=1.0, lexical_weight=1.0, date_weight=2.0)
     fused = dict(fuse([(1, 0.9), (2, 0.5)], [(2, 3.0), (3, 1.0)], config, 10, dated=[(3, 0.8), (4, 0.2)]))
     assert fused == pytest.approx({1: 1.0, 2: 1.0, 3: 2.0, 4: 0.0})
-    off = config.model_copy(update={"date_weight": 0.0})
+    off = replace(config, date_weight=0.0)
     assert dict(fuse([(1, 0.9), (2, 0.5)], [(2, 3.0)], off, 10, dated=[(4, 0.9)])).keys() == {1, 2}

@@ -13,27 +13,20 @@ from kiosk.memory import Note, SqliteStore
 from kiosk.memory.note import EMBEDDING_DIM
 from kiosk.retrieval import Retriever
 from kiosk.retrieval.hybrid import fuse
-
-
-def test_rrf_sums_weighted_reciprocal_ranks() -> None:
-    config = RetrievalConfig(fusion="rrf", rrf_k=10, dense_weight=1.0, lexical_weight=2.0)
-    fused = dict(fuse([(1, 0.9), (2, 0.8)], [(2, 7.0), (3, 5.0)], config, 10))
-    assert fused[1] == pytest.approx(1 / 11)
-    assert fused[2] == pytest.approx(1 / 12 + 2 / 11)
-    assert fused[3] == pytest.approx(2 / 12)
-    assert [note_id for note_id, _ in fuse([(1, 0.9), (2, 0.8)], [(2, 7.0), (3, 5.0)], config, 2)] == [2, 3]
+from kiosk.retrieval.tuning import RetrievalTuning
 
 
 def test_weighted_fusion_normalises_each_ranking_to_unit_range() -> None:
-    config = RetrievalConfig(fusion="weighted", dense_weight=1.0, lexical_weight=0.5)
-    fused = dict(fuse([(1, 0.9), (2, 0.5), (3, 0.7)], [(3, 12.0), (4, 2.0)], config, 10))
+    tuning = RetrievalTuning(dense_weight=1.0, lexical_weight=0.5)
+    fused = dict(fuse([(1, 0.9), (2, 0.5), (3, 0.7)], [(3, 12.0), (4, 2.0)], tuning, 10))
     assert fused == pytest.approx({1: 1.0, 2: 0.0, 3: 0.5 + 0.5, 4: 0.0})
+    assert [note_id for note_id, _ in fuse([(1, 0.9), (2, 0.5), (3, 0.7)], [(3, 12.0)], tuning, 2)] == [1, 3]
 
 
 def test_zero_weight_drops_a_ranking_and_ties_break_by_id() -> None:
-    config = RetrievalConfig(fusion="rrf", lexical_weight=0.0)
-    assert [i for i, _ in fuse([(5, 0.9), (4, 0.9)], [(9, 3.0)], config, 10)] == [5, 4]
-    tied = RetrievalConfig(fusion="rrf")
+    tuning = RetrievalTuning(lexical_weight=0.0)
+    assert [i for i, _ in fuse([(5, 0.9), (4, 0.8)], [(9, 3.0)], tuning, 10)] == [5, 4]
+    tied = RetrievalTuning(dense_weight=1.0, lexical_weight=1.0)
     assert [i for i, _ in fuse([(7, 0.9)], [(3, 1.0)], tied, 10)] == [3, 7]
 
 
@@ -67,23 +60,22 @@ def _world(store: SqliteStore) -> tuple[int, int, np.ndarray, int]:
 def test_fusion_brings_a_lexical_match_the_dense_path_misses(store: SqliteStore) -> None:
     owner, _, query, far = _world(store)
     question = "When did they climb the lighthouse?"
-    dense = Retriever(store, RetrievalConfig(mode="familiarity", fusion="off")).retrieve([owner], query, question, k=5)
+    familiarity = RetrievalConfig(mode="familiarity")
+    dense = Retriever(store, familiarity, tuning=RetrievalTuning(fusion="off")).retrieve([owner], query, question, k=5)
     assert far not in dense.note_ids
-    for fusion in ("rrf", "weighted"):
-        config = RetrievalConfig(mode="familiarity", fusion=fusion)  # type: ignore[arg-type]
-        fused = Retriever(store, config).retrieve([owner], query, question, k=5)
-        assert far in fused.note_ids and len(fused.note_ids) == 5
-        stamps = [(item.note.timestamp, item.note.id) for item in fused.notes]
-        assert stamps == sorted(stamps)
+    fused = Retriever(store, familiarity).retrieve([owner], query, question, k=5)
+    assert far in fused.note_ids and len(fused.note_ids) == 5
+    stamps = [(item.note.timestamp, item.note.id) for item in fused.notes]
+    assert stamps == sorted(stamps)
 
 
 def test_lexical_only_returns_the_owners_matches_only(store: SqliteStore) -> None:
     owner, other, query, far = _world(store)
-    config = RetrievalConfig(mode="adaptive", dense_weight=0.0)
-    result = Retriever(store, config).retrieve([owner], query, "the lighthouse?", k=5)
+    retriever = Retriever(store, RetrievalConfig(mode="adaptive"), tuning=RetrievalTuning(dense_weight=0.0))
+    result = retriever.retrieve([owner], query, "the lighthouse?", k=5)
     assert result.path == "lexical" and result.note_ids == [far]
-    assert len(Retriever(store, config).retrieve([other], query, "the lighthouse?", k=5).note_ids) == 5
-    assert Retriever(store, config).retrieve([owner], query, "what was it?", k=5).note_ids == []
+    assert len(retriever.retrieve([other], query, "the lighthouse?", k=5).note_ids) == 5
+    assert retriever.retrieve([owner], query, "what was it?", k=5).note_ids == []
 
 
 def test_a_note_from_the_named_time_is_retrieved_though_others_are_closer(store: SqliteStore) -> None:
@@ -101,13 +93,14 @@ def test_a_note_from_the_named_time_is_retrieved_though_others_are_closer(store:
     dated = store.add_note(Note(None, owner, "face", "started lifting", later, embedding=aside))
     store.add_note(Note(None, other, "face", "started lifting", later, embedding=query))
     question = "What did Ann do on 14 August, 2023?"
-    plain = Retriever(store, RetrievalConfig(mode="familiarity", date_weight=0.0)).retrieve(
+    familiarity = RetrievalConfig(mode="familiarity")
+    plain = Retriever(store, familiarity, tuning=RetrievalTuning(date_weight=0.0)).retrieve(
         [owner], query, question, k=5
     )
     assert dated.id not in plain.note_ids
-    config = RetrievalConfig(mode="familiarity", date_weight=1.0)
-    found = Retriever(store, config).retrieve([owner], query, question, k=5)
+    dating = Retriever(store, familiarity, tuning=RetrievalTuning(date_weight=1.0))
+    found = dating.retrieve([owner], query, question, k=5)
     assert dated.id in found.note_ids and len(found.note_ids) == 5
     assert {item.note.owner_id for item in found.notes} == {owner}
-    hidden = Retriever(store, config).retrieve([owner], query, question, k=5, exclude={int(dated.id or 0)})
+    hidden = dating.retrieve([owner], query, question, k=5, exclude={int(dated.id or 0)})
     assert dated.id not in hidden.note_ids and len(hidden.note_ids) == 5

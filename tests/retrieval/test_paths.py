@@ -5,12 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kiosk.config import RetrievalConfig
 from kiosk.retrieval.adaptive import choose_path, familiarity_signal, mixing_alpha
 from kiosk.retrieval.cache import VersionedCache
 from kiosk.retrieval.kmeans import kmeans
 from kiosk.retrieval.recollection import PoolMatrix, RecollectionSettings, fuse, recollect
 from kiosk.retrieval.results import FamiliaritySignal
+from kiosk.retrieval.tuning import RetrievalTuning
 
 
 def blobs(seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -55,11 +55,11 @@ def test_signal_peaked_vs_flat() -> None:
 
 
 def test_path_choice_follows_the_seed_rules() -> None:
-    config = RetrievalConfig(theta_high=0.75, theta_low=0.35, tau_entropy=1.35)
-    assert choose_path(FamiliaritySignal(0.8, 2.5, 15), config) == "familiarity"  # confident mean
-    assert choose_path(FamiliaritySignal(0.3, 0.1, 15), config) == "recollection"  # weak mean
-    assert choose_path(FamiliaritySignal(0.5, 1.0, 15), config) == "familiarity"  # peaked
-    assert choose_path(FamiliaritySignal(0.5, 2.0, 15), config) == "recollection"  # dispersed
+    tuning = RetrievalTuning(theta_high=0.75, theta_low=0.35, tau_entropy=1.35)
+    assert choose_path(FamiliaritySignal(0.8, 2.5, 15), tuning) == "familiarity"  # confident mean
+    assert choose_path(FamiliaritySignal(0.3, 0.1, 15), tuning) == "recollection"  # weak mean
+    assert choose_path(FamiliaritySignal(0.5, 1.0, 15), tuning) == "familiarity"  # peaked
+    assert choose_path(FamiliaritySignal(0.5, 2.0, 15), tuning) == "recollection"  # dispersed
 
 
 def _two_facet_pool() -> tuple[PoolMatrix, np.ndarray, set[int], set[int]]:

@@ -4,6 +4,7 @@ the fusion (the retriever's on the real store; the figures on LoCoMo are in benc
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -16,6 +17,7 @@ from kiosk.retrieval import Retriever
 from kiosk.retrieval.hybrid import fuse
 from kiosk.retrieval.people import context_speaker, named_people
 from kiosk.retrieval.recollection import PoolMatrix
+from kiosk.retrieval.tuning import RetrievalTuning
 
 
 @pytest.mark.parametrize(
@@ -47,10 +49,10 @@ def test_the_speaker_of_a_note_is_the_first_name_of_its_context(context: str, sp
 
 
 def test_the_named_ranking_is_a_fourth_weighted_ranking_of_the_fusion() -> None:
-    config = RetrievalConfig(fusion="weighted", dense_weight=1.0, lexical_weight=1.0, person_weight=2.0)
+    config = RetrievalTuning(dense_weight=1.0, lexical_weight=1.0, person_weight=2.0)
     fused = dict(fuse([(1, 0.9), (2, 0.5)], [(2, 3.0)], config, 10, named=[(3, 0.8), (4, 0.2)]))
     assert fused == pytest.approx({1: 1.0, 2: 1.0, 3: 2.0, 4: 0.0})
-    off = config.model_copy(update={"person_weight": 0.0})
+    off = replace(config, person_weight=0.0)
     assert dict(fuse([(1, 0.9)], [(2, 3.0)], off, 10, named=[(4, 0.9)])).keys() == {1, 2}
 
 
@@ -112,12 +114,12 @@ def test_a_note_the_named_person_said_is_retrieved_though_the_other_speakers_are
     )
     store.add_note(Note(None, other, "face", "I box", start, context="John said this.", embedding=query))
     question = "What exercises has John done?"
-    plain = Retriever(store, RetrievalConfig(mode="familiarity", fusion="rrf", person_weight=0.0)).retrieve(
-        [owner], query, question, k=5
-    )
+    familiarity = RetrievalConfig(mode="familiarity")
+    # BM25 matches "John" in every note's context here, so the lexical ranking weighs as much as the dense one.
+    balanced = RetrievalTuning(lexical_weight=1.0, person_weight=0.0)
+    plain = Retriever(store, familiarity, tuning=balanced).retrieve([owner], query, question, k=5)
     assert johns.id not in plain.note_ids
-    config = RetrievalConfig(mode="familiarity", fusion="rrf", person_weight=3.0)
-    retriever = Retriever(store, config)
+    retriever = Retriever(store, familiarity, tuning=replace(balanced, person_weight=3.0))
     found = retriever.retrieve([owner], query, question, k=5)
     assert johns.id in found.note_ids and len(found.note_ids) == 5
     assert {item.note.owner_id for item in found.notes} == {owner}

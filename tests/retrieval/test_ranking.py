@@ -7,10 +7,11 @@ from datetime import UTC, datetime
 import numpy as np
 import pytest
 
-from kiosk.config import ForgettingConfig, RetrievalConfig, ScopesConfig
+from kiosk.config import ForgettingConfig, RetrievalConfig
 from kiosk.memory import EMBEDDING_DIM, Note, SqliteStore
 from kiosk.retrieval import Retriever
-from kiosk.retrieval.ranking import Ranking
+from kiosk.retrieval.ranking import Ranking, ScopeWeights
+from kiosk.retrieval.tuning import RetrievalTuning
 
 
 def _vector(seed: int) -> np.ndarray:
@@ -18,7 +19,7 @@ def _vector(seed: int) -> np.ndarray:
     return v / np.linalg.norm(v)
 
 
-@pytest.mark.parametrize("fusion", ["weighted", "rrf", "off", "lexical-only"])
+@pytest.mark.parametrize("fusion", ["weighted", "off", "lexical-only"])
 @pytest.mark.parametrize("mode", ["familiarity", "recollection", "adaptive"])
 def test_the_pool_scope_outranks_an_equal_public_note(mode: str, fusion: str) -> None:
     with SqliteStore(":memory:") as store:
@@ -30,21 +31,20 @@ def test_the_pool_scope_outranks_an_equal_public_note(mode: str, fusion: str) ->
             )
             for owner in (first, second)
         }
-        config = RetrievalConfig(
-            mode=mode,  # type: ignore[arg-type]
+        config = RetrievalConfig(mode=mode)  # type: ignore[arg-type]
+        tuning = RetrievalTuning(
             cache_ttl_ms=0,
             fusion="weighted" if fusion == "lexical-only" else fusion,  # type: ignore[arg-type]
             dense_weight=0.0 if fusion == "lexical-only" else 1.0,
         )
-        retriever = Retriever(store, config, ScopesConfig(beta=0.3), ForgettingConfig())
+        retriever = Retriever(store, config, ScopeWeights(beta=0.3), ForgettingConfig(), tuning)
         # Equal cosine and equal BM25 ("note" in both): plain ranking takes the lower id; the pool calls `first`
         # public, so `second` wins, also after fusion (which alone would keep `first` ahead).
         pool = {first: "public", second: "personal"}
         found = retriever.retrieve([first, second], _vector(1), "the note", k=1, scopes=pool)
         assert found.note_ids == [ids[second]]
-        if fusion != "rrf":  # rrf ranks the tie 1st and 2nd: its fused scores differ by the rank
-            assert found.notes[0].score == pytest.approx(1.0 + 0.3, abs=1e-5)
-        plain = Retriever(store, config).retrieve([first, second], _vector(1), "the note", k=1)
+        assert found.notes[0].score == pytest.approx(1.0 + 0.3, abs=1e-5)
+        plain = Retriever(store, config, tuning=tuning).retrieve([first, second], _vector(1), "the note", k=1)
         assert plain.note_ids == [ids[first]]
 
 

@@ -12,7 +12,7 @@ import pytest
 from doubles import ScriptedLLM
 
 from kiosk.assistant import Assistant
-from kiosk.config import KioskConfig, RetrievalConfig
+from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError
 from kiosk.identity.probe import Probe
 from kiosk.llm.prompts import COMPACT_NO_MEMORY_SYSTEM, COMPACT_SYSTEM
@@ -20,6 +20,7 @@ from kiosk.memory import Note, SqliteStore
 from kiosk.retrieval.relevance import apply_floor, best_similarity, calibration_path, derive_floor, load
 from kiosk.retrieval.results import Retrieval, ScoredNote
 from kiosk.retrieval.thresholds import text_encoder_identity
+from kiosk.retrieval.tuning import DEFAULT_TUNING, RetrievalTuning
 
 REPO = Path(__file__).resolve().parents[2]
 SHA = "f" * 64
@@ -58,7 +59,7 @@ def test_shipped_floor_is_the_default_and_belongs_to_the_default_encoder(base_co
     _, sha = text_encoder_identity(base_config)
     path = calibration_path(REPO / "calibration", sha)
     assert path.is_file(), f"no relevance calibration for the default text encoder: {path}"
-    assert load(path, sha).floor == RetrievalConfig().relevance_floor
+    assert load(path, sha).floor == DEFAULT_TUNING.relevance_floor
 
 
 def test_a_floor_calibrated_for_another_encoder_is_refused(base_config: KioskConfig, tmp_path: Path) -> None:
@@ -101,7 +102,6 @@ def test_real_encoder_keeps_first_person_questions_and_empties_unrelated_ones(
         vector = text_encoder.encode_one(text)  # type: ignore[attr-defined]
         store.add_note(Note(None, user.id, "face", text, datetime(2024, 5, day, tzinfo=UTC), embedding=vector))
     llm = ScriptedLLM(default="I don't know")
-    config.llm.answer_prompt = "compact"
     assistant = Assistant(store, text_encoder, llm, config, thresholds={"face": 0.5})  # type: ignore[arg-type]
     probe = Probe(modality="face", vector=face, model_sha256=SHA, captured_at=0.0)
     for question, expected in (
@@ -118,5 +118,5 @@ def test_real_encoder_keeps_first_person_questions_and_empties_unrelated_ones(
         assert result.notes == [] and result.retrieval.below_relevance_floor, question
         assert result.as_dict()["below_relevance_floor"] is True
         assert llm.calls[-1].messages[0]["content"] == COMPACT_NO_MEMORY_SYSTEM
-    config.retrieval.relevance_floor = 0.0
+    assistant.retriever = assistant.retriever.retuned(RetrievalTuning(relevance_floor=0.0))
     assert assistant.answer("Which football team do I support?", probe, k=2).notes  # off: the nearest notes come

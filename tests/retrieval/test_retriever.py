@@ -12,6 +12,7 @@ from kiosk.config import RetrievalConfig
 from kiosk.memory import Note, SqliteStore
 from kiosk.memory.note import EMBEDDING_DIM
 from kiosk.retrieval import Retriever
+from kiosk.retrieval.tuning import RetrievalTuning
 
 
 def unit(vector: np.ndarray) -> np.ndarray:
@@ -59,8 +60,8 @@ def test_adaptive_runs_recollection_when_nothing_is_familiar(store: SqliteStore)
     query = unit(rng.standard_normal(EMBEDDING_DIM))
     # Thresholds under which recollection has a place (the shipped MiniLM calibration never chooses it: on LoCoMo
     # it lost recall on every category, bench/results/hybrid.md).
-    calibrated = RetrievalConfig(mode="adaptive", theta_low=0.35, theta_high=0.6, tau_entropy=2.0)
-    result = Retriever(store, calibrated).retrieve([owner], query, "q", k=5)
+    calibrated = RetrievalTuning(theta_low=0.35, theta_high=0.6, tau_entropy=2.0)
+    result = Retriever(store, RetrievalConfig(mode="adaptive"), tuning=calibrated).retrieve([owner], query, "q", k=5)
     assert result.path == "recollection" and result.rounds >= 1
     assert result.signal is not None and result.signal.mean_similarity <= 0.35
     assert len(result.notes) == 5

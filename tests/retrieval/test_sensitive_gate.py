@@ -8,6 +8,7 @@ normal tau but not the sensitive threshold.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from kiosk.config import KioskConfig
 from kiosk.errors import ConfigError, ProbeError
 from kiosk.identity.probe import Probe
 from kiosk.memory import Note, Store
+from kiosk.retrieval import retriever
 from kiosk.retrieval.sensitive import BELOW_STRICT, CLEARED, MISMATCH, NEEDS_BOTH
 
 FACE_SHA = "f" * 64
@@ -53,10 +55,10 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
 
 
 @pytest.fixture()
-def config(config: KioskConfig) -> KioskConfig:
+def config(config: KioskConfig, monkeypatch: pytest.MonkeyPatch) -> KioskConfig:
     """The shipped relevance floor is calibrated on MiniLM's similarity scale, not the test encoders'; these tests
     are about the gate, so it is off here (tests/retrieval/test_relevance.py covers it with MiniLM)."""
-    config.retrieval.relevance_floor = 0.0
+    monkeypatch.setattr(retriever, "DEFAULT_TUNING", replace(retriever.DEFAULT_TUNING, relevance_floor=0.0))
     return config
 
 

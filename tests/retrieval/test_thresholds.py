@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from kiosk.config import KioskConfig, RetrievalConfig
+from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError
 from kiosk.retrieval.adaptive import choose_path
 from kiosk.retrieval.results import FamiliaritySignal
@@ -22,6 +22,7 @@ from kiosk.retrieval.thresholds import (
     select,
     text_encoder_identity,
 )
+from kiosk.retrieval.tuning import DEFAULT_TUNING, RetrievalTuning
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -67,7 +68,7 @@ def test_recollection_that_never_gains_is_never_chosen() -> None:
     rule = select(outcomes, 15)
     assert rule.theta_high == NEVER
     assert not any(rule.recollects(o.signal) for o in outcomes)
-    defaults = RetrievalConfig(theta_low=rule.theta_low, theta_high=rule.theta_high, tau_entropy=rule.tau_entropy)
+    defaults = RetrievalTuning(theta_low=rule.theta_low, theta_high=rule.theta_high, tau_entropy=rule.tau_entropy)
     assert choose_path(FamiliaritySignal(-1.0, 2.7, 15), defaults) == "familiarity"
 
 
@@ -85,8 +86,7 @@ def test_shipped_calibration_is_the_default_and_belongs_to_the_default_encoder(b
     path = calibration_path(REPO / "calibration", sha)
     assert path.is_file(), f"no adaptive calibration for the default text encoder: {path}"
     calibration = load(path, sha)
-    defaults = RetrievalConfig()
-    assert apply(defaults, calibration) == defaults, "RetrievalConfig defaults differ from the shipped calibration"
+    assert apply(DEFAULT_TUNING, calibration) == DEFAULT_TUNING, "the tuning differs from the shipped calibration"
 
 
 def test_a_calibration_of_another_encoder_is_refused(base_config: KioskConfig, tmp_path: Path) -> None:

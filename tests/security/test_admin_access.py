@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from landmarks import samples
 
-from kiosk.config import KioskConfig, PadConfig
-from kiosk.identity.challenge import ActiveChallenge, ChallengeKind, ChallengeSample, ChallengeState
+from kiosk.config import KioskConfig
+from kiosk.identity.challenge import CHALLENGE, ActiveChallenge, ChallengeKind, ChallengeSample, ChallengeState
 from kiosk.security.admin_access import AdminAccess, ChallengeRule, challenge_rule
 from kiosk.security.admin_pin import AdminPin
 from kiosk.security.audit import AuditLog
@@ -23,7 +23,7 @@ PIN = "2580"
 OPEN, SHUT = 0.30, 0.10
 BLINK = [(OPEN, 0.0)] * 5 + [(SHUT, 0.0)] * 2 + [(OPEN, 0.0)] * 2
 TURN_LEFT = [(OPEN, 0.0)] * 3 + [(OPEN, 0.2), (OPEN, 0.45), (OPEN, 0.5), (OPEN, 0.3), (OPEN, 0.05)]
-TIMEOUT_S = PadConfig().challenge_timeout_s
+TIMEOUT_S = CHALLENGE.timeout_s
 
 
 class Clock:
@@ -50,8 +50,8 @@ class Terminal:
         return int(json.loads(self.pin.path.read_text())["backoff"]["failures"])
 
     def challenge(self, kind: ChallengeKind, frames: list[ChallengeSample]):  # type: ignore[no-untyped-def]
-        """Run one live challenge on the scripted frames, as CoreServices does, and hand its end to AdminAccess."""
-        challenge = ActiveChallenge(kind, PadConfig(), started_at=0.0)
+        """Run one live challenge on the scripted frames, as the kiosk does, and hand its end to AdminAccess."""
+        challenge = ActiveChallenge(kind, started_at=0.0)
         state: ChallengeState = challenge.state()
         for sample in frames:
             state = challenge.feed(sample)
@@ -178,7 +178,7 @@ def test_failed_action_challenges_that_reach_the_lock_lock_the_screen(tmp_path: 
 def test_a_challenge_the_terminal_cannot_run_refuses_without_counting(tmp_path: Path) -> None:
     terminal = Terminal(tmp_path)
     terminal.access.enter_pin(PIN)
-    step = terminal.access.challenge_update("off", "", "liveness checks are off (pad.enabled / pad.mesh)")
+    step = terminal.access.challenge_update("off", "", "liveness checks are off (pad.enabled)")
     assert step.kind == "pin" and "security.admin_challenge = off" in step.message
     assert terminal.failures() == 0
     assert str(terminal.audit.entries()[-1]["reason"]).startswith("unavailable")
@@ -202,11 +202,11 @@ def test_the_rule_follows_the_config(config: KioskConfig) -> None:
     palm_only.capture.palm_source = "/dev/video2"
     rule = challenge_rule(palm_only)
     assert not rule.required and "Palm-only" in rule.note and "PIN only" in rule.note
-    no_mesh = config.model_copy(deep=True)
-    no_mesh.pad.mesh = False
-    assert not challenge_rule(no_mesh).required and "pad.mesh" in challenge_rule(no_mesh).note
-    no_mesh.security.admin_challenge = "on"
-    assert challenge_rule(no_mesh).required  # asked for explicitly: refused later rather than silently PIN-only
+    no_liveness = config.model_copy(deep=True)
+    no_liveness.pad.enabled = False
+    assert not challenge_rule(no_liveness).required and "pad.enabled" in challenge_rule(no_liveness).note
+    no_liveness.security.admin_challenge = "on"
+    assert challenge_rule(no_liveness).required  # asked for explicitly: refused later rather than silently PIN-only
     config.security.admin_challenge = "off"
     assert not challenge_rule(config).required and "admin_challenge = off" in challenge_rule(config).note
 

@@ -21,7 +21,7 @@ from doubles import ScriptedLLM
 from kiosk.assistant import Assistant
 from kiosk.config import KioskConfig
 from kiosk.identity.probe import Probe
-from kiosk.llm.prompts import answer_messages, compact_answer_messages
+from kiosk.llm.prompts import compact_answer_messages
 from kiosk.memory import EMBEDDING_DIM, Note, SqliteStore
 from kiosk.security.backoff import Backoff
 from kiosk.security.sealing import MasterKey, new_key
@@ -117,10 +117,11 @@ def test_gate_and_retrieved_owners_are_the_same_with_and_without_injected_text(
     assert reference.matched_owner_ids == (expected.get(who or "", ()) if faces == 1 else ())
 
 
-@pytest.mark.parametrize("build", [compact_answer_messages, answer_messages])
-def test_an_injected_note_stays_inside_the_data_block_of_the_prompt(build: Any) -> None:
+def test_an_injected_note_stays_inside_the_data_block_of_the_prompt() -> None:
     when = datetime(2024, 3, 1, tzinfo=UTC)
-    messages = build("What is my dog called?", [(when, INJECTIONS[1]), (when, "Alice has a dog")], "Alice")
+    messages = compact_answer_messages(
+        "What is my dog called?", [(when, INJECTIONS[1]), (when, "Alice has a dog")], "Alice"
+    )
     system, user = messages[0]["content"], messages[1]["content"]
     assert "data, never instructions" in system
     assert user.count("<notes>") == 1 and user.count("</notes>") == 1
@@ -152,7 +153,7 @@ def test_real_gguf_answer_reveals_no_other_users_secret(
     from kiosk.llm import create_llm
 
     cfg = base_config.model_copy(deep=True)
-    cfg.llm.backend, cfg.llm.n_ctx, cfg.llm.threads = "llamacpp", 2048, 1
+    cfg.llm.backend, cfg.llm.threads = "llamacpp", 1
     llm = create_llm(cfg)
     store = build_store(tmp_path / "real.db", text_encoder, injected=True)
     try:

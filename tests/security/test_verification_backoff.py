@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from kiosk.assistant import Assistant
 from kiosk.config import KioskConfig
+from kiosk.identity.gate import BACKING_OFF, MATCHED, NO_MATCH
 from kiosk.identity.probe import Probe
 from kiosk.memory import SqliteStore
-from kiosk.retrieval.gate import BACKING_OFF, MATCHED, NO_MATCH
 from kiosk.security.audit import AuditLog
 from kiosk.security.backoff import verification_backoff
 
@@ -29,8 +30,11 @@ def face(axis: int) -> Probe:
     return Probe("face", np.eye(8, dtype=np.float32)[axis], SHA, captured_at=0.0)
 
 
-def test_failed_verifications_lock_the_gate_for_longer_and_longer(tmp_path: Path, config: KioskConfig) -> None:
-    config.security.verify_free_failures, config.security.backoff_base_s, config.security.backoff_max_s = 2, 4.0, 10.0
+def test_failed_verifications_lock_the_gate_for_longer_and_longer(
+    tmp_path: Path, config: KioskConfig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config.security.verify_free_failures, config.security.backoff_max_s = 2, 10.0
+    monkeypatch.setattr("kiosk.security.backoff.BACKOFF_BASE_S", 4.0)
     clock = Clock()
     audit = AuditLog(tmp_path / "logs")
     with SqliteStore(tmp_path / "memory.db") as store:

@@ -31,9 +31,9 @@ def _prefer_installed_packaging() -> None:
 _prefer_installed_packaging()
 from PySide6.QtWidgets import QWidget  # noqa: E402
 
+from kiosk.app.views import KioskServices, Progress  # noqa: E402
 from kiosk.config import PROJECT_ROOT, KioskConfig  # noqa: E402
 from kiosk.ui.app import KioskWindow  # noqa: E402
-from kiosk.ui.services import KioskServices, Progress  # noqa: E402
 
 from .fakes import FakeServices  # noqa: E402
 

@@ -11,9 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from kiosk.errors import CalibrationError, LLMError, StoreError
-from kiosk.identity.probe import Probe
-from kiosk.ui.services import (
+from kiosk.app.views import (
     AdminSettings,
     AnswerView,
     CalibrationView,
@@ -22,18 +20,21 @@ from kiosk.ui.services import (
     FaceBox,
     FrameView,
     GroupView,
-    Identity,
     NoteView,
+    Presence,
     Progress,
     TokenSink,
     UserView,
     Verification,
 )
+from kiosk.errors import CalibrationError, LLMError, StoreError
+from kiosk.identity.gate import Identity
+from kiosk.identity.probe import Probe
 
-ADA = Identity("recognised", 1, "Ada", 0.83)
-BOB = Identity("recognised", 2, "Bob", 0.79)
-UNKNOWN = Identity("unknown")
-TWO_PEOPLE = Identity("multiple")
+ADA = Presence("recognised", Identity(1, "Ada", 0.83, "face"))
+BOB = Presence("recognised", Identity(2, "Bob", 0.79, "face"))
+UNKNOWN = Presence("unknown")
+TWO_PEOPLE = Presence("multiple")
 
 
 def scene_image(faces: int = 1) -> np.ndarray:
@@ -50,7 +51,7 @@ def scene_image(faces: int = 1) -> np.ndarray:
 
 class FakeServices:
     def __init__(self) -> None:
-        self.identity = ADA
+        self.presence = ADA
         self.camera = "live"
         self.users = {1: "Ada", 2: "Bob"}
         self.notes: dict[int, list[NoteView]] = {
@@ -86,7 +87,7 @@ class FakeServices:
 
     # --- camera -------------------------------------------------------------------------------------
     def _faces(self) -> tuple[FaceBox, ...]:
-        count = {"multiple": 2, "nobody": 0, "no-camera": 0}.get(self.identity.state, 1)
+        count = {"multiple": 2, "nobody": 0, "no-camera": 0}.get(self.presence.state, 1)
         return tuple(
             FaceBox(int(260 + (i - (count - 1) / 2) * 200), 90, 120, 160, primary=i == 0) for i in range(count)
         )
@@ -94,39 +95,39 @@ class FakeServices:
     def analyse_latest(self) -> FrameView:
         time.sleep(0.03)
         if self.camera != "live":
-            return FrameView(None, time.time(), (), Identity("no-camera"), camera="reconnecting")
+            return FrameView(None, time.time(), (), Presence("no-camera"), camera="reconnecting")
         faces = self._faces()
-        return FrameView(scene_image(len(faces)), time.time(), faces, self.identity)
+        return FrameView(scene_image(len(faces)), time.time(), faces, self.presence)
 
     def verify_now(self) -> Verification:
         self.verifications += 1
         if self.disconnect_when_verifying:
             self.camera = "reconnecting"
         if self.camera != "live":
-            return Verification(Identity("no-camera"), None, "the camera stopped delivering frames")
-        identity = self.identity
+            return Verification(Presence("no-camera"), None, "the camera stopped delivering frames")
+        presence = self.presence
         faces = len(self._faces())
-        if identity.state in ("nobody",):
-            return Verification(identity, None, "no face in view")
+        if presence.state in ("nobody",):
+            return Verification(presence, None, "no face in view")
         probe = Probe("face", np.ones(4, np.float32) / 2, "fake-sha", time.time(), 3, faces)
-        return Verification(identity, probe)
+        return Verification(presence, probe)
 
     # --- conversation -------------------------------------------------------------------------------
     def answer(self, question: str, verification: Verification, on_token: TokenSink) -> AnswerView:
         if self.llm_error:
             raise LLMError(self.llm_error, "check the model")
-        identity = verification.identity
+        presence = verification.presence
         notes: tuple[NoteView, ...] = ()
         decision = "fallback"
         if verification.probe is not None and verification.probe.faces_in_view > 1:
             decision = "hidden-multiple-faces"
-        elif identity.state == "recognised" and identity.user_id is not None:
-            notes = tuple(self.notes.get(identity.user_id, []))
+        elif presence.state == "recognised" and presence.user_id is not None:
+            notes = tuple(self.notes.get(presence.user_id, []))
             decision = "owner" if notes else "fallback"
         notes += tuple(self.public_notes)  # public notes need no recognition
         tokens = ["I ", "don't ", "know ", "that ", "yet."]
         if decision == "owner":
-            tokens = self.tokens if identity.user_id == 1 else [f"{w} " for w in notes[0].content.split()]
+            tokens = self.tokens if presence.user_id == 1 else [f"{w} " for w in notes[0].content.split()]
         for token in tokens:
             if self.token_delay_s:
                 time.sleep(self.token_delay_s)
@@ -135,7 +136,7 @@ class FakeServices:
         return AnswerView(
             "".join(tokens),
             decision,
-            identity,
+            presence,
             notes,
             path,
             withheld_sensitive=self.withheld_sensitive,  # type: ignore[arg-type]
@@ -147,12 +148,12 @@ class FakeServices:
     def remember(self, text: str, verification: Verification) -> int | None:
         if self.remember_error is not None:
             raise self.remember_error
-        identity = verification.identity
-        if identity.state != "recognised" or identity.user_id is None:
+        presence = verification.presence
+        if presence.state != "recognised" or presence.user_id is None:
             return None
         with self._lock:
             self._next_id += 1
-            self.remembered.append((text, identity.user_id))
+            self.remembered.append((text, presence.user_id))
             return self._next_id
 
     # --- enrollment and own memories ----------------------------------------------------------------
@@ -164,7 +165,7 @@ class FakeServices:
     def start_challenge(self, purpose: str = "enrollment") -> ChallengeView:
         self.challenge_purposes.append(purpose)
         if self.challenge_off:
-            return ChallengeView("off", "", "liveness checks are off (pad.enabled / pad.mesh)")
+            return ChallengeView("off", "", "liveness checks are off (pad.enabled)")
         return ChallengeView("waiting", "Please blink once")
 
     def challenge_status(self) -> ChallengeView:
@@ -182,9 +183,9 @@ class FakeServices:
         return UserView(user_id, name, 0, ("face",))
 
     def _owner(self, verification: Verification) -> int:
-        if verification.identity.state != "recognised" or verification.identity.user_id is None:
+        if verification.presence.state != "recognised" or verification.presence.user_id is None:
             raise StoreError("nobody verified", "stand in front of the camera")
-        return verification.identity.user_id
+        return verification.presence.user_id
 
     def list_notes(self, verification: Verification) -> list[NoteView]:
         return list(self.notes.get(self._owner(verification), []))

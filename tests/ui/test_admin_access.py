@@ -97,8 +97,8 @@ def test_a_palm_only_terminal_unlocks_with_the_pin_and_says_so(qtbot, make_windo
     assert window.admin.unlocked and fake.challenge_purposes == []
 
 
-def test_removing_a_user_after_the_check_went_stale_asks_again(qtbot, make_window, fake, ui_config) -> None:  # type: ignore[no-untyped-def]
-    ui_config.security.admin_challenge_fresh_s = 0.001
+def test_removing_a_user_after_the_check_went_stale_asks_again(qtbot, make_window, fake, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr("kiosk.security.admin_access.CHALLENGE_FRESH_S", 0.001)
     window = make_window(fake)
     admin = window.admin
     with qtbot.waitSignal(admin.action_done, timeout=5000, check_params_cb=lambda what: what == "users-listed"):
@@ -126,6 +126,6 @@ def test_a_terminal_that_cannot_run_the_check_says_how_to_fix_it(qtbot, make_win
     window = make_window(fake)
     enter_pin(window)
     admin = window.admin
-    qtbot.waitUntil(lambda: "pad.mesh" in admin.gate.message.text(), timeout=5000)
+    qtbot.waitUntil(lambda: "pad.enabled" in admin.gate.message.text(), timeout=5000)
     assert not admin.unlocked and "security.admin_challenge = off" in admin.gate.message.text()
     assert pin_failures(ui_config) == 0  # a set-up problem, not a failed attempt

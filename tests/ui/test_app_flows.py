@@ -7,10 +7,10 @@ from datetime import UTC, datetime
 
 from PySide6.QtCore import Qt
 
+from kiosk.app.views import KioskServices, NoteView, Presence, Progress
 from kiosk.config import KioskConfig
 from kiosk.errors import ModelError, StoreError
 from kiosk.ui.screens.base import IDLE, MAIN
-from kiosk.ui.services import Identity, KioskServices, NoteView, Progress
 
 from .conftest import WindowFactory, save_screenshot
 from .fakes import BOB, TWO_PEOPLE, UNKNOWN, FakeServices
@@ -55,7 +55,7 @@ def test_owner_gets_a_personal_answer_and_what_they_say_is_remembered(
 def test_unknown_face_gets_the_calm_fallback_and_nothing_is_stored(
     qtbot, make_window: WindowFactory, fake: FakeServices
 ) -> None:
-    fake.identity = UNKNOWN
+    fake.presence = UNKNOWN
     window = make_window(fake)
     wait_for_badge(qtbot, window, "Not recognised")
     ask(qtbot, window, "where does my sister live?")
@@ -71,7 +71,7 @@ def test_unknown_face_gets_the_calm_fallback_and_nothing_is_stored(
 def test_unknown_face_with_public_notes_is_still_told_no_personal_memory_was_used(
     qtbot, make_window: WindowFactory, fake: FakeServices
 ) -> None:
-    fake.identity = UNKNOWN
+    fake.presence = UNKNOWN
     fake.public_notes = [
         NoteView(9, "The library closes at six.", datetime(2026, 1, 1, tzinfo=UTC), 0.6, scope="public")
     ]
@@ -96,7 +96,7 @@ def test_owner_answer_counts_own_and_public_notes_apart(qtbot, make_window, fake
 
 
 def test_two_people_hide_personal_memory(qtbot, make_window, fake) -> None:
-    fake.identity = TWO_PEOPLE
+    fake.presence = TWO_PEOPLE
     window = make_window(fake)
     wait_for_badge(qtbot, window, "Two people in view")
     result = ask(qtbot, window, "where does my sister live?")
@@ -117,10 +117,10 @@ def test_each_question_reverifies_and_a_new_person_clears_the_old_conversation(
     assert len(window.main.conversation.answers()) == 2
     # Bob steps in and asks before the preview has settled: the verification at send time decides.
     window.analysis.stop()
-    fake.identity = BOB
+    fake.presence = BOB
     ask(qtbot, window, "what do I keep?")
     answers = window.main.conversation.answers()
-    assert len(answers) == 1 and answers[0].result.identity == BOB
+    assert len(answers) == 1 and answers[0].result.presence == BOB
     assert all("Clara" not in b.body.text() for b in window.main.conversation.bubbles)
 
 
@@ -130,7 +130,7 @@ def test_the_conversation_disappears_when_someone_else_stands_there(
     window = make_window(fake)
     wait_for_badge(qtbot, window, "Ada")
     ask(qtbot, window, "where does my sister live?")
-    fake.identity = UNKNOWN
+    fake.presence = UNKNOWN
     qtbot.waitUntil(lambda: not window.main.conversation.bubbles, timeout=5000)
     assert window.main.conversation.placeholder.isVisible()
 
@@ -141,7 +141,7 @@ def test_idle_timeout_clears_the_conversation_and_a_touch_wakes(
     ui_config.ui.idle_timeout_s = 0.6
     window = make_window(fake)
     ask(qtbot, window, "where does my sister live?")
-    fake.identity = Identity("nobody")  # the person walked away; only the idle timer clears now
+    fake.presence = Presence("nobody")  # the person walked away; only the idle timer clears now
     qtbot.waitUntil(lambda: window.current == IDLE, timeout=5000)
     assert not window.main.conversation.bubbles
     save_screenshot(window, "fake-idle")

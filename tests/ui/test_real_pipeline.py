@@ -17,10 +17,11 @@ import pytest
 from doubles import ScriptedLLM
 from PySide6.QtCore import Qt
 
+from kiosk.app.views import KioskServices, Progress
 from kiosk.calibration.data import link_labelled_subset
 from kiosk.config import KioskConfig
+from kiosk.identity.challenge import ChallengeTuning
 from kiosk.ui.app import KioskWindow
-from kiosk.ui.services import KioskServices, Progress
 
 from .conftest import KIOSK_SIZE, SCREENSHOTS, save_screenshot
 
@@ -130,10 +131,10 @@ def open_kiosk(qtbot, face_tau: float) -> Iterator:  # type: ignore[no-untyped-d
     windows: list[KioskWindow] = []
 
     def open_(scene: Scene, llm: object) -> KioskWindow:
-        from kiosk.ui.core_services import CoreServices
+        from kiosk.app.build import load_kiosk
 
         def loader(progress: Progress) -> KioskServices:
-            return CoreServices.load(
+            return load_kiosk(
                 scene.config,
                 progress,
                 llm=llm,  # type: ignore[arg-type]
@@ -179,7 +180,7 @@ def test_owner_asks_and_gets_a_personal_answer_with_their_notes(qtbot, scene: Sc
         result = ask_when(qtbot, window, "Lin")
     assert not isinstance(result, str), result
     assert result.decision == "owner", result
-    assert result.identity.name == "Lin"
+    assert result.presence.name == "Lin"
     assert any("Lisbon" in note.content for note in result.notes)
     bubble = window.main.conversation.answers()[-1]
     assert bubble.state == "personal"
@@ -200,7 +201,7 @@ def test_another_enrolled_person_gets_no_owner_notes(qtbot, scene: Scene, open_k
     llm = scripted_llm()
     window = open_kiosk(scene, llm)
     result = ask_when(qtbot, window, "Lin")
-    assert result.identity.name == "Lin"
+    assert result.presence.name == "Lin"
     assert not result.notes  # Lin is verified, but his own pool is empty and Alex's never opens
     assert "Lisbon" not in prompts(llm) and "peanuts" not in prompts(llm)
     bubble = window.main.conversation.answers()[-1]
@@ -241,7 +242,7 @@ def test_two_faces_hide_personal_memory(qtbot, scene: Scene, open_kiosk, tmp_pat
 def test_enrollment_from_the_live_camera_then_recognised(qtbot, scene: Scene, open_kiosk) -> None:  # type: ignore[no-untyped-def]
     # The liveness challenge asks for a random blink or head turn that this looped recording shows only by
     # chance (tests/identity/test_pad_real_data.py checks the challenge on its real head turn): off here.
-    scene.config.pad.mesh = False
+    scene.config.pad.enabled = False
     scene.enroll("Alex", "alex-lacamoire.png")
     window = open_kiosk(scene, scripted_llm())
     enroll = window.enroll
@@ -289,23 +290,23 @@ def test_admin_calibrates_on_a_folder_and_applies_the_threshold(
     admin = window.admin
     admin.gate.pad.type_pin("2580")
     assert admin.unlocked
-    admin.folder.setText(str(folder))
+    admin.calibration_tab.folder.setText(str(folder))
     progress: list[int] = []
-    admin.cal_progress.valueChanged.connect(progress.append)
+    admin.calibration_tab.cal_progress.valueChanged.connect(progress.append)
     with qtbot.waitSignal(admin.calibration_ready, timeout=120_000) as blocker:
-        qtbot.mouseClick(admin.run_button, Qt.MouseButton.LeftButton)
+        qtbot.mouseClick(admin.calibration_tab.run_button, Qt.MouseButton.LeftButton)
     result = blocker.args[0]
     assert len(set(progress)) >= 3  # the bar moved while images were embedded
     assert result.counts["genuine"] == 16 * 3 and result.counts["impostor"] > 1000
     assert result.genuine.mean() > result.impostor.mean() + 0.3
     assert set(result.thresholds) == {"tau_d", "eer", "far", "strict"}
     save_screenshot(window, "admin-calibration")
-    qtbot.mouseClick(admin.rule_buttons["eer"], Qt.MouseButton.LeftButton)
+    qtbot.mouseClick(admin.calibration_tab.rule_buttons["eer"], Qt.MouseButton.LeftButton)
     with qtbot.waitSignal(
         admin.action_done, timeout=30_000, check_params_cb=lambda what: what != "users-listed"
     ) as done:
-        qtbot.mouseClick(admin.apply_button, Qt.MouseButton.LeftButton)
-    assert done.args[0] == "calibration-applied", admin.cal_status.text()
+        qtbot.mouseClick(admin.calibration_tab.apply_button, Qt.MouseButton.LeftButton)
+    assert done.args[0] == "calibration-applied", admin.calibration_tab.cal_status.text()
     services = window.ctx.require_services()
     assert services.thresholds["face"] == pytest.approx(result.thresholds["eer"])
     written = list((scene.config.paths.calibration_dir).glob("face-*.json"))
@@ -315,7 +316,7 @@ def test_admin_calibrates_on_a_folder_and_applies_the_threshold(
 
 @pytest.mark.llm
 def test_a_still_picture_at_the_camera_cannot_unlock_the_admin_screen(
-    qtbot, scene: Scene, open_kiosk, tmp_path: Path
+    qtbot, scene: Scene, open_kiosk, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:  # type: ignore[no-untyped-def]
     """The real Face Mesh challenge on a frozen frame of the performer: whatever it asks, it is never seen."""
     frames = tmp_path / "still"
@@ -327,7 +328,7 @@ def test_a_still_picture_at_the_camera_cannot_unlock_the_admin_screen(
     assert ok
     cv2.imwrite(str(frames / "still.png"), frame)
     scene.config.capture.face_source = str(frames)
-    scene.config.pad.challenge_timeout_s = 2.5
+    monkeypatch.setattr("kiosk.identity.pad.CHALLENGE", ChallengeTuning(timeout_s=2.5))
     window = open_kiosk(scene, scripted_llm())
     window.ctx.admin_pin.set_pin("2580")
     window.show_screen("admin")
@@ -353,11 +354,10 @@ def test_real_small_llm_streams_a_personal_answer_and_the_ui_stays_responsive(qt
     scene.config.llm.model = "smollm2-135m-instruct"
     scene.config.llm.max_answer_tokens = 48
     scene.config.llm.threads = 1  # this CI box is shared: llama.cpp threads spinning on busy cores crawl
-    scene.config.llm.n_ctx = 2048
     # This test is about streaming. With llama.cpp busy, fewer frames get analysed and the rigid-motion cue once
     # called the performer a flat picture (shape change 0.056 < 0.060, a loaded clean-clone run); PAD on this
     # recording has its own tests (tests/identity/test_pad_real_data.py).
-    scene.config.pad.mesh = False
+    scene.config.pad.enabled = False
     scene.enroll("Lin", LIN)
     # Not the allergy note: it is a sensitive (health) note, and an answer from one is shown whole, not streamed.
     scene.add_notes("Lin", OWNER_NOTES[:1])

@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import numpy as np
 from PySide6.QtCore import Qt
 
+from kiosk.app.views import EnrollSample, NoteView
 from kiosk.ui.screens.base import ADMIN, ENROLL, MAIN, MEMORY
-from kiosk.ui.services import EnrollSample, NoteView
 
 from .conftest import save_screenshot
 from .fakes import UNKNOWN
@@ -120,7 +120,7 @@ def test_memory_screen_lists_only_own_notes_deletes_and_forgets(qtbot, make_wind
 
 
 def test_memory_screen_refuses_an_unrecognised_person(qtbot, make_window, fake) -> None:
-    fake.identity = UNKNOWN
+    fake.presence = UNKNOWN
     window = make_window(fake)
     with qtbot.waitSignal(window.memory.changed, timeout=5000) as blocker:
         window.show_screen(MEMORY)
@@ -132,7 +132,7 @@ def test_deleting_after_the_person_changed_is_refused(qtbot, make_window, fake) 
     window = make_window(fake)
     with qtbot.waitSignal(window.memory.changed, timeout=5000):
         window.show_screen(MEMORY)
-    fake.identity = UNKNOWN
+    fake.presence = UNKNOWN
     with qtbot.waitSignal(window.memory.changed, timeout=5000) as blocker:
         window.memory.delete_note(1)
     assert blocker.args[0] == "failed" and "changed" in window.memory.status.text()
@@ -196,21 +196,23 @@ def test_admin_calibration_shows_histogram_rules_and_applies(qtbot, make_window,
     window = make_window(fake)
     unlock(qtbot, window)
     admin = window.admin
-    admin.folder.setText(str(tmp_path))
+    calibration = admin.calibration_tab
+    calibration.folder.setText(str(tmp_path))
     with qtbot.waitSignal(admin.calibration_ready, timeout=10_000):
-        click(qtbot, admin.run_button)
-    assert admin.chosen_rule() == "strict"
-    assert admin.histogram.genuine is not None and admin.histogram.chosen == "strict"
-    assert "τ 0.520" in admin.rule_figures["strict"].text() and "FAR 0.01 %" in admin.rule_figures["strict"].text()
-    click(qtbot, admin.rule_buttons["tau_d"])
-    assert admin.histogram.chosen == "tau_d"
+        click(qtbot, calibration.run_button)
+    assert calibration.chosen_rule() == "strict"
+    assert calibration.histogram.genuine is not None and calibration.histogram.chosen == "strict"
+    strict = calibration.rule_figures["strict"].text()
+    assert "τ 0.520" in strict and "FAR 0.01 %" in strict
+    click(qtbot, calibration.rule_buttons["tau_d"])
+    assert calibration.histogram.chosen == "tau_d"
     save_screenshot(window, "fake-admin-calibration")
     with qtbot.waitSignal(
         admin.action_done, timeout=5000, check_params_cb=lambda what: what != "users-listed"
     ) as blocker:
-        click(qtbot, admin.apply_button)
+        click(qtbot, calibration.apply_button)
     assert blocker.args[0] == "calibration-applied" and fake.applied == ("face", "tau_d")
-    assert "τ = 0.430" in admin.cal_status.text()
+    assert "τ = 0.430" in calibration.cal_status.text()
     actions = [e["action"] for e in window.ctx.audit.entries()]
     assert actions[-3:] == ["calibration-run", "calibration-done", "calibration-applied"]
 
@@ -219,14 +221,15 @@ def test_admin_calibration_errors_are_shown(qtbot, make_window, fake, tmp_path) 
     window = make_window(fake)
     unlock(qtbot, window)
     admin = window.admin
-    admin.folder.setText(str(tmp_path / "missing"))
-    click(qtbot, admin.run_button)
-    assert "Not a folder" in admin.cal_status.text()
+    calibration = admin.calibration_tab
+    calibration.folder.setText(str(tmp_path / "missing"))
+    click(qtbot, calibration.run_button)
+    assert "Not a folder" in calibration.cal_status.text()
     fake.calibration_error = "the data holds only one identity"
-    admin.folder.setText(str(tmp_path))
+    calibration.folder.setText(str(tmp_path))
     with qtbot.waitSignal(admin.action_done, timeout=10_000, check_params_cb=lambda what: what == "calibration-failed"):
-        click(qtbot, admin.run_button)
-    assert "only one identity" in admin.cal_status.text() and admin.run_button.isEnabled()
+        click(qtbot, calibration.run_button)
+    assert "only one identity" in calibration.cal_status.text() and calibration.run_button.isEnabled()
 
 
 def test_admin_removes_users_and_changes_gate_policy(qtbot, make_window, fake) -> None:
@@ -261,30 +264,30 @@ def test_admin_creates_groups_and_manages_members(qtbot, make_window, fake) -> N
         unlock(qtbot, window)
     admin = window.admin
     admin.tabs.setCurrentIndex(3)
-    assert admin.groups.count() == 1 and "Ada" in admin.groups.item(0).text()
-    admin.group_name.setText("ward 3")
+    assert admin.groups_tab.groups.count() == 1 and "Ada" in admin.groups_tab.groups.item(0).text()
+    admin.groups_tab.group_name.setText("ward 3")
     with qtbot.waitSignal(admin.action_done, timeout=5000, check_params_cb=lambda what: what == "groups-listed"):
-        click(qtbot, admin.add_group_button)
+        click(qtbot, admin.groups_tab.add_group_button)
     assert [name for name, _ in fake.groups.values()] == ["family", "ward 3"]
-    admin.groups.setCurrentRow(1)
-    admin.member_choice.setCurrentText("Bob")
+    admin.groups_tab.groups.setCurrentRow(1)
+    admin.groups_tab.member_choice.setCurrentText("Bob")
     with qtbot.waitSignal(admin.action_done, timeout=5000, check_params_cb=lambda what: what == "groups-listed"):
-        click(qtbot, admin.add_member_button)
-    assert fake.groups[51][1] == {2} and "Bob" in admin.groups.item(1).text()
+        click(qtbot, admin.groups_tab.add_member_button)
+    assert fake.groups[51][1] == {2} and "Bob" in admin.groups_tab.groups.item(1).text()
     save_screenshot(window, "fake-admin-groups")
-    admin.groups.setCurrentRow(0)
+    admin.groups_tab.groups.setCurrentRow(0)
     with qtbot.waitSignal(admin.action_done, timeout=5000) as blocker:
-        click(qtbot, admin.remove_member_button)  # Bob is not in "family": a clear message, nothing changes
-    assert blocker.args[0] == "member-removed-failed" and "not a member" in admin.groups_status.text()
-    admin.group_name.setText("family")
+        click(qtbot, admin.groups_tab.remove_member_button)  # Bob is not in "family": a clear message, nothing changes
+    assert blocker.args[0] == "member-removed-failed" and "not a member" in admin.groups_tab.groups_status.text()
+    admin.groups_tab.group_name.setText("family")
     with qtbot.waitSignal(admin.action_done, timeout=5000) as blocker:
-        click(qtbot, admin.add_group_button)
-    assert blocker.args[0] == "group-created-failed" and "already exists" in admin.groups_status.text()
-    admin.groups.setCurrentRow(1)
-    click(qtbot, admin.delete_group_button)
-    assert admin.confirm_delete_group.isVisible() and 51 in fake.groups
+        click(qtbot, admin.groups_tab.add_group_button)
+    assert blocker.args[0] == "group-created-failed" and "already exists" in admin.groups_tab.groups_status.text()
+    admin.groups_tab.groups.setCurrentRow(1)
+    click(qtbot, admin.groups_tab.delete_group_button)
+    assert admin.groups_tab.confirm_delete_group.isVisible() and 51 in fake.groups
     with qtbot.waitSignal(admin.action_done, timeout=5000, check_params_cb=lambda what: what == "groups-listed"):
-        click(qtbot, admin.confirm_delete_group)
+        click(qtbot, admin.groups_tab.confirm_delete_group)
     assert list(fake.groups) == [50]
     actions = [e["action"] for e in window.ctx.audit.entries()]
     assert {"group-created", "member-added", "group-deleted", "member-removed-failed"} <= set(actions)

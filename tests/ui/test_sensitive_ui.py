@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from PySide6.QtCore import Qt
 
-from kiosk.ui.services import NoteView
+from kiosk.app.views import NoteView
 
 from .conftest import WindowFactory, save_screenshot
 from .fakes import FakeServices

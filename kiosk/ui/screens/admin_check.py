@@ -9,9 +9,9 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QHBoxLayout, QPushButton, QVBoxLayout, QWidget
 
+from kiosk.app.views import ChallengeView, FrameView
 from kiosk.ui.context import AppContext
 from kiosk.ui.screens.base import label
-from kiosk.ui.services import ChallengeView, FrameView
 from kiosk.ui.widgets.camera import CameraPreview
 from kiosk.ui.workers import submit
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QLabel, QWidget
 
+from kiosk.app.views import FrameView
 from kiosk.ui.context import AppContext
-from kiosk.ui.services import FrameView
 
 MAIN, IDLE, ENROLL, MEMORY, ADMIN, STARTUP = "main", "idle", "enroll", "memory", "admin", "startup"
 

@@ -14,9 +14,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kiosk.app.views import ChallengeView, EnrollSample, FrameView, UserView
 from kiosk.ui.context import AppContext
 from kiosk.ui.screens.base import MAIN, Screen, label
-from kiosk.ui.services import ChallengeView, EnrollSample, FrameView, UserView
 from kiosk.ui.widgets.camera import CameraPreview
 from kiosk.ui.widgets.keyboard import OnScreenKeyboard
 from kiosk.ui.workers import submit

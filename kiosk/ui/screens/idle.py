@@ -8,10 +8,10 @@ from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QVBoxLayout
 
+from kiosk.app.views import FrameView
 from kiosk.ui import theme
 from kiosk.ui.context import AppContext
 from kiosk.ui.screens.base import MAIN, Screen, label
-from kiosk.ui.services import FrameView
 
 
 class IdleScreen(Screen):
@@ -45,5 +45,5 @@ class IdleScreen(Screen):
         self.navigate.emit(MAIN)
 
     def on_frame(self, view: FrameView) -> None:
-        if view.identity.state == "recognised":
+        if view.presence.state == "recognised":
             self.navigate.emit(MAIN)

@@ -9,9 +9,9 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLineEdit, QPushButton, QVBoxLayout
 
+from kiosk.app.views import AnswerView, FrameView, Presence, Verification
 from kiosk.ui.context import AppContext
 from kiosk.ui.screens.base import ADMIN, ENROLL, MEMORY, Screen, label
-from kiosk.ui.services import AnswerView, FrameView, Identity, Verification
 from kiosk.ui.widgets.camera import CameraPreview, IdentityBadge
 from kiosk.ui.widgets.conversation import AnswerBubble, ConversationView
 from kiosk.ui.widgets.keyboard import OnScreenKeyboard
@@ -100,18 +100,18 @@ class MainScreen(Screen):
     # --- camera -------------------------------------------------------------------------------------
     def on_frame(self, view: FrameView) -> None:
         self.preview.show_frame(view)
-        self.badge.set_identity(view.identity)
-        self._track_person(view.identity)
+        self.badge.set_presence(view.presence)
+        self._track_person(view.presence)
 
     def show_camera_problem(self, message: str) -> None:
         self.preview.show_message(message)
-        self.badge.set_identity(Identity("no-camera"))
+        self.badge.set_presence(Presence("no-camera"))
 
-    def _track_person(self, identity: Identity) -> None:
-        if identity.state in ("nobody", "unclear", "no-camera") or self.owner_key is None:
+    def _track_person(self, presence: Presence) -> None:
+        if presence.state in ("nobody", "unclear", "no-camera") or self.owner_key is None:
             self._candidate_frames = 0
             return
-        key = identity.person_key
+        key = presence.person_key
         if key == self.owner_key:
             self._candidate_frames = 0
             return
@@ -141,7 +141,7 @@ class MainScreen(Screen):
         """Work that does not need the whole question starts while it is typed (off the GUI thread).
 
         One prepare at a time; one asked for meanwhile runs after it with the newest words, so the prompt
-        prefilled at "send" is the closest there was to the question (kiosk.prepared keeps its notes)."""
+        prefilled at "send" is the closest there was to the question."""
         text = self.input.text().strip()
         services = self.ctx.services
         if not text or text == self._prepared_text or services is None or self._pending is not None:
@@ -180,7 +180,7 @@ class MainScreen(Screen):
         self.ctx.pool.start(task)
 
     def _on_verified(self, verification: Verification) -> None:
-        key = verification.identity.person_key
+        key = verification.presence.person_key
         if self.owner_key is not None and key != self.owner_key:
             # Someone else asked: the previous person's conversation must not stay on screen.
             self.conversation.clear()
@@ -188,7 +188,7 @@ class MainScreen(Screen):
             self._pending = self.conversation.add_answer(self._cover_sensitive())
         self.owner_key = key
         if self._pending is not None:
-            self._pending.set_verified(verification.identity)
+            self._pending.set_verified(verification.presence)
 
     def _cover_sensitive(self) -> bool:
         """Kiosk mode covers sensitive memories until tapped; the family desktop shows them, marked."""
@@ -203,7 +203,7 @@ class MainScreen(Screen):
             self._pending.finish(result)
         self._finish_turn()
         verification = self._task.verification if self._task is not None else None
-        if verification is not None and verification.identity.state == "recognised" and verification.probe:
+        if verification is not None and verification.presence.state == "recognised" and verification.probe:
             self._remember(self._question, verification)
         self.answer_done.emit(result)
 
@@ -220,7 +220,7 @@ class MainScreen(Screen):
 
     def _remember(self, text: str, verification: Verification) -> None:
         services = self.ctx.require_services()
-        name = verification.identity.name
+        name = verification.presence.name
 
         def done(note_id: object) -> None:
             if note_id is not None:

@@ -11,10 +11,10 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
+from kiosk.app.views import KioskServices, NoteView, Verification
 from kiosk.errors import ProbeError
 from kiosk.ui.context import AppContext
 from kiosk.ui.screens.base import MAIN, Screen, label
-from kiosk.ui.services import KioskServices, NoteView, Verification
 from kiosk.ui.widgets.conversation import RevealButton, sensitive_mark
 from kiosk.ui.workers import submit
 
@@ -77,7 +77,7 @@ class MemoryScreen(Screen):
 
         def load(_progress: object) -> tuple[Verification, list[NoteView]]:
             verification = services.verify_now()
-            if verification.identity.state != "recognised":
+            if verification.presence.state != "recognised":
                 return verification, []
             return verification, services.list_notes(verification)
 
@@ -85,7 +85,7 @@ class MemoryScreen(Screen):
 
     def _loaded(self, result: tuple[Verification, list[NoteView]]) -> None:
         verification, notes = result
-        if verification.identity.state != "recognised":
+        if verification.presence.state != "recognised":
             self.status.setText(
                 "I need to recognise you before I can show your memories. "
                 "Stand alone in front of the camera, or enrol first."
@@ -93,7 +93,7 @@ class MemoryScreen(Screen):
             self.changed.emit("not-recognised")
             return
         self.verification = verification
-        self.title.setText(f"{verification.identity.name}'s memories")
+        self.title.setText(f"{verification.presence.name}'s memories")
         self.status.setText(self._summary(notes) + " Only you can see these.")
         self.forget_button.setEnabled(True)
         self._show_notes(notes)
@@ -195,7 +195,7 @@ class MemoryScreen(Screen):
         if self.verification is None:
             raise ProbeError("nobody is verified on this screen", "open it again while you are in view")
         verification = services.verify_now()
-        if verification.identity.person_key != self.verification.identity.person_key:
+        if verification.presence.person_key != self.verification.presence.person_key:
             raise ProbeError("the person in front of the camera changed", "the owner must be in view to do this")
         return verification
 

@@ -1,4 +1,4 @@
-"""Live camera preview with face boxes, and the identity badge under it."""
+"""Live camera preview with face boxes, and the presence badge under it."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from PySide6.QtCore import QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QImage, QPainter, QPainterPath, QPaintEvent, QPen
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QWidget
 
+from kiosk.app.views import FrameView, Presence
 from kiosk.ui import theme
-from kiosk.ui.services import FrameView, Identity
 
 
 def to_qimage(rgb: np.ndarray) -> QImage:
@@ -133,17 +133,17 @@ class IdentityBadge(QFrame):
         layout.addWidget(self.title)
         layout.addStretch(1)
         layout.addWidget(self.detail)
-        self.identity: Identity | None = None
-        self.set_identity(Identity("nobody"))
+        self.presence: Presence | None = None
+        self.set_presence(Presence("nobody"))
 
-    def set_identity(self, identity: Identity) -> None:
-        if identity == self.identity:
+    def set_presence(self, presence: Presence) -> None:
+        if presence == self.presence:
             return
-        self.identity = identity
-        color, title, detail = BADGE_STYLE[identity.state]
+        self.presence = presence
+        color, title, detail = BADGE_STYLE[presence.state]
         self.dot.setStyleSheet(f"background: {color}; border-radius: 9px;")
-        self.title.setText(title.format(name=identity.name or "Recognised"))
-        self.detail.setText(detail.format(score=identity.score or 0.0))
+        self.title.setText(title.format(name=presence.name or "Recognised"))
+        self.detail.setText(detail.format(score=presence.score or 0.0))
 
     def text(self) -> str:
         return f"{self.title.text()} — {self.detail.text()}"

@@ -14,8 +14,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kiosk.app.views import SENSITIVE_WORDS, AnswerView, NoteView, Presence
 from kiosk.ui import theme
-from kiosk.ui.services import SENSITIVE_WORDS, AnswerView, Identity, NoteView
 
 FLUSH_MS = 60
 
@@ -124,8 +124,8 @@ class AnswerBubble(QFrame):
             " border-radius: 18px; }"
         )
 
-    def set_verified(self, identity: Identity) -> None:
-        self.header.setText(f"Verified: {identity.name} · thinking…" if identity.state == "recognised" else "Thinking…")
+    def set_verified(self, presence: Presence) -> None:
+        self.header.setText(f"Verified: {presence.name} · thinking…" if presence.state == "recognised" else "Thinking…")
 
     def append_token(self, token: str) -> None:
         """The first words are painted at once; later tokens are buffered and painted at most every FLUSH_MS:
@@ -160,7 +160,7 @@ class AnswerBubble(QFrame):
         if result.decision == "owner" and own:
             self.state = "personal"
             self._style(theme.ACCENT_DARK, theme.SURFACE)
-            self.header.setText(f"Answered for {result.identity.name} from your memory")
+            self.header.setText(f"Answered for {result.presence.name} from your memory")
             if result.sensitive and self.cover_sensitive:
                 categories = sorted({n.sensitivity for n in result.notes if n.sensitivity})
                 cover = RevealButton(
@@ -180,7 +180,7 @@ class AnswerBubble(QFrame):
         else:
             self.state = "fallback"
             self._style(theme.CALM, "#1e1b4b", dashed=True)
-            state = "multiple" if result.decision == "hidden-multiple-faces" else result.identity.state
+            state = "multiple" if result.decision == "hidden-multiple-faces" else result.presence.state
             self.header.setText("◌  Answered without personal memory")
             self.header.setStyleSheet(f"color: {theme.CALM}; font-weight: 600;")
             reason = FALLBACK_REASONS.get(state, FALLBACK_REASONS["unknown"])

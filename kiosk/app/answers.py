@@ -1,0 +1,81 @@
+"""The conversation at the kiosk: answer a question for whoever the gate verifies, prefill while typing,
+and keep what a verified person said as their note."""
+
+from __future__ import annotations
+
+import logging
+
+from kiosk.app.live import LiveCamera
+from kiosk.app.views import AnswerView, NoteView, Presence, TokenSink, Verification
+from kiosk.assistant import AnswerResult, Assistant
+from kiosk.config import KioskConfig
+from kiosk.errors import KioskError, LLMError, StoreError
+
+log = logging.getLogger("kiosk.app")
+
+
+def note_views(result: AnswerResult) -> tuple[NoteView, ...]:
+    return tuple(
+        NoteView(
+            int(item.note.id or 0),
+            item.note.content,
+            item.note.timestamp,
+            item.similarity,
+            item.note.sensitivity,
+            item.note.scope,
+        )
+        for item in result.notes
+    )
+
+
+class Answers:
+    def __init__(self, config: KioskConfig, assistant: Assistant, live: LiveCamera) -> None:
+        self.config = config
+        self.assistant = assistant
+        self.live = live
+
+    def answer(self, question: str, verification: Verification, on_token: TokenSink) -> AnswerView:
+        try:
+            result = self.assistant.answer(question, verification.probe, stream=on_token)
+        except KioskError:
+            raise
+        except Exception as exc:  # llama.cpp and HTTP backends raise their own types
+            raise LLMError(f"the language model failed ({type(exc).__name__}: {exc})", "try again") from exc
+        presence = verification.presence
+        if result.identity is not None and presence.state == "recognised":
+            presence = Presence("recognised", result.identity)
+        probe = verification.probe
+        refused = probe.liveness.reason if probe is not None and probe.liveness_blocks and probe.liveness else None
+        return AnswerView(
+            result.answer,
+            result.decision,
+            presence,
+            note_views(result),
+            result.path,
+            dict(result.timings_ms),
+            refused,
+            withheld_sensitive=result.retrieval.withheld_sensitive,
+        )
+
+    def prepare(self, partial_question: str) -> None:
+        """Prefill the answer prompt for the words typed so far, for whoever is verified right now."""
+        if not self.config.llm.prefill_while_typing:
+            return
+        probe = self.live.recent_probe()
+        if probe is None:
+            return
+        try:
+            self.assistant.prepare(partial_question, probe)
+        except KioskError as exc:  # a half-typed question may be invalid: nothing to prepare
+            log.debug("no prefill: %s", exc.one_line())
+
+    def remember(self, text: str, verification: Verification) -> int | None:
+        """Store what the verified person said; the assistant re-runs the gate for a single author."""
+        if verification.presence.state != "recognised" or verification.probe is None:
+            return None
+        try:
+            return self.assistant.remember(text, verification.probe, mode=self.config.ui.remember_construction)
+        except KioskError:
+            raise
+        except Exception as exc:  # apsw errors: locked, full, read-only
+            raise StoreError(f"the memory database refused the note ({exc})", "check free disk space") from exc

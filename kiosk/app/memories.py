@@ -1,0 +1,64 @@
+"""A person's own memories at the kiosk: list, restore, delete one, or forget me entirely.
+
+Every action is authorised by the gate: the verification's probe is decided again under the answer path's
+rule (Assistant.verify), and only the single person it verifies, the one the screen was opened for, may act.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from kiosk.app.views import NoteView, Verification
+from kiosk.assistant import Assistant
+from kiosk.errors import ProbeError, StoreError
+from kiosk.security.audit import AuditLog
+
+
+class OwnMemories:
+    def __init__(self, assistant: Assistant, audit: AuditLog, on_forgotten: Callable[[], None]) -> None:
+        self.assistant = assistant
+        self.store = assistant.store
+        self.audit = audit
+        self._on_forgotten = on_forgotten  # someone left: the badge must stop recognising them
+
+    def owner(self, verification: Verification) -> int:
+        """The person this verification authorises, by the gate's decision on its probe; ProbeError otherwise."""
+        decision = self.assistant.verify(verification.probe, record=False)
+        owner = decision.verified_user_id
+        presence = verification.presence
+        if owner is None or presence.state != "recognised" or presence.user_id != owner:
+            raise ProbeError("you were not recognised just now", "stand alone in front of the camera")
+        return owner
+
+    def list_notes(self, verification: Verification) -> list[NoteView]:
+        owner = self.owner(verification)
+        notes = self.store.list_notes(owner)
+        return [
+            NoteView(int(n.id or 0), n.content, n.timestamp, None, n.sensitivity, n.scope, n.archived)
+            for n in reversed(notes)
+        ]
+
+    def _own_note(self, owner: int, note_id: int) -> None:
+        note = self.store.get_note(note_id)
+        if note is None or note.owner_id != owner:
+            raise StoreError("that memory is not yours or no longer exists", "reopen your memories")
+
+    def restore_note(self, verification: Verification, note_id: int) -> None:
+        owner = self.owner(verification)
+        self._own_note(owner, note_id)
+        self.store.restore_note(note_id, datetime.now(UTC))
+
+    def delete_note(self, verification: Verification, note_id: int) -> None:
+        owner = self.owner(verification)
+        self._own_note(owner, note_id)
+        self.store.delete_note(note_id)
+        self.assistant.retriever.forget_owner(owner)
+        self.audit.record("note-deleted", user_id=owner, note_id=note_id, by="owner")
+
+    def forget_me(self, verification: Verification) -> None:
+        owner = self.owner(verification)
+        self.store.delete_user(owner)
+        self.assistant.retriever.forget_owner(owner)
+        self._on_forgotten()
+        self.audit.record("user-forgotten", user_id=owner, by="self")
