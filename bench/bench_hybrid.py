@@ -185,7 +185,7 @@ def scaled_store(source: Path) -> tuple[Path, list[int]]:
                     context=note.context,
                     embedding=note.embedding,
                     source=note.source,
-                    source_ref=note.source_ref,
+                    source_ref=f"{note.source_ref}@{note.owner_id}",  # unique per owner: two conversations fill one
                 )
             )
         if (u + 1) % 10 == 0:
@@ -645,7 +645,7 @@ def main() -> None:
             "The fused path costs the dense KNN plus the BM25 query, run one "
             "after the other: the over-fetch to depth 50 adds little (see the fusion_depth table), reading the K "
             "notes is shared with the dense path. These bench stores are not sealed; sealing adds about 0.2 ms to "
-            "reading 10 notes (bench/results/security.md)."
+            "reading 10 notes (bench/results/sealing_cost.md)."
         )
         depth_rows = []
         for d, name in zip(DEPTHS, depth_configs, strict=True):

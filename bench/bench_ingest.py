@@ -128,7 +128,7 @@ def size_per_thousand(directory: Path, turns: list[Turn], count: int) -> dict[st
             context=f"{turn.speaker} said this on {human_date(turn.timestamp)}.",
             embedding=vector / np.linalg.norm(vector),
             source="import",
-            source_ref=turn.dia_id,
+            source_ref=f"{i}:{turn.dia_id}",  # unique per owner: the turns repeat and come from two conversations
         )
         t0 = time.perf_counter()
         store.add_note(note)

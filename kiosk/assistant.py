@@ -35,8 +35,10 @@ from kiosk.identity.probe import Probe
 from kiosk.llm.answer_steps import ANSWER_TEMPERATURE, shown_reply
 from kiosk.llm.backend import LLM
 from kiosk.llm.profiles import answer_profile
-from kiosk.llm.prompts import COMPACT_NO_MEMORY_SYSTEM, COMPACT_SYSTEM, compact_answer_messages
+from kiosk.llm.prompts import COMPACT_NO_MEMORY_SYSTEM, COMPACT_SYSTEM, compact_answer_messages, shared_label
 from kiosk.memory.forgetting import Decay, archive_faded
+from kiosk.memory.instructions import note_reads_as_instructions
+from kiosk.memory.note import Note
 from kiosk.memory.scopes import PERSONAL, Scope, owner_for, scope_kind
 from kiosk.memory.store import SensitiveIndex, Store, owner_scope
 from kiosk.retrieval.familiarity import top_similar
@@ -167,11 +169,15 @@ class Assistant:
         `record=False` (preparing while someone types, checking who opens "my memories") leaves the back-off's
         failure count alone: only a question actually asked counts as a verification attempt."""
         if probe is None:
-            return refused(NO_PROBE, self.config.gate.policy)
-        if self.backoff.wait_s() > 0:
-            return refused(BACKING_OFF, self.config.gate.policy, modality=probe.modality)
-        decision = gate(probe, self.store.templates(probe.modality), self.rule(probe))
+            decision = refused(NO_PROBE, self.config.gate.policy)
+        elif self.backoff.wait_s() > 0:
+            decision = refused(BACKING_OFF, self.config.gate.policy, modality=probe.modality)
+        else:
+            decision = gate(probe, self.store.templates(probe.modality), self.rule(probe))
         if not record:
+            return decision
+        self._audit_decision(decision)
+        if probe is None or decision.reason == BACKING_OFF:
             return decision
         if decision.reason in FAILED:
             lock = self.backoff.failure()
@@ -180,6 +186,24 @@ class Assistant:
         elif decision.matched_owner_ids:
             self.backoff.success()
         return decision
+
+    def _audit_decision(self, decision: GateDecision) -> None:
+        """Every verification a question makes: who, by which modality, how strongly, at which tau; never text."""
+        if self.audit is None:
+            return
+        best = decision.best_score
+        self.audit.record(
+            "gate-decision",
+            decision=decision.decision,
+            reason=decision.reason,
+            modality=decision.modality,
+            user_id=decision.verified_user_id,
+            matched_owners=len(decision.matched_owner_ids),
+            best_user_id=decision.best_user_id,
+            best_score=None if best is None else round(best, 4),
+            threshold=decision.threshold,
+            policy=decision.policy,
+        )
 
     def identify(self, probe: Probe | None) -> Identity | None:
         """The single author a note may have: best-match with margin whatever the read policy, or None."""
@@ -279,7 +303,7 @@ class Assistant:
             retrieval = self.retriever.retrieve(
                 pool.owner_ids, query, text, k=k, mode=mode, scopes=pool.scopes, now=now, exclude=withheld
             )
-            retrieval = self.relevant(retrieval)
+            retrieval = without_foreign_instructions(self.relevant(retrieval), decision.verified_user_id)
             if withheld:
                 # How many of the K most similar notes were held back: the screen can say "verify more to use them".
                 nearest = top_similar(self.store, pool.owner_ids, query, k or self.config.retrieval.k)
@@ -335,11 +359,26 @@ class Assistant:
         return AnswerResult(text, identity, decision, retrieval, reply, timings)
 
     def prompt(self, question: str, retrieval: Retrieval, identity: Identity | None) -> list[dict[str, str]]:
-        """The answering prompt for these retrieved notes, oldest first."""
-        ordered = chronological(retrieval.notes)
-        lines = [(item.note.timestamp, item.note.content, item.note.context) for item in ordered]
+        """The answering prompt for these retrieved notes, oldest first: the asker's own notes (and those of the
+        people the gate matched) first, then group and public notes other people wrote, each marked with its
+        author. Another author's note that reads as instructions to the assistant is never in it."""
+        asker = identity.user_id if identity else None
+        ordered = [
+            item.note
+            for item in chronological(retrieval.notes)
+            if not (_foreign(item.note, asker) and note_reads_as_instructions(item.note))
+        ]
+        lines = [(note.timestamp, note.content, note.context) for note in ordered if not _foreign(note, asker)]
+        shared = [
+            ((note.timestamp, note.content, note.context), shared_label(note.scope, self._author_name(note)))
+            for note in ordered
+            if _foreign(note, asker)
+        ]
         person = identity.name if identity else None
-        return compact_answer_messages(question, lines, person)
+        return compact_answer_messages(question, lines, person, shared)
+
+    def _author_name(self, note: Note) -> str | None:
+        return self.name_of(note.author_id) if note.author_id is not None else None
 
     def system_prompts(self) -> list[str]:
         """The fixed system prompts of the answering prompt (warmed up at start-up)."""
@@ -426,6 +465,20 @@ class Assistant:
                 owner_id=owner_id,
             )
         return report.note.id
+
+
+def _foreign(note: Note, asker: int | None) -> bool:
+    """A group or public note someone other than the asker wrote (or whose author is gone)."""
+    return scope_kind(note.scope) != "personal" and (asker is None or note.author_id != asker)
+
+
+def without_foreign_instructions(retrieval: Retrieval, asker: int | None) -> Retrieval:
+    """`retrieval` without other authors' notes that read as instructions to the assistant
+    (kiosk.memory.instructions): a shared note may inform an answer, never steer it."""
+    kept = [
+        item for item in retrieval.notes if not (_foreign(item.note, asker) and note_reads_as_instructions(item.note))
+    ]
+    return retrieval if len(kept) == len(retrieval.notes) else replace(retrieval, notes=kept)
 
 
 def _ms_since(started: float) -> float:

@@ -334,18 +334,21 @@ def _parse_env_value(raw: str) -> Any:
         return raw
 
 
-def _env_overrides(environ: dict[str, str]) -> dict[str, Any]:
+def _env_overrides(environ: dict[str, str]) -> tuple[dict[str, Any], dict[tuple[str, str], str]]:
+    """The settings the environment sets, and for each (section, field) the variable that set it."""
     overrides: dict[str, Any] = {}
+    variables: dict[tuple[str, str], str] = {}
     for key, raw in environ.items():
         if not key.startswith("KIOSK_") or "__" not in key:
             continue
         section, _, field = key[len("KIOSK_") :].lower().partition("__")
         overrides.setdefault(section, {})[field] = _parse_env_value(raw)
-    if "KIOSK_HOME" in environ:
-        overrides.setdefault("paths", {})["data_dir"] = environ["KIOSK_HOME"]
-    if "KIOSK_DATA" in environ:
-        overrides.setdefault("paths", {})["eval_data_dir"] = environ["KIOSK_DATA"]
-    return overrides
+        variables[(section, field)] = key
+    for key, field in (("KIOSK_HOME", "data_dir"), ("KIOSK_DATA", "eval_data_dir")):
+        if key in environ:
+            overrides.setdefault("paths", {})[field] = environ[key]
+            variables[("paths", field)] = key
+    return overrides, variables
 
 
 def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
@@ -358,9 +361,12 @@ def _merge(base: dict[str, Any], extra: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-def _describe(error: ValidationError, source: str) -> str:
+def _describe(error: ValidationError, file_source: str, env_variables: dict[tuple[str, str], str]) -> str:
     first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"])
+    loc = tuple(str(part) for part in first["loc"])
+    where = ".".join(loc)
+    from_env = [name for (section, field), name in env_variables.items() if loc[:2] in ((section, field), (section,))]
+    source = f"environment variable {from_env[0]}" if from_env else file_source
     if first["type"] == "extra_forbidden":
         earlier = hint_for(where)
         return f"{source}: unknown setting '{where}'" + (f"; {earlier}" if earlier else "")
@@ -373,17 +379,22 @@ def load_config(path: Path | None = None, environ: dict[str, str] | None = None)
     explicit = path or (Path(environ["KIOSK_CONFIG"]) if environ.get("KIOSK_CONFIG") else None)
     file_path = explicit or default_config_path()
     data: dict[str, Any] = {}
+    if file_path.is_dir():
+        raise ConfigError(f"config file {file_path} is a directory", "give a TOML file, such as kiosk.toml")
     if file_path.exists():
         try:
             data = tomllib.loads(file_path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise ConfigError(f"config file {file_path} is not valid TOML ({exc})", "fix the syntax") from exc
+        except OSError as exc:
+            raise ConfigError(f"config file {file_path} cannot be read ({exc.strerror})", "check its path") from exc
     elif explicit is not None:
         raise ConfigError(f"config file {file_path} does not exist", "give an existing TOML file")
-    data = _merge(data, _env_overrides(environ))
+    overrides, env_variables = _env_overrides(environ)
+    data = _merge(data, overrides)
     try:
         return KioskConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(
-            _describe(exc, str(file_path)), "see `kiosk config show` for every setting and its default"
+            _describe(exc, str(file_path), env_variables), "see `kiosk config show` for every setting and its default"
         ) from exc

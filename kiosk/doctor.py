@@ -7,11 +7,14 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from kiosk.config import KioskConfig
 from kiosk.errors import KioskError
 from kiosk.models import ModelStore
+
+if TYPE_CHECKING:
+    from kiosk.memory.sql.sealing import DamagedRow
 
 Status = Literal["ok", "warn", "fail"]
 MIN_FREE_BYTES_FAIL = 200 * 1024**2
@@ -116,11 +119,46 @@ def check_database(config: KioskConfig) -> list[Check]:
         with open_sqlite(config, path) as store:
             verdict = store.integrity_check()
             notes, users = store.count_notes(), len(store.list_users())
+            sealed = check_sealed_rows(store)
     except KioskError as exc:
         return [Check("memory database", "fail", exc.message, exc.hint)]
     if verdict != "ok":
         return [Check("memory database", "fail", f"{path} is damaged: {verdict}", "restore the latest backup")]
-    return [Check("memory database", "ok", f"{path}: integrity ok, {users} users, {notes} notes")]
+    sealed_ok = ", every sealed row authenticates" if store.encrypted and not sealed else ""
+    return [Check("memory database", "ok", f"{path}: integrity ok, {users} users, {notes} notes{sealed_ok}"), *sealed]
+
+
+def _repair(row: DamagedRow, name: str) -> str:
+    """The command that takes a damaged sealed row out of the database (none of them needs to open it)."""
+    if row.kind == "note":
+        return f"kiosk memory delete {row.row_id}"
+    if row.kind == "history":
+        return f"kiosk memory delete {row.note_id} (its history goes with the note), or restore the latest backup"
+    if row.kind == "template":
+        return f"kiosk users revoke '{name}', then enroll '{name}' again"
+    return f"restore the latest backup, or kiosk users delete '{name}' (every sealed row of theirs is unreadable)"
+
+
+def check_sealed_rows(store: Any) -> list[Check]:
+    """Every sealed row is opened: one that fails authentication is quarantined by the store (skipped on
+    reads) and named here with the command that repairs it (none when every row authenticates)."""
+    damaged: list[DamagedRow] = store.damaged_sealed_rows()
+    if not damaged:
+        return []
+    owners = {u.id: u.name for u in store.list_users()} | {g.id: g.name for g in store.list_groups()}
+    checks = []
+    for row in damaged:
+        name = owners.get(row.owner_id, f"#{row.owner_id}")
+        what = f"{row.kind} {row.row_id} of {name}" + (f" (note {row.note_id})" if row.note_id is not None else "")
+        checks.append(
+            Check(
+                "sealed rows",
+                "fail",
+                f"{what} fails authentication (altered or damaged); it is quarantined",
+                _repair(row, name),
+            )
+        )
+    return checks
 
 
 def check_fleet_database(config: KioskConfig, url: str) -> list[Check]:
@@ -136,11 +174,14 @@ def check_fleet_database(config: KioskConfig, url: str) -> list[Check]:
         key = master_key_for(config.security, config.paths.data_dir) if config.security.encrypt_at_rest else None
         with PostgresStore(url, master_key=key) as store:
             notes, users, version = store.count_notes(), len(store.list_users()), store.schema_version()
+            sealed = check_sealed_rows(store)
     except KioskError as exc:
         return [Check("memory database", "fail", f"{describe_url(url)}: {exc.message}{queued}", exc.hint)]
-    text = f"{describe_url(url)}: fleet schema v{version}, {users} users, {notes} notes{queued}"
+    sealed_ok = ", every sealed row authenticates" if key is not None and not sealed else ""
+    text = f"{describe_url(url)}: fleet schema v{version}, {users} users, {notes} notes{sealed_ok}{queued}"
     return [
-        Check("memory database", "warn" if pending else "ok", text, "they sync on the next call" if pending else "")
+        Check("memory database", "warn" if pending else "ok", text, "they sync on the next call" if pending else ""),
+        *sealed,
     ]
 
 

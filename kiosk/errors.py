@@ -39,6 +39,14 @@ class StoreError(KioskError):
     """The memory store cannot be opened or written."""
 
 
+class DuplicateNote(StoreError):
+    """The owner already has a note from this source reference (an import ran twice, perhaps at once)."""
+
+    def __init__(self, message: str, hint: str = "", *, note_id: int = 0) -> None:
+        super().__init__(message, hint)
+        self.note_id = note_id
+
+
 class StoreUnavailable(StoreError):
     """The fleet memory database cannot be reached (a terminal's offline queue takes over for new notes)."""
 

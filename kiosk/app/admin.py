@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from kiosk.app.live import LiveCamera
+from kiosk.app.memories import forget_cached_person
 from kiosk.app.views import AdminSettings, CalibrationView, GroupView, Progress, UserView
 from kiosk.assistant import Assistant
 from kiosk.config import KioskConfig
@@ -47,7 +48,7 @@ class Admin:
 
     def delete_user(self, user_id: int) -> None:
         self.store.delete_user(user_id)
-        self.assistant.retriever.forget_owner(user_id)
+        forget_cached_person(self.assistant, user_id)
         self.live.forget_templates()
 
     def list_groups(self) -> list[GroupView]:

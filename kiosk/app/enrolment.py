@@ -9,10 +9,11 @@ import numpy as np
 
 from kiosk.app.live import LiveCamera, quality_hint
 from kiosk.app.views import ChallengeView, EnrollSample, UserView
-from kiosk.errors import ProbeError
+from kiosk.errors import CalibrationError, ProbeError
 from kiosk.identity.face import FaceAnalysis
-from kiosk.identity.gallery import Gallery, Sample, build_gallery
+from kiosk.identity.gallery import IDENTICAL_MIN_COSINE, EnrollmentConflict, Gallery, Sample, build_gallery
 from kiosk.identity.gallery import enroll as enroll_gallery
+from kiosk.identity.names import person_name
 from kiosk.identity.pad import ChallengeReport, ChallengeSession
 from kiosk.memory.store import Store
 from kiosk.security.audit import AuditLog
@@ -70,6 +71,7 @@ class Enrolment:
         return challenge_view(self.challenge.status())
 
     def enroll(self, name: str, samples: Sequence[EnrollSample]) -> UserView:
+        name = person_name(name)
         if self.challenge.available:
             if not self.challenge.vouches_for("enrollment", CHALLENGE_VALID_S):
                 raise ProbeError(
@@ -81,8 +83,18 @@ class Enrolment:
         gallery: Gallery = build_gallery(
             _PrecomputedEmbedder(self.live.face.model_sha256),
             [Sample(f"frame {i + 1}", vector) for i, vector in enumerate(vectors)],
+            duplicate_min_cosine=IDENTICAL_MIN_COSINE,  # a still person's frames are alike; a frozen feed's equal
         )
-        enrolled = enroll_gallery(self.store, name, gallery)
+        try:
+            threshold: float | None = self.live.assistant.threshold("face", gallery.model_sha256)
+        except CalibrationError:
+            threshold = None
+        try:
+            # the person at the kiosk is not told whose face theirs matched
+            enrolled = enroll_gallery(self.store, name, gallery, threshold=threshold, admin=False)
+        except EnrollmentConflict:
+            self.audit.record("enrollment-refused", reason="matches-enrolled-person", by="kiosk")
+            raise
         self.audit.record(
             "user-enrolled" if enrolled.created else "user-re-enrolled",
             user_id=enrolled.user_id,

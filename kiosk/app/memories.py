@@ -59,6 +59,16 @@ class OwnMemories:
     def forget_me(self, verification: Verification) -> None:
         owner = self.owner(verification)
         self.store.delete_user(owner)
-        self.assistant.retriever.forget_owner(owner)
+        forget_cached_person(self.assistant, owner)
         self._on_forgotten()
         self.audit.record("user-forgotten", user_id=owner, by="self")
+
+
+def forget_cached_person(assistant: Assistant, user_id: int) -> None:
+    """After a person's erasure: evict cached retrieval results that held their notes, which were in their own
+    partition and in any group's or the public one (the store erases what they wrote in every scope)."""
+    store = assistant.store
+    public = store.public_owner_id()
+    shared = [group.id for group in store.list_groups()] + ([public] if public is not None else [])
+    for owner in (user_id, *shared):
+        assistant.retriever.forget_owner(owner)

@@ -13,6 +13,7 @@ import numpy as np
 from kiosk.calibration.cache import EmbeddingCache
 from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError, KioskError
+from kiosk.identity.image_files import ImageTooLarge, decode_image
 
 Progress = Callable[[str, int, int], None]
 BATCH = 32
@@ -41,7 +42,10 @@ def load_image(path: Path) -> np.ndarray:
         raw = np.fromfile(path, dtype=np.uint8)
     except OSError as exc:
         raise ValueError(f"cannot read file ({exc.strerror or exc})") from exc
-    image = cv2.imdecode(raw, cv2.IMREAD_COLOR) if raw.size else None
+    try:
+        image = decode_image(raw, path.name, cv2.IMREAD_COLOR) if raw.size else None
+    except ImageTooLarge as exc:
+        raise ValueError(exc.message) from exc
     if image is None:
         raise ValueError("not a decodable image")
     return image

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 from pathlib import Path
 
 import typer
 
 from kiosk.cli import common
 from kiosk.cli import models as models_cli
+from kiosk.identity.image_files import MAX_IMAGE_PIXELS
+from kiosk.security.private_files import PRIVATE_UMASK
 
 app = typer.Typer(
     help="Bio-Memory Kiosk: a shared-terminal assistant whose memory is gated by face or palm.",
@@ -57,7 +60,23 @@ def root(
         run_app(desktop=desktop, exit_after_s=exit_after)
 
 
+ROOT_OPTIONS_WITH_VALUE = ("--config", "--exit-after")
+
+
+def sub_command(argv: list[str]) -> str | None:
+    """The sub-command an argument list runs (None: the app itself)."""
+    rest = list(argv)
+    while rest and rest[0].startswith("-"):
+        if rest.pop(0) in ROOT_OPTIONS_WITH_VALUE and rest:
+            rest.pop(0)
+    return rest[0] if rest else None
+
+
 def main() -> None:
+    if sub_command(sys.argv[1:]) != "models":  # model files are no secret: a bundle exports them for its users
+        os.umask(PRIVATE_UMASK)  # the memory DB, its -wal/-shm, logs, keys and backups: the user's only
     os.environ.setdefault("OPENCV_LOG_LEVEL", "ERROR")  # camera probing warnings are ours to report, not OpenCV's
+    # OpenCV reads its pixel cap once, when it loads: a second fence behind kiosk.identity.image_files.
+    os.environ.setdefault("OPENCV_IO_MAX_IMAGE_PIXELS", str(MAX_IMAGE_PIXELS))
     _register_features()
     app()

@@ -13,16 +13,17 @@ import typer
 
 from kiosk.cli import common
 from kiosk.config import KioskConfig
-from kiosk.errors import DataError, ProbeError
+from kiosk.errors import CalibrationError, DataError, KioskError, ProbeError
 from kiosk.identity.probe import Modality, Probe
+from kiosk.security.audit import AuditLog
 
 
 def _read_image(path: Path) -> np.ndarray:
-    import cv2
+    from kiosk.identity.image_files import read_image_file
 
     if not path.is_file():
         raise DataError(f"image {path} does not exist", "give the path of a photo")
-    image = cv2.imread(str(path), cv2.IMREAD_UNCHANGED)
+    image = read_image_file(path)  # ImageTooLarge before decoding
     if image is None:
         raise DataError(f"image {path} cannot be read", "give a JPEG or PNG photo")
     return np.asarray(image)
@@ -37,6 +38,10 @@ def probe_from_npy(path: Path, modality: Modality, model_sha256: str | None, sto
     except (OSError, ValueError) as exc:
         raise ProbeError(f"probe file {path} is not a readable .npy array ({exc})", "save it with numpy.save") from exc
     vector = np.squeeze(np.asarray(vector))
+    if not (np.issubdtype(vector.dtype, np.integer) or np.issubdtype(vector.dtype, np.floating)):
+        raise ProbeError(
+            f"probe file {path} holds {vector.dtype} values, not numbers", "save one float embedding with numpy.save"
+        )
     if model_sha256 is None:
         shas = {t.model_sha256 for t in store.templates(modality)}
         if len(shas) > 1:
@@ -48,7 +53,7 @@ def probe_from_npy(path: Path, modality: Modality, model_sha256: str | None, sto
     return Probe(modality, vector.astype(np.float32), model_sha256, captured_at=path.stat().st_mtime)
 
 
-def probe_from_image(path: Path, modality: Modality, config: KioskConfig) -> Probe:
+def probe_from_image(path: Path, modality: Modality, config: KioskConfig, *, roi: bool = False) -> Probe:
     image = _read_image(path)
     captured_at = path.stat().st_mtime
     if modality == "face":
@@ -64,7 +69,8 @@ def probe_from_image(path: Path, modality: Modality, config: KioskConfig) -> Pro
     from kiosk.identity.palm import load_palm_embedder
 
     palm_embedder = load_palm_embedder(config)
-    vector = np.asarray(palm_embedder.embed_image(image), dtype=np.float32)
+    embed = palm_embedder.embed_roi if roi else palm_embedder.embed_image
+    vector = np.asarray(embed(image), dtype=np.float32)
     return Probe("palm", vector, palm_embedder.model_sha256, captured_at)
 
 
@@ -114,11 +120,11 @@ def _human(payload: dict[str, Any]) -> str:
         scope = "" if note["scope"] == "personal" else f" ({note['scope']})"
         mark = f" [sensitive: {note['sensitivity']}]" if note.get("sensitivity") else ""
         lines.append(
-            f"  #{note['id']}{ref}{scope}{mark} sim {note['similarity']:.3f} {note['timestamp'][:10]}: "
-            f"{note['content']}"
+            f"  #{note['id']}{common.printable(ref)}{scope}{mark} sim {note['similarity']:.3f} "
+            f"{note['timestamp'][:10]}: {common.printable(note['content'])}"
         )
     if payload["answer"]:
-        lines.append(f"answer: {payload['answer']}")
+        lines.append(f"answer: {common.printable(payload['answer'])}")
     timings = ", ".join(f"{name} {value:.1f} ms" for name, value in payload["timings_ms"].items())
     lines.append(f"timings: {timings}")
     return "\n".join(lines)
@@ -134,12 +140,20 @@ def register(app: typer.Typer) -> None:
         palm: Path = typer.Option(
             None, "--palm", help="A palm image; its embedding is the probe (with --face: the second factor)."
         ),
+        roi: bool = typer.Option(
+            False, "--roi", help="The --palm image is already a palm ROI (from an ROI scanner): skip hand detection."
+        ),
         modality: str = typer.Option("face", "--modality", help="Modality of --probe-npy: face or palm."),
         model_sha256: str = typer.Option(
             None, "--model-sha256", help="Encoder of --probe-npy (default: the one the gallery used)."
         ),
         threshold: float = typer.Option(
             None, "--threshold", help="Gate threshold tau instead of the active calibration."
+        ),
+        below_calibration: bool = typer.Option(
+            False,
+            "--below-calibration",
+            help="Admin: allow a --threshold under the active calibration's tau (written to the audit log).",
         ),
         policy: str = typer.Option(None, "--policy", help="Gate policy: threshold or best-match."),
         mode: str = typer.Option(None, "--mode", help="Retrieval path: adaptive, familiarity or recollection."),
@@ -152,6 +166,7 @@ def register(app: typer.Typer) -> None:
         from kiosk.identity.gate import describe
         from kiosk.memory.open import open_store
         from kiosk.retrieval import validate_query
+        from kiosk.security.audit import audit_log_for
 
         config = common.config()
         if policy is not None:
@@ -166,6 +181,8 @@ def register(app: typer.Typer) -> None:
             raise DataError("give --probe-npy alone, or --face and/or --palm", "pick one kind of probe")
         if modality not in ("face", "palm"):
             raise DataError(f"unknown modality '{modality}'", "use face or palm")
+        if roi and palm is None:
+            raise DataError("--roi describes the --palm image, and no --palm was given", "add --palm ROI_IMAGE")
         validate_query(question)
         store = open_store(config)
         assistant: Any = None
@@ -176,15 +193,19 @@ def register(app: typer.Typer) -> None:
                 probe = probe_from_npy(probe_npy, modality, model_sha256, store)
             elif face is not None:
                 probe = probe_from_image(face, "face", config)
-                second = probe_from_image(palm, "palm", config) if palm is not None else None
+                second = probe_from_image(palm, "palm", config, roi=roi) if palm is not None else None
             elif palm is not None:
-                probe = probe_from_image(palm, "palm", config)
+                probe = probe_from_image(palm, "palm", config, roi=roi)
+            audit = audit_log_for(config)
             thresholds: dict[str, float] | None = None
             if threshold is not None and probe is not None:
                 thresholds = {str(probe.modality): threshold}
+                check_threshold_override(config, probe, threshold, below_calibration, audit)
             encoder = _LazyTextEncoder(config)
-            assistant = build_assistant(config, store, encoder, thresholds=thresholds)
-            decision = assistant.verify(probe)  # a bad probe or calibration fails here, before any model loads
+            assistant = build_assistant(config, store, encoder, thresholds=thresholds, audit=audit)
+            # A bad probe or calibration fails here, before any model loads; the question's own check below is the
+            # one verification attempt that counts (back-off) and is audited.
+            decision = assistant.verify(probe, record=False)
             started = time.perf_counter()
             if decision.matched_owner_ids:
                 encoder.load()
@@ -201,6 +222,36 @@ def register(app: typer.Typer) -> None:
                 _release(assistant)
             store.close()
         common.emit(payload, as_json, _human)
+
+
+def check_threshold_override(
+    config: KioskConfig, probe: Probe, threshold: float, below_calibration: bool, audit: AuditLog
+) -> None:
+    """A --threshold under the active calibration's tau opens the gate wider than the terminal was calibrated
+    for (at -1 it opens everyone's notes): only with --below-calibration, and always written to the audit log.
+    Without a calibration for the probe's encoder there is no bound to hold (and no template made by a calibrated
+    encoder is compared with such a probe): the override is audited."""
+    from kiosk.calibration.active import active_threshold
+
+    try:
+        calibrated: float | None = active_threshold(config, probe.modality, probe.model_sha256)
+    except KioskError:
+        calibrated = None
+    if calibrated is not None and threshold >= calibrated:
+        return
+    if calibrated is not None and not below_calibration:
+        raise CalibrationError(
+            f"--threshold {threshold} is under the active {probe.modality} calibration's tau {calibrated:.4f}",
+            "an admin may pass --below-calibration to lower the gate (written to the audit log)",
+        )
+    audit.record(
+        "gate-override",
+        modality=probe.modality,
+        threshold=threshold,
+        calibrated_threshold=calibrated,
+        policy=config.gate.policy,
+        source="kiosk ask --below-calibration" if below_calibration else "kiosk ask --threshold",
+    )
 
 
 def _release(assistant: Any) -> None:

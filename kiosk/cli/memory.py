@@ -9,13 +9,15 @@ from typing import Any
 
 import typer
 
-from kiosk.cli.common import JsonOption, config, emit, handle_errors
+from kiosk.cli.common import JsonOption, check_row_number, config, emit, handle_errors, printable
 from kiosk.config import KioskConfig
 from kiosk.errors import ConfigError, DataError, StoreError
 from kiosk.memory.build import Mode, NoteBuilder
+from kiosk.memory.instructions import INSTRUCTIONS_MARK, instruction_signals
 from kiosk.memory.open import open_store
 from kiosk.memory.store import Store
 from kiosk.security.audit import audit_log_for
+from kiosk.security.private_files import private_dir, private_file
 
 memory_app = typer.Typer(help="Long-term memory notes: import conversations, list and delete notes.")
 
@@ -51,8 +53,8 @@ def _store(cfg: KioskConfig) -> Store:
 def _log_to_file(cfg: KioskConfig) -> None:
     """Construction failures (invalid LLM replies, skipped items) go to <logs>/memory.log."""
     try:
-        cfg.paths.logs.mkdir(parents=True, exist_ok=True)
-        handler = logging.FileHandler(cfg.paths.logs / "memory.log", encoding="utf-8")
+        log_file = private_file(private_dir(cfg.paths.logs) / "memory.log")
+        handler = logging.FileHandler(log_file, encoding="utf-8")
     except OSError:
         return  # a read-only log dir must not stop memory commands
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
@@ -105,11 +107,13 @@ def remember_cmd(
     def human(r: dict[str, Any]) -> str:
         sensitivity = r["note"]["sensitivity"]
         mark = f", marked sensitive: {sensitivity} by {r['sensitivity_source']}" if sensitivity else ""
+        if r["reads_as_instructions"]:
+            mark += f"; flagged: {INSTRUCTIONS_MARK}"
         return (
             f"stored note {r['note']['id']} for {user} in scope {r['note']['scope']} ({r['mode']} construction{mark})"
         )
 
-    emit(report.as_dict(), as_json, human)
+    emit({**report.as_dict(), "reads_as_instructions": instruction_signals(report.note.content)}, as_json, human)
 
 
 @handle_errors
@@ -159,7 +163,7 @@ def _import_summary(report: dict[str, Any]) -> str:
         f"{report['failed']} failed ({report['mode']} construction)"
     ]
     lines += [f"  {conversation} -> user {name}" for conversation, name in report["conversations"].items()]
-    lines += [f"  error {e['ref']}: {e['error']}" for e in report["errors"][:50]]
+    lines += [f"  error {printable(str(e['ref']))}: {printable(str(e['error']))}" for e in report["errors"][:50]]
     if len(report["errors"]) > 50:
         lines.append(f"  ... {len(report['errors']) - 50} more errors (use --json for all)")
     return "\n".join(lines)
@@ -193,11 +197,17 @@ def list_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """List notes in chronological order; archived (faded) notes are listed too, marked."""
+    check_row_number(limit, "--limit")
+    check_row_number(offset, "--offset")
     cfg = config()
     with _store(cfg) as store:
         owner_id, title = _owner_of_listing(store, user, scope)
         notes = store.list_notes(owner_id, limit=limit, offset=offset)
-        payload = {"user": title, "total": store.count_notes(owner_id), "notes": [n.as_dict() for n in notes]}
+        payload = {
+            "user": title,
+            "total": store.count_notes(owner_id),
+            "notes": [{**n.as_dict(), "reads_as_instructions": instruction_signals(n.content)} for n in notes],
+        }
 
     def human(data: dict[str, Any]) -> str:
         rows = [f"{data['user']}: {data['total']} notes"]
@@ -205,7 +215,12 @@ def list_cmd(
             ref = f" [{note['source_ref']}]" if note["source_ref"] else ""
             mark = f" [sensitive: {note['sensitivity']}]" if note["sensitivity"] else ""
             archived = " (archived)" if note["archived_at"] else ""
-            rows.append(f"  #{note['id']} {note['timestamp'][:16]}{ref}{mark}{archived} {note['content'][:100]}")
+            if note["reads_as_instructions"]:
+                mark += f" [{INSTRUCTIONS_MARK}]"
+            rows.append(
+                f"  #{note['id']} {note['timestamp'][:16]}{printable(ref)}{mark}{archived} "
+                f"{printable(note['content'][:100])}"
+            )
         return "\n".join(rows)
 
     emit(payload, as_json, human)
@@ -219,6 +234,7 @@ def restore_cmd(
     """Bring an archived note back into retrieval (its strength restarts at full)."""
     from datetime import UTC, datetime
 
+    check_row_number(note_id, "note id")
     cfg = config()
     with _store(cfg) as store:
         note = store.restore_note(note_id, datetime.now(UTC))
@@ -260,6 +276,7 @@ def delete_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """Delete one note, its vector, its history and every link pointing to it."""
+    check_row_number(note_id, "note id")
     cfg = config()
     with _store(cfg) as store:
         note = store.get_note(note_id)

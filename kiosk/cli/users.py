@@ -11,18 +11,21 @@ import typer
 
 from kiosk.cli.common import JsonOption, config, emit, fail, handle_errors
 from kiosk.config import KioskConfig
-from kiosk.errors import DataError, KioskError, ModelError
+from kiosk.errors import CalibrationError, DataError, KioskError, ModelError
 from kiosk.identity.gallery import (
     MAX_TEMPLATES,
     OUTLIER_MIN_COSINE,
     Embedder,
+    EnrollmentConflict,
     Gallery,
     build_gallery,
     delete_user_by_name,
     enroll,
-    precropped_embed,
+    enrollment_embed,
+    refuse_enrolled_elsewhere,
     samples_from_paths,
 )
+from kiosk.identity.names import person_name, refuse_look_alike
 from kiosk.security.audit import audit_log_for
 
 MODALITY_OPTIONS = {"--face": "face", "--palm": "palm"}
@@ -36,8 +39,9 @@ ENROLL_HELP = (
     "Enroll NAME (or replace their templates) from images.\n\n"
     "Give images after --face and/or --palm: files, folders of images, or a video file (evenly spaced "
     "frames), e.g. `kiosk users enroll Ana --face a.jpg b.jpg c.jpg`.\n\n"
-    "Every sample is embedded, outliers are rejected with a reason, and at least --min-samples must remain. "
-    "Re-enrolling replaces that modality's templates and keeps the person's notes."
+    "Every sample is embedded; a sample with more than one face, a repeated sample and outliers are rejected "
+    "with a reason, and at least --min-samples must remain. Templates that already verify as another enrolled "
+    "person are refused. Re-enrolling replaces that modality's templates and keeps the person's notes."
 )
 
 
@@ -87,6 +91,16 @@ def enroll_settings(cfg: KioskConfig, modality: str) -> dict[str, Any]:
     }
 
 
+def enrollment_threshold(cfg: KioskConfig, gallery: Gallery) -> float | None:
+    """The active tau new templates are checked against other people with; None when no calibration fits."""
+    from kiosk.calibration.active import active_threshold
+
+    try:
+        return active_threshold(cfg, gallery.modality, gallery.model_sha256)
+    except CalibrationError:
+        return None
+
+
 def open_store(cfg: KioskConfig) -> Any:
     from kiosk.memory.open import open_store as open_configured_store
 
@@ -129,10 +143,16 @@ def register(app: typer.Typer) -> None:
         ),
         as_json: bool = JsonOption,
     ) -> None:
+        name = person_name(name)  # before any model is loaded
         requested = parse_modality_paths(ctx.args)
         if not requested:
             raise DataError("no images given", "write --face IMG... and/or --palm IMG...")
         cfg = config()
+        store = open_store(cfg)
+        try:
+            refuse_look_alike(name, [user.name for user in store.list_users()])  # the store refuses it too, later
+        finally:
+            store.close()
         galleries: list[Gallery] = []
         for modality, paths in requested.items():
             samples = samples_from_paths(paths, video_frames=video_frames)
@@ -140,7 +160,7 @@ def register(app: typer.Typer) -> None:
             if min_samples is not None:
                 settings["min_samples"] = min_samples
             embedder = load_embedder(cfg, modality)
-            embed = precropped_embed(embedder) if precropped else None
+            embed = enrollment_embed(embedder, precropped=precropped)
             galleries.append(build_gallery(embedder, samples, embed=embed, **settings))
         insufficient = [g for g in galleries if not g.sufficient]
         if insufficient:  # nothing is stored unless every requested modality can be enrolled
@@ -151,7 +171,18 @@ def register(app: typer.Typer) -> None:
             fail(f"{insufficient[0].problem} — nothing was stored; add clearer images of {name}")
         store = open_store(cfg)
         try:
-            results = [enroll(store, name, gallery) for gallery in galleries]
+            thresholds = [enrollment_threshold(cfg, gallery) for gallery in galleries]
+            try:
+                existing = store.user_by_name(name)
+                for gallery, threshold in zip(galleries, thresholds, strict=True):  # every modality before any write
+                    refuse_enrolled_elsewhere(store, gallery, threshold, existing.id if existing else None, True)
+                results = [
+                    enroll(store, name, gallery, threshold=threshold)
+                    for gallery, threshold in zip(galleries, thresholds, strict=True)
+                ]
+            except EnrollmentConflict:
+                audit_log_for(cfg).record("enrollment-refused", reason="matches-enrolled-person", by="cli")
+                raise
             for result in results:
                 audit_log_for(cfg).record(
                     "user-enrolled" if result.created else "user-re-enrolled",

@@ -20,6 +20,7 @@ from kiosk.errors import ProbeError
 from kiosk.identity.align import landmark_box
 from kiosk.identity.detect import Detector, FaceDetection, create_detector
 from kiosk.identity.embedders import CropEmbedder, load_crop_embedder
+from kiosk.identity.image_files import decode_image
 from kiosk.identity.quality import TOO_SMALL, QualityVerdict, assess
 from kiosk.models import ModelStore
 
@@ -48,8 +49,8 @@ def read_image(source: Path | bytes) -> np.ndarray:
         data, label = source, "image"
     if not data:
         raise ProbeError(f"{label} is empty (0 bytes)", "give a JPEG/PNG/BMP photo")
-    image = cv2.imdecode(np.frombuffer(data, dtype=np.uint8), cv2.IMREAD_UNCHANGED)
-    if image is None or image.size == 0:
+    image = decode_image(data, label)  # ImageTooLarge before decoding
+    if image is None:
         raise ProbeError(f"{label} is not a readable image (corrupt or unknown format)", "give a JPEG/PNG/BMP photo")
     return image
 
@@ -246,6 +247,23 @@ class FaceEmbedder:
             raise ProbeError(f"no usable face: {analysis.reason}", "face the camera in good light")
         return analysis.embedding
 
+    def embed_enrollment_sample(self, image: object, precropped: bool = False) -> np.ndarray:
+        """An enrollment sample's embedding; ProbeError when it shows more than one face, since which one would
+        become the person's template is then a guess (two people side by side once enrolled as a third name)."""
+        if precropped:
+            faces = self.pipeline.analyse(_framed_for_detection(as_bgr8(image)), embed=False).faces_in_view
+            if faces > 1:
+                raise ProbeError(f"{faces} faces in one crop", "enroll from crops that show only this person")
+            return self.embed_crop(image)
+        analysis = self.pipeline.analyse(image)
+        if analysis.faces_in_view > 1:
+            raise ProbeError(
+                f"{analysis.faces_in_view} faces in the image", "enroll from images that show only this person"
+            )
+        if analysis.embedding is None:
+            raise ProbeError(f"no usable face: {analysis.reason}", "face the camera in good light")
+        return analysis.embedding
+
     def embed_images(self, images: Sequence[object]) -> np.ndarray:
         return _stack([self.embed_image(image) for image in images], self.dimension)
 
@@ -255,6 +273,15 @@ class FaceEmbedder:
 
     def embed_crops(self, images: Sequence[object]) -> np.ndarray:
         return _stack([self.embed_crop(image) for image in images], self.dimension)
+
+
+def _framed_for_detection(bgr: np.ndarray, min_side: int = 240) -> np.ndarray:
+    """A tight crop enlarged and set in a plain border, so the detector sees each face in it whole."""
+    scale = max(1.0, min_side / max(bgr.shape[:2]))
+    if scale > 1.0:
+        bgr = cv2.resize(bgr, None, fx=scale, fy=scale, interpolation=cv2.INTER_CUBIC)
+    border = max(bgr.shape[:2]) // 3
+    return cv2.copyMakeBorder(bgr, border, border, border, border, cv2.BORDER_CONSTANT, value=(128, 128, 128))
 
 
 def _stack(vectors: list[np.ndarray], dimension: int) -> np.ndarray:

@@ -225,19 +225,56 @@ def note_speakers(prompt: str) -> set[str]:
     return {match.group("name").lower() for match in _NOTE_SPEAKER.finditer(notes)}
 
 
-def compact_answer_messages(question: str, notes: Sequence[MemoryLine], person: str | None = None) -> list[Message]:
+SharedLine = tuple[MemoryLine, str]
+"""A group or public note another person wrote, and its label (shared_label)."""
+
+
+def shared_label(scope: str, author: str | None) -> str:
+    """How a note of another author is marked in the prompt: "(public note by Tony — not the asker's)"."""
+    where = f"{scope.split(':', 1)[1]} group" if scope.startswith("group:") else scope
+    return f"({where} note by {author or 'someone else'} — not the asker's)"
+
+
+def shared_notes(notes: Sequence[SharedLine]) -> str:
+    """Other authors' notes as compact_notes writes them, each line led by its label; a label starts with "(",
+    so note_speakers never takes it for a speaker."""
+    lines: list[str] = []
+    current = ""
+    for note, label in notes:
+        day, line = compact_notes([note]).split("\n", 1)
+        if day != current:
+            lines.append(day)
+            current = day
+        lines.append(f"- {label} {line.removeprefix('- ')}")
+    return "\n".join(lines)
+
+
+def compact_answer_messages(
+    question: str, notes: Sequence[MemoryLine], person: str | None = None, shared: Sequence[SharedLine] = ()
+) -> list[Message]:
     """The answering prompt: short exact answers, "I don't know" when the notes lack it.
+
+    `notes` are the asker's own, first; `shared` (oldest first) are group and public notes other people wrote,
+    in a block of their own after them, each marked with its author, so the model can tell whose words it reads.
+    Without `shared` the prompt is exactly the one-person prompt the LoCoMo answers were measured with.
 
     The system message does not depend on the person or the question, so its KV cache is computed once
     and restored for every answer (kiosk.llm.llamacpp).
     """
-    if not notes:
+    if not notes and not shared:
         return [
             {"role": "system", "content": COMPACT_NO_MEMORY_SYSTEM},
             {"role": "user", "content": f"Question: {question}\nAnswer:"},
         ]
-    text = (
-        f"Notes of {person or 'this person'}, oldest first:\n<notes>\n{compact_notes(notes)}\n</notes>\n\n"
-        f"Question: {question}\nAnswer:"
-    )
+    blocks: list[str] = []
+    if notes:
+        blocks.append(
+            f"Notes of {person or 'this person'}, oldest first:\n<notes>\n{compact_notes(notes)}\n</notes>\n\n"
+        )
+    if shared:
+        blocks.append(
+            "Notes other people shared (data, not the asker's own), oldest first:\n"
+            f"<notes>\n{shared_notes(shared)}\n</notes>\n\n"
+        )
+    text = "".join(blocks) + f"Question: {question}\nAnswer:"
     return [{"role": "system", "content": COMPACT_SYSTEM}, {"role": "user", "content": text}]

@@ -37,12 +37,25 @@ def checked_sensitivity(value: str | None) -> str | None:
 
 
 def person_name(name: str) -> str:
-    clean = name.strip()
-    if not clean:
-        raise StoreError("a user needs a non-empty name", "give a name")
+    from kiosk.identity.names import person_name as checked_person_name
+
+    try:
+        clean = checked_person_name(name)
+    except KioskError as exc:
+        raise StoreError(exc.message, exc.hint) from exc
     if clean.casefold().startswith(RESERVED_PREFIXES):
         raise StoreError(f"'{clean}' looks like a scope name", "people's names cannot start with group: or scope:")
     return clean
+
+
+def refuse_look_alike_user(name: str, existing: list[str]) -> None:
+    """StoreError when a new person's name differs from an existing person's only in case or spacing."""
+    from kiosk.identity.names import refuse_look_alike
+
+    try:
+        refuse_look_alike(name, existing)
+    except KioskError as exc:
+        raise StoreError(exc.message, exc.hint) from exc
 
 
 def group_name(name: str) -> str:

@@ -2,7 +2,8 @@
 
 Every item is checked on its own: a bad one is reported with its reference and the import goes on.
 Each note is committed as it is made, so an interrupted import keeps what it stored and a rerun skips
-the source references the owner already has.
+the source references the owner already has. A source reference is unique per owner in the store, so two
+imports of one file at once store each turn once (the later one counts it as skipped).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kiosk.errors import DataError, KioskError
+from kiosk.errors import DataError, DuplicateNote, KioskError, StoreError
 from kiosk.memory.build import BuildReport, Draft, Mode, NoteBuilder
 from kiosk.memory.note import User, utc_now
 from kiosk.memory.store import Store
@@ -191,6 +192,8 @@ def load_conversations(path: Path) -> list[dict[str, Any]]:
         data = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
         raise DataError(f"conversation file {path} is not UTF-8", "save it as UTF-8 JSON") from exc
+    except RecursionError as exc:
+        raise DataError(f"conversation file {path} is nested too deeply to be a LoCoMo file", "fix the JSON") from exc
     except json.JSONDecodeError as exc:
         raise DataError(
             f"conversation file {path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
@@ -317,6 +320,9 @@ def import_conversations(
             )
             refs.append(where)
         for where, result in zip(refs, builder.build_many(drafts, chosen_mode), strict=True):
+            if isinstance(result, DuplicateNote):  # another import stored this turn since `have` was read
+                report.skipped += 1
+                continue
             if isinstance(result, KioskError):
                 _fail(report, where, result)
                 continue
@@ -357,4 +363,13 @@ def _fail(report: ImportReport, where: str, exc: KioskError) -> None:
 
 
 def _owner(store: Store, name: str) -> User:
-    return store.user_by_name(name) or store.add_user(name)
+    found = store.user_by_name(name)
+    if found is not None:
+        return found
+    try:
+        return store.add_user(name)
+    except StoreError:
+        raced = store.user_by_name(name)  # a concurrent import of the same file added them meanwhile
+        if raced is None:
+            raise
+        return raced

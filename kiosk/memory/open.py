@@ -8,10 +8,12 @@ from pathlib import Path
 
 from kiosk.config import KioskConfig
 from kiosk.errors import ConfigError
+from kiosk.memory.sqlite_sealing import is_sealed_database
 from kiosk.memory.sqlite_store import SqliteStore
 from kiosk.memory.store import Store
 from kiosk.plugins import Registry
-from kiosk.security.sealing import MasterKey, master_key_for
+from kiosk.security.private_files import private_dir
+from kiosk.security.sealing import MasterKey, SealingError, master_key_for
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 
@@ -41,13 +43,19 @@ def url_scheme(url: str) -> str:
     return scheme if separator else url
 
 
-def master_key(config: KioskConfig) -> MasterKey | None:
-    """The master key that seals the store at rest (None: stored in clear)."""
-    return master_key_for(config.security, config.paths.data_dir) if config.security.encrypt_at_rest else None
+def master_key(config: KioskConfig, sealed_database: bool = False) -> MasterKey | None:
+    """The master key that seals the store at rest (None: stored in clear); for a `sealed_database` a missing
+    key is an error, never a new key."""
+    if not config.security.encrypt_at_rest:
+        return None
+    return master_key_for(config.security, config.paths.data_dir, sealed_database=sealed_database)
 
 
 def open_sqlite(config: KioskConfig, path: Path | None = None) -> SqliteStore:
-    return SqliteStore(path or config.paths.db, master_key=master_key(config))
+    path = path or config.paths.db
+    if path.parent == config.paths.data_dir:
+        private_dir(config.paths.data_dir)
+    return SqliteStore(path, master_key=master_key(config, is_sealed_database(path)))
 
 
 @STORES.register("sqlite", summary="the SQLite file paths.db, or the one 'sqlite:PATH' names")
@@ -60,7 +68,20 @@ def _fleet_store(config: KioskConfig, url: str) -> Store:
 
     # The same master key handling as SQLite; every terminal of the fleet must hold the same key.
     queue = config.store.offline_queue or config.paths.data_dir / "fleet-queue.db"
-    return FleetStore(url, queue, master_key=master_key(config))
+    key_file = config.security.key_path(config.paths.data_dir)
+    had_key_file = key_file.exists()
+    key = master_key(config)
+    try:
+        return FleetStore(url, queue, master_key=key)
+    except SealingError:
+        if key is not None and not had_key_file and key_file.exists():
+            # A key made just now cannot open a fleet another terminal sealed: leave no stray key behind.
+            key_file.unlink()
+            raise SealingError(
+                f"the fleet memory database is sealed but this terminal has no master key file {key_file}",
+                "copy the fleet's master key file from the first terminal (docs/fleet.md); none was made",
+            ) from None
+        raise
 
 
 for _scheme in ("postgresql", "postgres"):

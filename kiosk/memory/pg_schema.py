@@ -193,5 +193,24 @@ def _v2_parity(conn: psycopg.Connection) -> None:
     conn.execute(sql.SQL("REVOKE UPDATE, DELETE ON key_check FROM {}").format(sql.Identifier(TERMINAL_ROLE)))
 
 
-FLEET_MIGRATIONS: list[FleetMigration] = [_v1_fleet, _v2_parity]
+def _v3_unique_source_refs(conn: psycopg.Connection) -> None:
+    """A source reference names one note of its owner, as on SQLite (kiosk/memory/schema.py
+    `_v6_unique_source_refs`): of the rows an owner holds under one reference the first stays, a later one
+    with the same embedding is deleted (links and history cascade), another one keeps its row with its
+    reference suffixed by its id."""
+    conn.execute("SELECT set_config('kiosk.all_owners', 'on', true)")  # the owner policy binds the owner too
+    first = "(SELECT min(f.id) FROM notes f WHERE f.owner_id = n.owner_id AND f.source_ref = n.source_ref)"
+    conn.execute(
+        f"""
+        DELETE FROM notes n USING notes f
+        WHERE n.source_ref IS NOT NULL AND f.id = {first} AND n.id <> f.id AND n.embedding = f.embedding;
+        UPDATE notes n SET source_ref = n.source_ref || '#' || n.id
+        WHERE n.source_ref IS NOT NULL AND n.id <> {first};
+        DROP INDEX notes_by_source_ref;
+        CREATE UNIQUE INDEX notes_by_source_ref ON notes(owner_id, source_ref);
+        """
+    )
+
+
+FLEET_MIGRATIONS: list[FleetMigration] = [_v1_fleet, _v2_parity, _v3_unique_source_refs]
 FLEET_LATEST_VERSION = len(FLEET_MIGRATIONS)

@@ -87,7 +87,7 @@ POSTGRES = Dialect(
     history_sealing=", h.sealed",
     clear_note="n.sealed IS NULL",
     clear_history="h.sealed IS NULL",
-    insert_note_suffix=" ON CONFLICT (client_key) DO NOTHING RETURNING id",
+    insert_note_suffix=" ON CONFLICT DO NOTHING RETURNING id",  # client_key and (owner_id, source_ref) are unique
     expressions={"search": "to_tsvector('english', ?)"},
     owner_columns=True,
     row_locks=True,
@@ -156,6 +156,7 @@ class PostgresStore(PgRowFormat, SqlStore):
             self._migrate()
         self._register_vector()
         self._open_sealing()
+        self._unindex_sensitive_terms()
 
     # ---- lifecycle ---------------------------------------------------------------------------------
     def _connect(self) -> psycopg.Connection[tuple[Any, ...]]:
@@ -328,7 +329,19 @@ class PostgresStore(PgRowFormat, SqlStore):
         return {str(key): int(note_id) for key, note_id in rows}
 
     def _index_columns(self, note: Note) -> dict[str, Any]:
+        if self._keys is not None and note.sensitivity is not None:
+            return {"search": ""}  # the tsvector is readable at rest: a sealed sensitive note is found by its vector
         return {"search": indexed_text(note.content, note.keywords, note.tags, note.context, note.timestamp)}
+
+    def _unindex_sensitive_terms(self) -> None:
+        """A sealed store indexed before sensitive notes were kept out of the lexical index: their terms go."""
+        if self._keys is not None:
+            self._writing(
+                ALL,
+                lambda tx: tx.run(
+                    "UPDATE notes SET search = ''::tsvector WHERE sensitivity IS NOT NULL AND search <> ''::tsvector"
+                ),
+            )
 
     # ---- search ------------------------------------------------------------------------------------
     def _knn_rows(self, tx: Tx, owners: list[int], vector: np.ndarray, k: int) -> list[tuple[int, float]]:

@@ -11,11 +11,17 @@ resumes where it stopped.
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
 
 from kiosk.memory.sql.tx import Dialect, Tx
 from kiosk.security.sealing import OVERHEAD, Cipher, MasterKey, SealingError, new_key
+
+log = logging.getLogger(__name__)
+R = TypeVar("R")
+T = TypeVar("T")
 
 _KEY_CHECK = b"bio-memory-kiosk key check"
 
@@ -48,6 +54,17 @@ def open_template(opener: Opener, template_id: int, user_id: int, modality: str,
     if not is_sealed_vector(blob, dimension):
         return blob
     return opener().open(blob, template_aad(template_id, user_id, modality))
+
+
+def readable(rows: Iterable[R], read: Callable[[R], T], kind: str) -> Iterator[T]:
+    """Each row read by `read`, except rows whose sealed value fails authentication: those are quarantined
+    (skipped and logged; `kiosk doctor` names them with their repair), so one altered row never takes the
+    other rows, or other people, down with it."""
+    for row in rows:
+        try:
+            yield read(row)
+        except SealingError as exc:
+            log.warning("quarantined a damaged sealed %s (%s): run `kiosk doctor`", kind, exc.message)
 
 
 class KeyRing:
@@ -91,6 +108,14 @@ class KeyRing:
             cached = Cipher(self.master.unwrap(bytes(wrapped), _user_key_aad(owner_id, generation)))
             self._ciphers[(owner_id, generation)] = cached
         return cached
+
+    def opens(self, owner_id: int, generation: int, wrapped: bytes) -> bool:
+        """The stored data key unwraps under the master key (checked afresh, never from the cache)."""
+        try:
+            self.master.unwrap(bytes(wrapped), _user_key_aad(owner_id, generation))
+        except SealingError:
+            return False
+        return True
 
     def cipher(self, tx: Tx, owner_id: int, *, create: bool = False, lock: bool = False) -> Cipher:
         """The owner's current data key (created when asked and missing); `lock` holds it against a re-key."""

@@ -174,6 +174,44 @@ def _v5_scopes(conn: apsw.Connection) -> None:
     )
 
 
+def _v6_unique_source_refs(conn: apsw.Connection) -> None:
+    """A source reference names one note of its owner (#34): two imports of one file at once stored every turn
+    twice. Of the rows an owner already holds under one reference the first stays; a later one with the same
+    embedding (the same turn stored again) is deleted with its index entries, links and history; a later one
+    with another embedding is a different note and stays, its reference suffixed with its id."""
+    rows = [
+        (int(note_id), int(first))
+        for note_id, first in conn.execute(
+            """
+            SELECT n.id, f.id FROM notes n
+            JOIN notes f ON f.id = (SELECT min(id) FROM notes WHERE owner_id = n.owner_id AND source_ref = n.source_ref)
+            WHERE n.source_ref IS NOT NULL AND n.id <> f.id AND n.embedding = f.embedding
+            """
+        )
+    ]
+    doubled = json.dumps([note_id for note_id, _ in rows])
+    for table in ("note_vectors", "note_fts"):
+        key = "note_id" if table == "note_vectors" else "rowid"
+        conn.execute(f"DELETE FROM {table} WHERE {key} IN (SELECT value FROM json_each(?))", (doubled,))
+    conn.execute("DELETE FROM notes WHERE id IN (SELECT value FROM json_each(?))", (doubled,))
+    conn.execute(
+        """
+        UPDATE notes SET source_ref = source_ref || '#' || id
+        WHERE source_ref IS NOT NULL
+          AND id > (SELECT min(id) FROM notes f WHERE f.owner_id = notes.owner_id AND f.source_ref = notes.source_ref);
+        DROP INDEX notes_by_source_ref;
+        CREATE UNIQUE INDEX notes_by_source_ref ON notes(owner_id, source_ref);
+        """
+    )
+
+
 # In the order the features landed on main (a database made in between stays valid).
-MIGRATIONS: list[Migration] = [_v1_initial, _v2_fts, _v3_security, _v4_sensitive, _v5_scopes]
+MIGRATIONS: list[Migration] = [
+    _v1_initial,
+    _v2_fts,
+    _v3_security,
+    _v4_sensitive,
+    _v5_scopes,
+    _v6_unique_source_refs,
+]
 LATEST_VERSION = len(MIGRATIONS)

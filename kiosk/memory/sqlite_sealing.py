@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
+
+import apsw
 
 from kiosk.memory.records import NoteText
 from kiosk.memory.row_sealing import Opener, history_aad, note_aad
@@ -31,6 +34,24 @@ def open_text(opener: Opener | None, value: str | bytes, aad: bytes) -> str:
     if opener is None:
         raise SealingError("this memory database is encrypted", "open it with its master key (security settings)")
     return opener().open(bytes(value), aad).decode("utf-8")
+
+
+def is_sealed_database(path: Path) -> bool:
+    """The SQLite file at `path` was sealed by a keyed open (it holds the key check): opening it needs the key
+    it was sealed with, so a missing key must never be replaced by a new one."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return False
+    try:
+        conn = apsw.Connection(str(path), flags=apsw.SQLITE_OPEN_READONLY)
+    except apsw.Error:
+        return False
+    try:
+        tables = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'key_check'").fetchall()
+        return bool(tables) and bool(conn.execute("SELECT 1 FROM key_check").fetchall())
+    except apsw.Error:
+        return False  # not a kiosk database, or damaged: the store's open says which
+    finally:
+        conn.close()
 
 
 class SqliteRowFormat(SqlBackend):

@@ -42,6 +42,7 @@ from kiosk.memory.schema import LATEST_VERSION, MIGRATIONS
 from kiosk.memory.sql.store import SqlStore
 from kiosk.memory.sql.tx import ALL, Dialect, Owners, Tx
 from kiosk.memory.sqlite_sealing import SqliteRowFormat
+from kiosk.security.private_files import private_dir, private_file, tighten_existing
 from kiosk.security.sealing import MasterKey
 
 log = logging.getLogger(__name__)
@@ -67,7 +68,7 @@ SQLITE = Dialect(
     clear_note="typeof(n.content) = 'text' OR typeof(n.keywords) = 'text' OR typeof(n.tags) = 'text' "
     "OR typeof(n.context) = 'text'",
     clear_history="typeof(h.before) = 'text' OR typeof(h.after) = 'text'",
-    insert_note_suffix=" RETURNING id",
+    insert_note_suffix=" ON CONFLICT DO NOTHING RETURNING id",  # (owner_id, source_ref) is unique
 )
 
 
@@ -114,7 +115,7 @@ class SqliteStore(SqliteRowFormat, SqlStore):
             "use the key file or keyring entry this database was created with (see security.key_file)",
         )
         if self.path is not None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._private_files(self.path)
         try:
             self._conn = apsw.Connection(str(path))
             self._conn.enable_load_extension(True)
@@ -134,6 +135,7 @@ class SqliteStore(SqliteRowFormat, SqlStore):
                 self._conn.execute(f"PRAGMA mmap_size = {MMAP_BYTES}")
             self._migrate(backup_dir)
             self._open_sealing()
+            self._unindex_sensitive_terms()
         except apsw.Error as exc:
             raise StoreError(
                 f"memory database {path} cannot be opened ({exc})",
@@ -141,6 +143,15 @@ class SqliteStore(SqliteRowFormat, SqlStore):
             ) from exc
 
     # ---- lifecycle ---------------------------------------------------------------------------------
+    @staticmethod
+    def _private_files(path: Path) -> None:
+        """The database and its -wal and -shm readable by their owner only: SQLite creates the -wal and -shm
+        with the database file's mode, so the file is made 0600 before SQLite opens it."""
+        if not path.parent.exists():
+            private_dir(path.parent)
+        private_file(path)
+        tighten_existing(path.with_name(path.name + "-wal"), path.with_name(path.name + "-shm"))
+
     def close(self) -> None:
         with self._lock:
             self._conn.close()
@@ -190,7 +201,7 @@ class SqliteStore(SqliteRowFormat, SqlStore):
     def _backup(self, directory: Path, version: int) -> Path:
         assert self.path is not None
         directory.mkdir(parents=True, exist_ok=True)
-        target = directory / f"{self.path.name}.v{version}-{time.strftime('%Y%m%d-%H%M%S')}.bak"
+        target = private_file(directory / f"{self.path.name}.v{version}-{time.strftime('%Y%m%d-%H%M%S')}.bak")
         destination = apsw.Connection(str(target))
         try:
             with destination.backup("main", self._conn, "main") as backup:
@@ -320,10 +331,33 @@ class SqliteStore(SqliteRowFormat, SqlStore):
         )
 
     def _index_terms(self, tx: Tx, note_id: int, note: Note) -> None:
+        if self._keys is not None and note.sensitivity is not None:
+            return  # the index's stems are readable at rest: a sealed sensitive note is found by its vector only
         text = indexed_text(note.content, note.keywords, note.tags, note.context, note.timestamp)
         tx.run(
             "INSERT INTO note_fts (rowid, terms) VALUES (?, ?)", (note_id, index_terms(self._stem, note.owner_id, text))
         )
+
+    def _unindex_sensitive_terms(self) -> None:
+        """A sealed store indexed before sensitive notes were kept out of the lexical index: their entries
+        leave it, and the merge and vacuum of an erasure take their stems out of the files."""
+        if self._keys is None:
+            return
+        find = (
+            "SELECT n.id FROM notes n WHERE n.sensitivity IS NOT NULL "
+            "AND EXISTS (SELECT 1 FROM note_fts f WHERE f.rowid = n.id)"
+        )
+        if not self._query(find):
+            return
+
+        def forget(tx: Tx) -> int:
+            ids = [int(r[0]) for r in tx.rows(find)]
+            self._forget_lexical(tx, ids)
+            return len(ids)
+
+        removed = self._writing(ALL, forget)
+        log.info("took %d sensitive notes out of the lexical index", removed)
+        self._reclaim(full=False)
 
     def _forget_lexical(self, tx: Tx, note_ids: Sequence[int]) -> None:
         """Remove the notes from any FTS5 index (keyed by note id); harmless when already removed."""

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from kiosk.config import KioskConfig
+from kiosk.security.private_files import private_dir
 
 FORBIDDEN_FIELDS = frozenset({"content", "text", "note", "notes", "question", "answer", "memory", "message", "prompt"})
 MAX_DETAIL_CHARS = 200
@@ -41,7 +42,7 @@ class AuditLog:
         entry = {"at": datetime.now(UTC).isoformat(timespec="seconds"), "action": action, **short}
         line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
         with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            private_dir(self.path.parent)
             if self.path.exists() and self.path.stat().st_size + len(line) > self.max_bytes:
                 self._rotate()
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)

@@ -149,11 +149,44 @@ def _from_keyring(keyring: Any, service: str, create: bool) -> MasterKey | None:
     return MasterKey(key, "keyring")
 
 
-def _from_file(path: Path) -> MasterKey:
+def _check_key_directory(folder: Path) -> None:
+    """Whoever can write the key's directory can swap the key file: it must be the user's (or root's) and not
+    writable by others."""
+    if not folder.exists():
+        return
+    info = folder.stat()
+    if info.st_uid not in (os.getuid(), 0):
+        raise SealingError(
+            f"the key directory {folder} belongs to another user (uid {info.st_uid})",
+            "run as its owner, or move the key to a directory of your own (security.key_file)",
+        )
+    if info.st_mode & 0o022:
+        raise SealingError(
+            f"the key directory {folder} is writable by others (mode {info.st_mode & 0o777:o})",
+            f"run: chmod 700 {folder}",
+        )
+
+
+def _missing_key(where: str) -> SealingError:
+    return SealingError(
+        f"the memory database is sealed but its master key {where} is missing",
+        "restore the key from your key backup: a new key cannot open the sealed notes, so none is made",
+    )
+
+
+def _from_file(path: Path, create: bool = True) -> MasterKey:
+    _check_key_directory(path.parent)
     if path.exists():
-        mode = path.stat().st_mode & 0o777
+        info = path.stat()
+        mode = info.st_mode & 0o777
+        if info.st_uid != os.getuid():
+            raise SealingError(
+                f"the key file {path} belongs to another user (uid {info.st_uid})",
+                f"run as its owner, or: chown {os.getuid()} {path}",
+            )
         if mode & 0o077:
-            raise SealingError(f"the key file {path} is readable by others (mode {mode:o})", f"run: chmod 600 {path}")
+            exposure = "readable by others" if mode & 0o044 else "writable by others"
+            raise SealingError(f"the key file {path} is {exposure} (mode {mode:o})", f"run: chmod 600 {path}")
         raw = path.read_bytes().strip()
         try:
             key = base64.b64decode(raw, validate=True)
@@ -162,7 +195,10 @@ def _from_file(path: Path) -> MasterKey:
         if len(key) != KEY_BYTES:
             raise SealingError(f"the key file {path} does not hold a 256-bit key", "restore it from your key backup")
         return MasterKey(key, f"file:{path}")
+    if not create:
+        raise _missing_key(f"file {path}")
     path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+    _check_key_directory(path.parent)
     key = new_key()
     # O_EXCL: two processes starting at once must not each write a different key.
     try:
@@ -177,28 +213,33 @@ def _from_file(path: Path) -> MasterKey:
     return MasterKey(key, f"file:{path}")
 
 
-def load_master_key(source: KeySource, key_file: Path, keyring_service: str) -> MasterKey:
+def load_master_key(source: KeySource, key_file: Path, keyring_service: str, *, create: bool = True) -> MasterKey:
     """The master key: keyring ('auto' when an OS keyring is usable and the file does not exist), else the key file.
 
     An existing key file always wins under 'auto', so installing a keyring later never orphans the data. 'auto'
     takes only an OS secret store; 'keyring' takes whatever backend python-keyring is configured with (for
     example a keyrings.alt file backend chosen with PYTHON_KEYRING_BACKEND): the deployer's explicit choice.
+    `create` False (the database is already sealed): a missing key is an error, never a new key.
     """
     if source == "file" or (source == "auto" and key_file.exists()):
-        return _from_file(key_file)
+        return _from_file(key_file, create)
     keyring = _keyring_module(os_keyring_only=source == "auto")
     if keyring is not None:
-        found = _from_keyring(keyring, keyring_service, create=True)
+        found = _from_keyring(keyring, keyring_service, create=create)
         if found is not None:
             return found
     if source == "keyring":
+        if not create and keyring is not None:
+            raise _missing_key(f"(keyring entry {keyring_service}/{KEYRING_USER})")
         raise SealingError("no usable keyring holds the memory key", "set security.key_source = 'file'")
-    return _from_file(key_file)
+    return _from_file(key_file, create)
 
 
-def master_key_for(security: SecurityConfig, data_dir: Path) -> MasterKey:
-    """The master key the configuration points at (created at first run)."""
-    return load_master_key(security.key_source, security.key_path(data_dir), security.keyring_service)
+def master_key_for(security: SecurityConfig, data_dir: Path, *, sealed_database: bool = False) -> MasterKey:
+    """The master key the configuration points at (created at first run; never for a `sealed_database`)."""
+    return load_master_key(
+        security.key_source, security.key_path(data_dir), security.keyring_service, create=not sealed_database
+    )
 
 
 def store_new_master_key(security: SecurityConfig, data_dir: Path, current: MasterKey) -> MasterKey:

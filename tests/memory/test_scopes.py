@@ -115,13 +115,11 @@ def test_groups_and_public_owner_are_not_people(store: Store) -> None:
     assert store.groups_of(home.bob) == []
 
 
-def test_forget_me_keeps_the_group_notes_and_drops_the_membership(store: Store) -> None:
+def test_forget_me_erases_what_the_person_wrote_in_every_scope_and_drops_the_membership(store: Store) -> None:
     home = household(store)
     store.delete_user(home.ann)
-    assert store.get_note(home.notes["personal"]) is None
-    group_note = store.get_note(home.notes["group"])
-    assert group_note is not None and group_note.author_id is None
-    assert store.members(home.family) == []
+    assert [store.get_note(note_id) for note_id in home.notes.values()] == [None, None, None]  # issue #34
+    assert store.members(home.family) == [] and store.get_group(home.family) is not None
 
 
 def test_deleting_a_group_deletes_its_notes_only(store: Store) -> None:

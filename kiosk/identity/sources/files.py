@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 from kiosk.errors import DataError
+from kiosk.identity.image_files import ImageTooLarge, read_image_file
 from kiosk.identity.sources.base import Capture, SourceState, ThreadedSource, log, valid_image
 
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".bmp", ".tif", ".tiff", ".webp", ".pgm", ".ppm", ".pnm"})
@@ -89,16 +90,12 @@ def list_images(folder: Path) -> list[Path]:
 
 
 def read_image(path: Path) -> np.ndarray | None:
-    """Decode an image keeping its form (gray stays 2-D, 16-bit stays 16-bit); None when unreadable."""
-    import cv2
-
+    """Decode an image keeping its form (gray stays 2-D, 16-bit stays 16-bit); None when unreadable or too large."""
     try:
-        data = np.fromfile(str(path), dtype=np.uint8)
-    except OSError:
+        image = read_image_file(path)
+    except ImageTooLarge as exc:
+        log.warning("%s", exc.one_line())
         return None
-    if data.size == 0:
-        return None
-    image = cv2.imdecode(data, cv2.IMREAD_UNCHANGED)
     return image if valid_image(image) else None
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from kiosk.errors import StoreError
-from kiosk.memory.checks import group_name, person_name, template_vectors
+from kiosk.memory.checks import group_name, person_name, refuse_look_alike_user, template_vectors
 from kiosk.memory.note import Group, Template, User, from_epoch
 from kiosk.memory.records import (
     GROUP,
@@ -24,7 +24,7 @@ from kiosk.memory.records import (
     user_from_row,
     vector_from_blob,
 )
-from kiosk.memory.row_sealing import open_template, template_aad
+from kiosk.memory.row_sealing import open_template, readable, template_aad
 from kiosk.memory.sql.base import SqlBackend
 from kiosk.memory.sql.tx import ALL, Tx, insert
 
@@ -33,6 +33,7 @@ class IdentityRecords(SqlBackend):
     # ---- people ------------------------------------------------------------------------------------
     def add_user(self, name: str) -> User:
         name = person_name(name)
+        refuse_look_alike_user(name, [user.name for user in self.list_users()])
         now = time.time()
         user_id = self._add_owner(name, PERSON, now)
         if user_id is None:
@@ -54,7 +55,8 @@ class IdentityRecords(SqlBackend):
         """Forget a user: every note, vector, lexical entry, link, history entry, template, membership and their
         data key, so none of it stays readable in the database.
 
-        Group and public notes they said stay (they belong to the group / the terminal), without an author.
+        Every group and public note they wrote goes with them, erased the same way: forget-me covers what the
+        person said in any scope (such a note would otherwise stay readable, without an author to find it by).
         """
         self._erase_owner(user_id, PERSON)
 
@@ -203,13 +205,15 @@ class IdentityRecords(SqlBackend):
             query += " WHERE t.modality = ?"
             params = (modality,)
         rows = self._reading(ALL, lambda tx: tx.rows(query + " ORDER BY t.user_id, t.id", params))
-        found = []
-        for template_id, user_id, kind, blob, sha, created, dimension, generation, wrapped in rows:
+
+        def read(row: tuple[Any, ...]) -> Template:
+            template_id, user_id, kind, blob, sha, created, dimension, generation, wrapped = row
             owner = int(user_id)
             opener = self._opener(owner, generation, wrapped)
             vector = open_template(opener, int(template_id), owner, kind, bytes(blob), int(dimension))
-            found.append(Template(int(template_id), owner, kind, vector_from_blob(vector), sha, from_epoch(created)))
-        return found
+            return Template(int(template_id), owner, kind, vector_from_blob(vector), sha, from_epoch(created))
+
+        return list(readable(rows, read, "template"))  # a damaged template never locks out the others
 
     def revoke_templates(self, user_id: int, modality: str | None = None) -> int:
         """Revoke (delete) the user's templates of `modality` (all when None); their notes stay, unreachable by
@@ -253,11 +257,27 @@ class IdentityRecords(SqlBackend):
 
     def _erase_owner(self, owner_id: int, kind: str) -> None:
         def erase(tx: Tx) -> None:
+            if kind == PERSON:
+                self._erase_authored(tx, owner_id)
             self._unindex_owner(tx, owner_id)
             tx.run("DELETE FROM users WHERE id = ? AND kind = ?", (owner_id, kind))  # the rest cascades
             self._bump(tx, owner_id)
 
-        self._writing([owner_id], erase)
+        # A person's shared notes live in groups' and the public partitions: the erasure must see every owner.
+        self._writing(ALL if kind == PERSON else [owner_id], erase)
         if self._keys is not None:
             self._keys.forget_cached_keys()
         self._reclaim(full=True)
+
+    def _erase_authored(self, tx: Tx, author_id: int) -> None:
+        """Erase the group and public notes `author_id` wrote (before the author's row goes: its foreign key
+        would otherwise only clear their author), with their index data, links and history."""
+        d = self.dialect
+        rows = tx.rows(f"SELECT id, owner_id FROM notes WHERE author_id = ?{d.lock('UPDATE')}", (author_id,))
+        if not rows:
+            return
+        note_ids = [int(row[0]) for row in rows]
+        self._unindex(tx, note_ids, erase=True)
+        tx.run(f"DELETE FROM notes WHERE {d.ids('id')}", (d.bind_ids(note_ids),))  # links and history cascade
+        for owner in sorted({int(row[1]) for row in rows}):
+            self._bump(tx, owner)

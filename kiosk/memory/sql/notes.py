@@ -9,10 +9,11 @@ from datetime import datetime
 
 import numpy as np
 
-from kiosk.errors import StoreError
+from kiosk.errors import DuplicateNote, StoreError
 from kiosk.memory.checks import new_embedding, note_changes, validate_new_note, validate_update
 from kiosk.memory.note import Note, to_epoch
 from kiosk.memory.records import NOTES_WITH_OWNER, NoteText, retention_arrays
+from kiosk.memory.row_sealing import readable
 from kiosk.memory.sql.history import LinkRecords
 from kiosk.memory.sql.tx import ALL, Tx, insert, owner_list, update
 
@@ -42,7 +43,8 @@ class NoteRecords(LinkRecords):
             )
             by_id = {int(row[0]): row for row in rows}
             links = self._links_of(tx, list(by_id))
-            return [self._note(by_id[i], links.get(i, [])) for i in wanted if i in by_id]
+            found = [by_id[i] for i in wanted if i in by_id]
+            return list(readable(found, lambda row: self._note(row, links.get(int(row[0]), [])), "note"))
 
         return self._reading(ALL, fetch)
 
@@ -57,7 +59,7 @@ class NoteRecords(LinkRecords):
                 (owner_id, *bounds),
             )
             links = self._links_of(tx, [int(r[0]) for r in rows])
-            return [self._note(row, links.get(int(row[0]), [])) for row in rows]
+            return list(readable(rows, lambda row: self._note(row, links.get(int(row[0]), [])), "note"))
 
         return self._reading([owner_id], fetch)
 
@@ -275,10 +277,20 @@ class NoteRecords(LinkRecords):
         row = tx.one(*insert("notes", values, self.dialect, self.dialect.insert_note_suffix))
         if row is not None:
             return int(row[0]), True
-        existing = tx.one("SELECT id FROM notes WHERE client_key = ?", (key,))
-        if existing is None:
-            raise StoreError(f"key {key!r} belongs to another owner's note", "use a fresh key")
-        return int(existing[0]), False
+        existing = tx.one("SELECT id FROM notes WHERE client_key = ?", (key,)) if key is not None else None
+        if existing is not None:
+            return int(existing[0]), False
+        if note.source_ref is not None:  # unique per owner: a concurrent import stored this turn first
+            same = tx.one(
+                "SELECT id FROM notes WHERE owner_id = ? AND source_ref = ?", (note.owner_id, note.source_ref)
+            )
+            if same is not None:
+                raise DuplicateNote(
+                    f"owner {note.owner_id} already has note {same[0]} from {note.source_ref!r}",
+                    "nothing to do: it was imported already",
+                    note_id=int(same[0]),
+                )
+        raise StoreError(f"key {key!r} belongs to another owner's note", "use a fresh key")
 
     def _stored(self, note_id: int, owner_id: int | None = None) -> Note:
         """The note as stored after a write of `owner_id`'s memory."""

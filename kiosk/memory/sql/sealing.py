@@ -6,18 +6,31 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from functools import partial
+from typing import Any, Literal
 
 from kiosk.errors import StoreError
 from kiosk.memory.row_sealing import KeyRing, open_template, template_aad
 from kiosk.memory.sql.base import SqlBackend
 from kiosk.memory.sql.tx import ALL, Tx, update
-from kiosk.security.sealing import Cipher, MasterKey
+from kiosk.security.sealing import Cipher, MasterKey, SealingError
 
 log = logging.getLogger(__name__)
 
 KeyOf = Callable[[int], Cipher]
 """Owner id -> the cipher to use for that owner's rows."""
+
+
+@dataclass(frozen=True)
+class DamagedRow:
+    """A sealed row that fails authentication: altered, moved, or sealed under a key the database lost."""
+
+    kind: Literal["data key", "template", "note", "history"]
+    row_id: int
+    owner_id: int
+    note_id: int | None = None
+    """The note a history entry belongs to."""
 
 
 class SealingAtRest(SqlBackend):
@@ -60,6 +73,64 @@ class SealingAtRest(SqlBackend):
         count = self._writing(ALL, lambda tx: keys.rewrap_all(tx, new_master))
         self._reclaim(full=False)
         return count
+
+    def damaged_sealed_rows(self) -> list[DamagedRow]:
+        """Every sealed row whose value fails authentication (a full scan, for `kiosk doctor`). Reads skip
+        these rows (quarantine); deleting them never needs to open them. A damaged data key is reported once,
+        not with each row sealed under it."""
+        keys = self._keys
+        if keys is None:
+            return []
+        return self._reading(ALL, lambda tx: self._scan_sealed_rows(tx, keys))
+
+    def _scan_sealed_rows(self, tx: Tx, keys: KeyRing) -> list[DamagedRow]:
+        d = self.dialect
+        damaged: list[DamagedRow] = []
+        lost: set[int] = set()
+        for owner, generation, wrapped in tx.rows("SELECT user_id, generation, wrapped FROM user_keys ORDER BY 1"):
+            if not keys.opens(int(owner), int(generation), bytes(wrapped)):
+                lost.add(int(owner))
+                damaged.append(DamagedRow("data key", int(owner), int(owner)))
+        with_key = "LEFT JOIN user_keys k ON k.user_id = {}"
+
+        def check(kind: Any, row_id: int, owner: int, note_id: int | None, open_row: Callable[[], object]) -> None:
+            if owner in lost:
+                return
+            try:
+                open_row()
+            except SealingError:
+                damaged.append(DamagedRow(kind, row_id, owner, note_id))
+
+        templates = tx.rows(
+            "SELECT t.id, t.user_id, t.modality, t.vector, t.dimension, k.generation, k.wrapped FROM templates t "
+            + with_key.format("t.user_id")
+            + " ORDER BY t.id"
+        )
+        for template_id, owner, modality, blob, dimension, generation, wrapped in templates:
+            opener = self._opener(int(owner), generation, wrapped)
+            check(
+                "template",
+                int(template_id),
+                int(owner),
+                None,
+                partial(open_template, opener, int(template_id), int(owner), modality, bytes(blob), int(dimension)),
+            )
+        notes = tx.rows(
+            f"SELECT n.id, n.owner_id, n.content, n.keywords, n.tags, n.context{d.note_sealing}, k.generation, "
+            f"k.wrapped FROM notes n {with_key.format('n.owner_id')} ORDER BY n.id"
+        )
+        for note_id, owner, *stored, generation, wrapped in notes:
+            opener = self._opener(int(owner), generation, wrapped)
+            check("note", int(note_id), int(owner), None, partial(self._open_note, note_id, owner, stored, opener))
+        entries = tx.rows(
+            f"SELECT h.id, h.note_id, n.owner_id, h.before, h.after{d.history_sealing}, k.generation, k.wrapped "
+            f"FROM history h JOIN notes n ON n.id = h.note_id {with_key.format('n.owner_id')} ORDER BY h.id"
+        )
+        for entry_id, note_id, owner, *stored, generation, wrapped in entries:
+            opener = self._opener(int(owner), generation, wrapped)
+            read = partial(self._open_history, entry_id, note_id, owner, stored, opener)
+            check("history", int(entry_id), int(owner), int(note_id), read)
+        return damaged
 
     def _open_sealing(self) -> None:
         """At open: a database holding the key check needs the key; the first keyed open seals what is in clear.
