@@ -264,7 +264,8 @@ def register(app: typer.Typer) -> None:
                 raise KioskError(f"no user named '{name.strip()}'", "see `kiosk users list`")
             notes = store.count_notes(user.id)
             if not yes and not typer.confirm(
-                f"Delete {user.name} with {notes} note(s) and all templates? This cannot be undone."
+                f"Delete {user.name}: {notes} personal note(s), every group or public note they wrote, "
+                "and all templates? This cannot be undone."
             ):
                 fail("nothing deleted", code=1)
             delete_user_by_name(store, name)
@@ -274,7 +275,9 @@ def register(app: typer.Typer) -> None:
         emit(
             {"deleted": True, "user_id": user.id, "name": user.name, "notes_deleted": notes},
             as_json,
-            lambda p: f"deleted {p['name']} (id {p['user_id']}) and {p['notes_deleted']} note(s)",
+            lambda p: (
+                f"deleted {p['name']} (id {p['user_id']}), {p['notes_deleted']} personal note(s) and their shared notes"
+            ),
         )
 
     @users.command("revoke")

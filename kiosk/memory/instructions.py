@@ -8,7 +8,8 @@ flagged note of another author never reaches the answering prompt (kiosk/assista
 The flag is a pure function of the note's text, so it is computed whenever a note is read rather than stored:
 notes written before these rules existed are covered without decrypting every sealed row in a migration, and a
 sharper rule applies to every note at once. The rules aim at text addressed to an assistant, not at a person's
-own plans ("tell Anna to call me" is not flagged).
+own plans ("tell Anna to call me" is not flagged), nor at information phrased for others ("if anyone asks, the
+spare key is under the mat": a family's group note, not an order to the assistant).
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ RULES: dict[str, re.Pattern[str]] = {
     ),
     "tells how to answer anyone": re.compile(
         r"\b(?:whenever|if|when)\s+(?:anyone|anybody|someone|somebody|people|a user|users|the user|a person)"
-        r"\s+(?:else\s+)?(?:asks?|questions?|wants?|says?|types?)\b"
+        r"\s+(?:else\s+)?(?:asks?|questions?|wants?|says?|types?)\b[^.!?\n]{0,80}?\b(?:answer|reply|respond|say|tell)"
         r"|\b(?:you (?:must|should|will|have to)|make sure (?:to|you)|always)\s+"
         r"(?:answer|reply|respond)\b|\byou (?:must|should|will|have to)\s+(?:say|tell)\b",
         re.IGNORECASE,
