@@ -13,6 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from functools import partial
 from typing import Any, Protocol
 
 import numpy as np
@@ -48,6 +49,7 @@ from kiosk.retrieval.relevance import apply_floor
 from kiosk.retrieval.results import Path, Retrieval, ScoredNote
 from kiosk.retrieval.retriever import Retriever, chronological
 from kiosk.retrieval.sensitive import Clearance, by_face_and_palm, by_threshold, strict_threshold
+from kiosk.retrieval.step_up import step_up
 from kiosk.security.audit import AuditLog
 from kiosk.security.backoff import Backoff, verification_backoff
 
@@ -110,6 +112,8 @@ class AnswerResult:
             "notes": [item.as_dict() for item in self.notes],
             "used_personal_memory": self.used_personal_memory,
             "below_relevance_floor": self.retrieval.below_relevance_floor,
+            "withheld": self.retrieval.withheld_sensitive,
+            "step_up": self.retrieval.step_up.as_dict() if self.retrieval.step_up else None,
             "answer": self.answer,
             "timings_ms": {name: round(value, 2) for name, value in self.timings_ms.items()},
         }
@@ -308,6 +312,12 @@ class Assistant:
                 # How many of the K most similar notes were held back: the screen can say "verify more to use them".
                 nearest = top_similar(self.store, pool.owner_ids, query, k or self.config.retrieval.k)
                 clearance = replace(clearance, withheld_in_top_k=sum(1 for item in nearest if item.note.id in withheld))
+                if record:  # a question asked, not one being typed: would the asker's own withheld note be used?
+                    scopes, asker = pool.scopes, decision.verified_user_id
+                    again = partial(self.retriever.retrieve, pool.owner_ids, query, text, k=k, mode=mode, now=now)
+                    unheld = lambda: without_foreign_instructions(self.relevant(again(scopes=scopes)), asker)  # noqa: E731
+                    found = step_up(decision, clearance, withheld, scopes, self.store.groups_of, self.config, unheld)
+                    retrieval = replace(retrieval, step_up=found)
         retrieval = replace(retrieval, clearance=clearance)
         timings["retrieve"] = retrieval.timings_ms.get("retrieve", 0.0)
         return decision, retrieval, timings
@@ -334,7 +344,9 @@ class Assistant:
         reply = ""
         if self.config.sensitive.tap_to_reveal and any(item.note.sensitive for item in retrieval.notes):
             stream = None  # shown whole behind "tap to reveal" on the kiosk, never token by token
-        if self.llm is not None:
+        if self.llm is not None and retrieval.step_up is not None and not retrieval.notes:
+            reply = retrieval.step_up.message  # not "I don't know": the person's own private note needs more proof
+        elif self.llm is not None:
             started = time.perf_counter()
             messages = self.prompt(text, retrieval, identity)
             timings["prompt"] = _ms_since(started)

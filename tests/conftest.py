@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -93,3 +94,13 @@ def pg_database(pg_cluster: object) -> Iterator[tuple[str, str]]:
     yield admin_url, pg_cluster.url(terminal, "secret", database=name)
     with psycopg.connect(pg_cluster.admin_url, autocommit=True) as admin:
         admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+@pytest.fixture(scope="session")
+def runner() -> CliRunner:
+    """The `kiosk` command for CliRunner, with every feature command (ask, users, memory...) registered."""
+    from kiosk.cli import _register_features, app
+
+    if not any(command.name == "ask" for command in app.registered_commands):
+        _register_features()
+    return CliRunner()

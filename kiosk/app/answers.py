@@ -45,6 +45,7 @@ class Answers:
         if result.identity is not None and presence.state == "recognised":
             presence = Presence("recognised", result.identity)
         probe = verification.probe
+        step_up = result.retrieval.step_up
         refused = probe.liveness.reason if probe is not None and probe.liveness_blocks and probe.liveness else None
         return AnswerView(
             result.answer,
@@ -54,7 +55,8 @@ class Answers:
             result.path,
             dict(result.timings_ms),
             refused,
-            withheld_sensitive=result.retrieval.withheld_sensitive,
+            withheld_sensitive=max(result.retrieval.withheld_sensitive, step_up.withheld if step_up else 0),
+            step_up=step_up.action if step_up else None,
         )
 
     def prepare(self, partial_question: str) -> None:

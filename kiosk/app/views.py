@@ -119,6 +119,7 @@ class AnswerView:
     timings_ms: dict[str, float] = field(default_factory=dict)
     liveness_reason: str | None = None  # why personal memory was hidden by presentation-attack detection
     withheld_sensitive: int = 0  # sensitive memories among the best matches that needed a stronger check
+    step_up: str | None = None  # the asker's own private note would answer this: what to do ("look at the camera…")
 
     @property
     def sensitive(self) -> bool:

@@ -115,6 +115,11 @@ def _human(payload: dict[str, Any]) -> str:
             f"sensitive: {sensitive['withheld_in_top_k']} of the best matches withheld ({sensitive['reason']}; "
             f"rule {sensitive['rule']})"
         )
+    step_up = payload.get("step_up")
+    if step_up:
+        lines.append(
+            f"step-up: {step_up['withheld']} private note(s) of yours would answer this; needs {step_up['needs']}"
+        )
     for note in payload["notes"]:
         ref = f" [{note['source_ref']}]" if note["source_ref"] else ""
         scope = "" if note["scope"] == "personal" else f" ({note['scope']})"

@@ -9,6 +9,7 @@ from kiosk.memory.note import Note
 
 if TYPE_CHECKING:
     from kiosk.retrieval.sensitive import Clearance
+    from kiosk.retrieval.step_up import StepUp
 
 Path = Literal["familiarity", "recollection", "lexical"]
 
@@ -58,6 +59,8 @@ class Retrieval:
     """Set by the assistant: whose sensitive notes were allowed, and how many of the top K were withheld."""
     below_relevance_floor: bool = False
     """Set by the relevance floor: notes were found, but none was about the question, so none is used."""
+    step_up: StepUp | None = None
+    """Set by the assistant: the asker's own withheld sensitive notes that would have been used (step_up.py)."""
 
     @property
     def withheld_sensitive(self) -> int:

@@ -30,7 +30,7 @@ from kiosk.app.build import build_assistant
 from kiosk.app.live import verification_for
 from kiosk.app.memories import OwnMemories
 from kiosk.assistant import Assistant
-from kiosk.cli import _register_features, app
+from kiosk.cli import app
 from kiosk.config import KioskConfig
 from kiosk.errors import ProbeError
 from kiosk.identity.gate import GatePolicy, GateRule, decide
@@ -183,13 +183,6 @@ def test_every_caller_authorises_the_person_the_gate_authorises(case: Case, conf
 
 def _notes(store: Store) -> list[Note]:
     return [note for user in store.list_users() for note in store.list_notes(int(user.id))]
-
-
-@pytest.fixture(scope="module")
-def runner() -> CliRunner:
-    if not any(command.name == "ask" for command in app.registered_commands):
-        _register_features()
-    return CliRunner()
 
 
 @pytest.fixture()

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from kiosk.cli import _register_features, app
+from kiosk.cli import app
 from kiosk.config import KioskConfig
 from kiosk.memory import Note
 from kiosk.memory.open import open_store
@@ -18,13 +18,6 @@ from kiosk.memory.open import open_store
 SHA = "d" * 64
 
 pytestmark = pytest.mark.real_models  # the command loads the real text encoder
-
-
-@pytest.fixture(scope="module")
-def runner() -> CliRunner:
-    if not any(command.name == "ask" for command in app.registered_commands):
-        _register_features()
-    return CliRunner()
 
 
 @pytest.fixture()

@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kiosk.calibration.active import active_calibration, calibration_path
-from kiosk.cli import _register_features, app
+from kiosk.cli import app
 from kiosk.config import KioskConfig
 from kiosk.memory import EMBEDDING_DIM, Note
 from kiosk.memory.open import open_store
@@ -38,13 +38,6 @@ class FixedEncoder:
 
     def encode_one(self, sentence: str) -> np.ndarray:
         return self.encode([sentence])[0]
-
-
-@pytest.fixture(scope="module")
-def runner() -> CliRunner:
-    if not any(command.name == "ask" for command in app.registered_commands):
-        _register_features()
-    return CliRunner()
 
 
 @pytest.fixture()

@@ -19,6 +19,7 @@ from kiosk.ui.workers import AnswerTask, submit
 
 PREPARE_AFTER_MS = 350  # a pause in typing this long starts preparing the answer (retrieval + prompt prefill)
 FRAMES_TO_SWITCH_PERSON = 5  # consecutive analysed frames (0.5 s at 10 fps) of a new person clear the old chat
+STEP_UP_WAIT_MS = 2000  # "I have a private note…": ask once more after this long, with a probe fused from new frames
 
 
 class MainScreen(Screen):
@@ -35,6 +36,8 @@ class MainScreen(Screen):
         self._preparing = False
         self._prepare_again = False  # words were typed while a prepare ran: prepare the newest text after it
         self._prepared_text = ""
+        self._step_up_question: str | None = None  # asked again once after a step-up answer (None: nothing to ask)
+        self._retrying = False  # the turn in flight is that one automatic re-ask
         self._prepare_timer = QTimer(self)
         self._prepare_timer.setSingleShot(True)
         self._prepare_timer.setInterval(PREPARE_AFTER_MS)
@@ -126,6 +129,7 @@ class MainScreen(Screen):
         self.conversation.clear()
         self.owner_key = None
         self._candidate_frames = 0
+        self._step_up_question = None
         self.status.setText("")
 
     def _typing(self, text: str) -> None:
@@ -167,6 +171,12 @@ class MainScreen(Screen):
         if not question or self._pending is not None or self.ctx.services is None:
             return
         self.input.clear()
+        self._step_up_question = None  # a new question replaces a pending re-ask
+        self._ask(question)
+
+    def _ask(self, question: str, *, retry: bool = False) -> None:
+        assert self.ctx.services is not None
+        self._retrying = retry
         self.conversation.add_question(question)
         self._pending = self.conversation.add_answer(self._cover_sensitive())
         self.send_button.setEnabled(False)
@@ -184,7 +194,8 @@ class MainScreen(Screen):
         if self.owner_key is not None and key != self.owner_key:
             # Someone else asked: the previous person's conversation must not stay on screen.
             self.conversation.clear()
-            self.conversation.add_question(self._question)
+            if not self._retrying:  # the automatic re-ask's question was the previous person's: not shown
+                self.conversation.add_question(self._question)
             self._pending = self.conversation.add_answer(self._cover_sensitive())
         self.owner_key = key
         if self._pending is not None:
@@ -202,12 +213,28 @@ class MainScreen(Screen):
         if self._pending is not None:
             self._pending.finish(result)
         self._finish_turn()
+        retried, self._retrying = self._retrying, False
         verification = self._task.verification if self._task is not None else None
-        if verification is not None and verification.presence.state == "recognised" and verification.probe:
+        recognised = verification is not None and verification.presence.state == "recognised"
+        if recognised and verification is not None and verification.probe and not retried:
             self._remember(self._question, verification)
+        if result.step_up is not None and not result.notes and recognised and not retried:
+            # The person's own private note needs a stronger probe: ask once more when the camera has had time to
+            # gather frames of them (the probe at send time is fused from frames captured after it).
+            self._step_up_question = self._question
+            self.status.setText(f"A private note needs a closer look: {result.step_up}. Asking again…")
+            QTimer.singleShot(STEP_UP_WAIT_MS, self._ask_again)
         self.answer_done.emit(result)
 
+    def _ask_again(self) -> None:
+        question, self._step_up_question = self._step_up_question, None
+        if question is None or self._pending is not None or self.ctx.services is None:
+            return
+        self.status.setText("")
+        self._ask(question, retry=True)
+
     def _on_failed(self, message: str) -> None:
+        self._retrying = False
         if self._pending is not None:
             self._pending.fail(message)
         self._finish_turn()
