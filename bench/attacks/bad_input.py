@@ -20,9 +20,9 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.attacks.cli import KIOSK
 from bench.attacks.result import AttackResult
 
-KIOSK = [sys.executable, "-m", "kiosk"]
 CONTROLS = "\x1b[2J\x1b]0;pwned\x07\rFAKE LINE \x9b31m \u202eevil"
 RAW_CONTROLS = ("\x1b", "\x07", "\r", "\x9b", "\u202e")
 PEAK_LIMIT_MB = 400.0
@@ -79,7 +79,9 @@ def _one_line_refusal(attack: str, done: subprocess.CompletedProcess[str], extra
     )
 
 
-def _big_png(path: Path, side: int) -> Path:
+def big_png(path: Path, side: int) -> Path:
+    """A valid gray PNG of side x side black pixels, a few hundred KB on disk (zlib packs the zero rows)."""
+
     def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
 
@@ -164,7 +166,7 @@ def _control_sequences(workdir: Path) -> list[AttackResult]:
 
 
 def _pixel_bomb(workdir: Path) -> list[AttackResult]:
-    big = _big_png(workdir / "bomb.png", 20_000)
+    big = big_png(workdir / "bomb.png", 20_000)
     env = _environment(workdir / "home-bomb")
     results = []
     for option in ("--face", "--palm"):

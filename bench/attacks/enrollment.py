@@ -15,16 +15,15 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
 
+from bench.attacks.cli import KIOSK
 from bench.attacks.result import AttackResult
 
-KIOSK = [sys.executable, "-m", "kiosk"]
 COLIN, TONY, GEORGE = "Colin_Powell", "Tony_Blair", "George_W_Bush"
 
 
@@ -47,7 +46,7 @@ def read(path: Path) -> np.ndarray:
     return image
 
 
-def _canvas(*faces: Path, side: int = 200, pad: int = 60) -> np.ndarray:
+def canvas(*faces: Path, side: int = 200, pad: int = 60) -> np.ndarray:
     tiles = [cv2.resize(read(face), (side, side), interpolation=cv2.INTER_CUBIC) for face in faces]
     image = np.full((side + 2 * pad, len(tiles) * (side + pad) + pad, 3), 128, np.uint8)
     for index, tile in enumerate(tiles):
@@ -100,14 +99,14 @@ def run(workdir: Path) -> list[AttackResult]:
 
     kiosk = _Kiosk(workdir)
     for person in (COLIN, TONY):
-        paths = [saved(f"{person}_{k}", _canvas(crops[person][k])) for k in range(4)]
+        paths = [saved(f"{person}_{k}", canvas(crops[person][k])) for k in range(4)]
         done = kiosk("users", "enroll", person, "--face", *paths)
         if done.returncode != 0:
             return [AttackResult("enrollment setup", f"{person} enrolled", f"failed: {_error(done)}", True)]
     before = kiosk.users()
     results = []
 
-    two_faces = [saved(f"pair_{k}", _canvas(crops[COLIN][k], crops[TONY][k])) for k in range(4, 8)]
+    two_faces = [saved(f"pair_{k}", canvas(crops[COLIN][k], crops[TONY][k])) for k in range(4, 8)]
     results.append(
         _refusal(
             "enroll Mallory from 4 images of Colin and Tony side by side (--min-samples 2)",
@@ -117,7 +116,7 @@ def run(workdir: Path) -> list[AttackResult]:
             before,
         )
     )
-    once = saved("colin_8", _canvas(crops[COLIN][8]))
+    once = saved("colin_8", canvas(crops[COLIN][8]))
     copy = images / "colin_8_copy.png"
     shutil.copyfile(once, copy)
     results.append(
@@ -132,13 +131,13 @@ def run(workdir: Path) -> list[AttackResult]:
                 once,
                 once,
                 str(copy),
-                saved("colin_9", _canvas(crops[COLIN][9])),
+                saved("colin_9", canvas(crops[COLIN][9])),
             ),
             kiosk,
             before,
         )
     )
-    colin_photos = [saved(f"colin_{k}", _canvas(crops[COLIN][k])) for k in range(8, 12)]
+    colin_photos = [saved(f"colin_{k}", canvas(crops[COLIN][k])) for k in range(8, 12)]
     stolen = kiosk("users", "enroll", "Mallory", "--face", *colin_photos, "--min-samples", "2")
     result = _refusal(
         "enroll Mallory from 4 other single-face photos of Colin",
@@ -151,7 +150,7 @@ def run(workdir: Path) -> list[AttackResult]:
         AttackResult(result.attack, result.expected, result.observed, result.broken or COLIN not in stolen.stderr)
     )
 
-    probe = saved("colin_probe", _canvas(crops[COLIN][12]))
+    probe = saved("colin_probe", canvas(crops[COLIN][12]))
     asked = kiosk("ask", "what is my name?", "--face", probe, "--no-llm", "--json")
     identity = (json.loads(asked.stdout).get("identity") or {}) if asked.returncode == 0 else {}
     name = identity.get("name") if isinstance(identity, dict) else None
@@ -164,7 +163,7 @@ def run(workdir: Path) -> list[AttackResult]:
         )
     )
 
-    george = [saved(f"george_{k}", _canvas(crops[GEORGE][k])) for k in range(4)]
+    george = [saved(f"george_{k}", canvas(crops[GEORGE][k])) for k in range(4)]
     for label, bad_name in (
         ("a newline", f"{COLIN}\n"),
         ("10,000 characters", "C" * 10_000),
@@ -203,7 +202,7 @@ def _kiosk_takeover(kiosk: _Kiosk, photos: list[Path], before: dict[str, int]) -
     frames = []
     for path in photos:
         try:
-            frames.append(EnrollSample(True, None, face.embed_image(_canvas(path))))
+            frames.append(EnrollSample(True, None, face.embed_image(canvas(path))))
         except KioskError:
             continue
     live = types.SimpleNamespace(

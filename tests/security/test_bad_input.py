@@ -17,6 +17,7 @@ import cv2
 import numpy as np
 import pytest
 
+from bench.attacks.bad_input import big_png
 from kiosk.config import load_config
 from kiosk.errors import ConfigError
 from kiosk.memory import EMBEDDING_DIM, Note
@@ -45,20 +46,6 @@ def png_header_only(path: Path, width: int, height: int) -> Path:
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
     chunk = struct.pack(">I", len(ihdr)) + b"IHDR" + ihdr + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr))
     path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk)
-    return path
-
-
-def real_big_png(path: Path, side: int) -> Path:
-    """A valid gray PNG of side x side black pixels, a few hundred KB on disk (zlib packs the zero rows)."""
-
-    def chunk(kind: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-    packer = zlib.compressobj(9)
-    rows = (b"\x00" * (side + 1)) * 100
-    idat = b"".join(packer.compress(rows) for _ in range(side // 100)) + packer.flush()
-    header = struct.pack(">IIBBBBB", side, side, 8, 0, 0, 0, 0)
-    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", idat) + chunk(b"IEND", b""))
     return path
 
 
@@ -188,7 +175,7 @@ def test_unrecognised_image_format_is_never_decoded() -> None:
 
 
 def test_cli_refuses_a_real_20000_pixel_png_before_decoding(tmp_path: Path) -> None:
-    big = real_big_png(tmp_path / "big.png", 20_000)
+    big = big_png(tmp_path / "big.png", 20_000)
     assert big.stat().st_size < 1_000_000
     measure = (
         "import resource, subprocess, sys; r = subprocess.run(sys.argv[1:], capture_output=True, text=True); "

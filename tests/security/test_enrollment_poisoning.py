@@ -18,6 +18,7 @@ import cv2
 import numpy as np
 import pytest
 
+from bench.attacks.enrollment import canvas, read
 from kiosk.config import KioskConfig
 from kiosk.errors import ProbeError
 from kiosk.identity.gallery import (
@@ -42,23 +43,6 @@ def crops(data_dir: Path, person: str) -> list[Path]:
     if len(found) < 14:
         pytest.skip(f"LFW3D images of {person} not found under {folder}")
     return found
-
-
-def read(path: Path) -> np.ndarray:
-    image = cv2.imread(str(path))
-    if image is None:
-        raise FileNotFoundError(f"cannot read {path}")
-    return image
-
-
-def canvas(*faces: Path, side: int = 200, pad: int = 60) -> np.ndarray:
-    """The 90x90 LFW3D crops enlarged side by side on a plain canvas, so the detector sees each face whole."""
-    tiles = [cv2.resize(read(face), (side, side), interpolation=cv2.INTER_CUBIC) for face in faces]
-    image = np.full((side + 2 * pad, len(tiles) * (side + pad) + pad, 3), 128, np.uint8)
-    for index, tile in enumerate(tiles):
-        x = pad + index * (side + pad)
-        image[pad : pad + side, x : x + side] = tile
-    return image
 
 
 @pytest.fixture(scope="module")
