@@ -1,7 +1,9 @@
-"""Sensitive-note classification: precision / recall of rules-only, LLM-only and rules+LLM on the 200
-hand-labelled LoCoMo turns (bench/labels/sensitive_locomo200.csv; how they were made: bench/labels/README.md).
+"""Sensitive-note classification: precision / recall of the rules per class on the hand-written household notes
+(bench/sensitive_household.py, per split), and of rules-only, LLM-only and rules+LLM on the 200 hand-labelled
+LoCoMo turns (bench/labels/sensitive_locomo200.csv; how they were made: bench/labels/README.md).
 
 .venv/bin/python -m bench.bench_sensitive [--model qwen2.5-coder-0.5b-instruct] [--threads 2] [--limit 200]
+.venv/bin/python -m bench.bench_sensitive --household   (household figures only; LoCoMo's kept from the last run)
 .venv/bin/python -m bench.bench_sensitive --rules-heldout   (rules' precision on turns outside the sample)
 
 "sensitive" is binary (any category vs none); category accuracy counts a true positive only when the
@@ -16,12 +18,14 @@ import csv
 import hashlib
 import json
 import os
+import re
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench.common import percentiles_ms, table, write_results
+from bench.common import RESULTS, command_line, percentiles_ms, table, write_results
+from bench.sensitive_household import household_section
 from bench.sensitive_llm import CLASSIFY_SCHEMA, CLASSIFY_SYSTEM, classify_llm
 from bench.sensitive_sample import load_turns
 from kiosk.config import load_config
@@ -33,6 +37,36 @@ HERE = Path(__file__).resolve().parent
 LABELS = HERE / "labels" / "sensitive_locomo200.csv"
 HELDOUT = HERE / "labels" / "sensitive_rules_heldout.csv"
 CACHE = HERE / "cache" / "sensitive_llm.json"
+THRESHOLD_LINK = (
+    "The sensitive threshold with fused multi-frame probes (its FRR and FAR): "
+    "[sensitive_threshold.md](sensitive_threshold.md)."
+)
+LOCOMO_HEADING = "## LoCoMo: 200 hand-labelled turns"
+
+
+def write_sensitive(locomo_figures: dict[str, Any], locomo_markdown: str) -> Path:
+    """sensitive.md and .json: the household section (computed now) and the LoCoMo one given."""
+    household_figures, household_markdown = household_section()
+    body = f"{THRESHOLD_LINK}\n\n{household_markdown}\n\n{LOCOMO_HEADING}\n\n{locomo_markdown}"
+    figures = {**household_figures, **locomo_figures}
+    return write_results("sensitive", figures, body, extra={"locomo_markdown": locomo_markdown})
+
+
+def refresh_household() -> Path:
+    """Household figures anew; the LoCoMo figures and text of the last full run kept as they were."""
+    saved = RESULTS / "sensitive.json"
+    previous = json.loads(saved.read_text(encoding="utf-8")) if saved.exists() else {"figures": {}}
+    locomo_figures = {k: v for k, v in previous["figures"].items() if k.startswith("locomo200.")}
+    locomo_markdown = previous.get("locomo_markdown")
+    if locomo_markdown is None:  # from the markdown alone
+        text = (RESULTS / "sensitive.md").read_text(encoding="utf-8")
+        if LOCOMO_HEADING in text:
+            locomo_markdown = text.split(LOCOMO_HEADING, 1)[1].strip()
+        else:  # written before the household section: the whole body is LoCoMo's, the header its provenance
+            made = re.search(r"^Made by (`[^`]+`) on (\S+) ", text, re.MULTILINE)
+            provenance = f"Made by {made.group(1)} on {made.group(2)}." if made else "Made by an earlier run."
+            locomo_markdown = provenance + "\n\n" + text.split("\n\n", 2)[2].strip()
+    return write_sensitive(locomo_figures, locomo_markdown)
 
 
 def load_labels(path: Path = LABELS) -> dict[str, str]:
@@ -65,7 +99,11 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--limit", type=int, default=200, help="label rows to run the LLM on (all by default)")
     parser.add_argument("--rules-heldout", action="store_true", help="only the rules' held-out precision (no LLM)")
+    parser.add_argument("--household", action="store_true", help="household figures only (LoCoMo's kept)")
     args = parser.parse_args()
+    if args.household:
+        print(f"wrote {refresh_household()}")
+        return
     config = load_config(environ={k: v for k, v in os.environ.items() if k != "KIOSK_CONFIG"})
     if args.rules_heldout:
         rules_heldout(config.paths.eval_data_dir / "locomo" / "locomo10.json")
@@ -163,6 +201,7 @@ def main() -> None:
         else "every LLM verdict came from the cache of an earlier run (no latency measured here)"
     )
     md = (
+        f"Made by `{command_line()}` with the rest of this file.\n\n"
         f"{len(labels)} hand-labelled LoCoMo turns ({dict(figures['locomo200.positives'])}); LLM "
         f"`{args.model}` on llama.cpp with {args.threads} threads, greedy, JSON-schema constrained, "
         f"{failed} replies invalid after the retry (counted as none). {latency}.\n\n"
@@ -176,7 +215,7 @@ def main() -> None:
         "Construction uses the rules only; the LLM classifier (bench/sensitive_llm.py) was removed from the "
         "product."
     )
-    path = write_results("sensitive", figures, md)
+    path = write_sensitive(figures, md)
     print(f"wrote {path}")
 
 

@@ -12,12 +12,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import partial
 from typing import Any, Protocol
 
 import numpy as np
 
+from kiosk.calibration.sensitive import sensitive_threshold
 from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError, ProbeError
 from kiosk.identity.gate import (
@@ -37,18 +38,21 @@ from kiosk.llm.answer_steps import ANSWER_TEMPERATURE, shown_reply
 from kiosk.llm.backend import LLM
 from kiosk.llm.profiles import answer_profile
 from kiosk.llm.prompts import COMPACT_NO_MEMORY_SYSTEM, COMPACT_SYSTEM, compact_answer_messages, shared_label
+from kiosk.llm.time_anchors import terminal_line
+from kiosk.local_time import TerminalClock, zone_named
 from kiosk.memory.forgetting import Decay, archive_faded
 from kiosk.memory.instructions import note_reads_as_instructions
 from kiosk.memory.note import Note
 from kiosk.memory.scopes import PERSONAL, Scope, owner_for, scope_kind
 from kiosk.memory.store import SensitiveIndex, Store, owner_scope
 from kiosk.retrieval.familiarity import top_similar
+from kiosk.retrieval.foreign_notes import is_foreign, without_foreign_instructions
 from kiosk.retrieval.pool import ScopedPool, scoped_pool, validate_query
 from kiosk.retrieval.ranking import SCOPE_WEIGHTS
 from kiosk.retrieval.relevance import apply_floor
 from kiosk.retrieval.results import Path, Retrieval, ScoredNote
 from kiosk.retrieval.retriever import Retriever, chronological
-from kiosk.retrieval.sensitive import Clearance, by_face_and_palm, by_threshold, strict_threshold
+from kiosk.retrieval.sensitive import Clearance, by_face_and_palm, by_threshold
 from kiosk.retrieval.step_up import step_up
 from kiosk.security.audit import AuditLog
 from kiosk.security.backoff import Backoff, verification_backoff
@@ -148,7 +152,7 @@ class Assistant:
         self.retriever = Retriever(store, config.retrieval, SCOPE_WEIGHTS, config.forgetting)
         self.decay = Decay.from_config(config.forgetting)
         self._last_sweep: dict[tuple[int, ...], datetime] = {}
-        self.clock: Callable[[], datetime] = lambda: datetime.now(UTC)
+        self.clock: Callable[[], datetime] = TerminalClock(zone_named(config.ui.time_zone))
         self.backoff = backoff or verification_backoff(config.security)
         self.audit = audit
 
@@ -232,7 +236,8 @@ class Assistant:
             return by_face_and_palm(decision, second)
         if probe is None or decision.threshold is None:
             return by_threshold(decision, float("inf"))
-        return by_threshold(decision, strict_threshold(settings, probe.modality, decision.threshold))
+        strict = sensitive_threshold(self.config, probe.modality, probe.model_sha256, decision.threshold)
+        return by_threshold(decision, strict)
 
     def _withheld_owners(self, pool: ScopedPool, clearance: Clearance) -> list[int]:
         """Pool owners whose sensitive notes stay out: a person not cleared, a group none of whose cleared
@@ -291,6 +296,7 @@ class Assistant:
         pool = self.pool(decision)
         timings["gate"] = _ms_since(started)
         now = self.clock()
+        asked_at = now if isinstance(self.clock, TerminalClock) else None
         with owner_scope(self.store, pool.owner_ids):
             self._sweep(pool.owner_ids, now)
             if not any(self.store.count_notes(owner) for owner in pool.owner_ids):
@@ -304,9 +310,8 @@ class Assistant:
             started = time.perf_counter()
             query = self.text_encoder.encode_one(text)
             timings["encode"] = _ms_since(started)
-            retrieval = self.retriever.retrieve(
-                pool.owner_ids, query, text, k=k, mode=mode, scopes=pool.scopes, now=now, exclude=withheld
-            )
+            search = partial(self.retriever.retrieve, pool.owner_ids, query, text, k=k, mode=mode, now=now)
+            retrieval = search(scopes=pool.scopes, exclude=withheld, asked_at=asked_at)
             retrieval = without_foreign_instructions(self.relevant(retrieval), decision.verified_user_id)
             if withheld:
                 # How many of the K most similar notes were held back: the screen can say "verify more to use them".
@@ -314,7 +319,7 @@ class Assistant:
                 clearance = replace(clearance, withheld_in_top_k=sum(1 for item in nearest if item.note.id in withheld))
                 if record:  # a question asked, not one being typed: would the asker's own withheld note be used?
                     scopes, asker = pool.scopes, decision.verified_user_id
-                    again = partial(self.retriever.retrieve, pool.owner_ids, query, text, k=k, mode=mode, now=now)
+                    again = partial(search, asked_at=asked_at)
                     unheld = lambda: without_foreign_instructions(self.relevant(again(scopes=scopes)), asker)  # noqa: E731
                     found = step_up(decision, clearance, withheld, scopes, self.store.groups_of, self.config, unheld)
                     retrieval = replace(retrieval, step_up=found)
@@ -378,13 +383,14 @@ class Assistant:
         ordered = [
             item.note
             for item in chronological(retrieval.notes)
-            if not (_foreign(item.note, asker) and note_reads_as_instructions(item.note))
+            if not (is_foreign(item.note, asker) and note_reads_as_instructions(item.note))
         ]
-        lines = [(note.timestamp, note.content, note.context) for note in ordered if not _foreign(note, asker)]
+        zone = self.clock.zone if isinstance(self.clock, TerminalClock) else zone_named(self.config.ui.time_zone)
+        lines = [terminal_line(note, zone) for note in ordered if not is_foreign(note, asker)]
         shared = [
-            ((note.timestamp, note.content, note.context), shared_label(note.scope, self._author_name(note)))
+            (terminal_line(note, zone), shared_label(note.scope, self._author_name(note)))
             for note in ordered
-            if _foreign(note, asker)
+            if is_foreign(note, asker)
         ]
         person = identity.name if identity else None
         return compact_answer_messages(question, lines, person, shared)
@@ -473,24 +479,10 @@ class Assistant:
                 text,
                 modality=probe.modality,
                 mode=construction,  # type: ignore[arg-type]
-                when=when or datetime.now(UTC),
+                when=when or self.clock(),
                 owner_id=owner_id,
             )
         return report.note.id
-
-
-def _foreign(note: Note, asker: int | None) -> bool:
-    """A group or public note someone other than the asker wrote (or whose author is gone)."""
-    return scope_kind(note.scope) != "personal" and (asker is None or note.author_id != asker)
-
-
-def without_foreign_instructions(retrieval: Retrieval, asker: int | None) -> Retrieval:
-    """`retrieval` without other authors' notes that read as instructions to the assistant
-    (kiosk.memory.instructions): a shared note may inform an answer, never steer it."""
-    kept = [
-        item for item in retrieval.notes if not (_foreign(item.note, asker) and note_reads_as_instructions(item.note))
-    ]
-    return retrieval if len(kept) == len(retrieval.notes) else replace(retrieval, notes=kept)
 
 
 def _ms_since(started: float) -> float:

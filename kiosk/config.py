@@ -13,10 +13,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import platformdirs
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from kiosk.config_history import hint_for
 from kiosk.errors import ConfigError
+from kiosk.local_time import check_zone_name
 
 APP_NAME = "bio-memory-kiosk"
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -226,7 +227,10 @@ class SensitiveConfig(Section):
         default=0.1,
         gt=0,
         le=1,
-        description="'threshold': cosine added to the modality's tau for sensitive notes (unless set outright).",
+        description=(
+            "'threshold': cosine added to the modality's tau for sensitive notes, when neither set outright nor "
+            "calibrated for the active encoder (calibration/sensitive-<modality>.json)."
+        ),
     )
     face_threshold: float | None = Field(
         default=None, gt=-1, le=1, description="'threshold': absolute face cosine for sensitive notes; above face tau."
@@ -258,6 +262,15 @@ class UIConfig(Section):
     verify_timeout_s: float = Field(
         default=1.5, gt=0, description="Longest wait (s) at send time for a frame captured after the question."
     )
+    time_zone: str = Field(
+        default="",
+        description="IANA time zone (e.g. 'Europe/Berlin') notes are dated, shown and read in; empty = the system's.",
+    )
+
+    @field_validator("time_zone")
+    @classmethod
+    def _known_zone(cls, name: str) -> str:
+        return check_zone_name(name)
 
 
 class SecurityConfig(Section):

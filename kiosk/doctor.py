@@ -210,8 +210,10 @@ def check_cameras(config: KioskConfig, wait_s: float = 3.0) -> list[Check]:
             checks.append(Check(f"{which} source", "fail", exc.message, exc.hint))
             continue
         if source is None:
-            if which == "face":
+            if which == "face" and not (config.capture.palm_source or "").strip():
                 checks.append(Check("face source", "fail", "no face camera configured", "set capture.face_source"))
+            elif which == "face":
+                checks.append(Check("face source", "ok", "none: a palm-only terminal (capture.palm_source)"))
             continue
         source.start()
         try:

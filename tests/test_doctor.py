@@ -73,3 +73,14 @@ def test_fleet_database_is_checked_over_the_network(config: KioskConfig, pg_data
     config.store.url = "postgresql://kiosk:pw@127.0.0.1:1/none"
     [check] = check_database(config)
     assert check.status == "fail" and "unreachable" in check.message and "pw" not in check.message
+
+
+def test_a_palm_only_terminal_needs_no_face_camera(config: KioskConfig, tmp_path: Path) -> None:
+    from kiosk.doctor import check_cameras
+
+    config.capture.face_source = ""
+    [face] = check_cameras(config, wait_s=0.1)
+    assert face.status == "fail" and "no face camera" in face.message
+    config.capture.palm_source = str(tmp_path)  # a folder of palm images stands in for the scanner
+    face, *_ = check_cameras(config, wait_s=0.1)
+    assert face.name == "face source" and face.status == "ok" and "palm-only" in face.message

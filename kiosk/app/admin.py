@@ -1,4 +1,5 @@
-"""The admin screen's work: people, groups, calibrating tau on a labelled folder, and the LLM / gate policy."""
+"""The admin screen's work: people, groups, a note's sensitivity mark, calibrating tau on a labelled folder, and
+the LLM / gate policy."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from kiosk.assistant import Assistant
 from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError, DataError, KioskError
 from kiosk.llm.locked import LockedLLM, close_llm
+from kiosk.memory.sensitivity import validate_category
 
 log = logging.getLogger("kiosk.app")
 
@@ -70,6 +72,13 @@ class Admin:
             self.store.add_member(group_id, user_id)
         else:
             self.store.remove_member(group_id, user_id)
+
+    def mark_note(self, note_id: int, sensitivity: str | None) -> str | None:
+        """An admin sets any note's sensitive category (None or 'none': not sensitive), without reading it; the
+        mark stands against automatic rewrites, and the owner's cached retrieval results are dropped."""
+        note = self.store.mark_sensitivity(note_id, validate_category(sensitivity), "admin")
+        self.assistant.retriever.forget_owner(note.owner_id)
+        return note.sensitivity
 
     # --- calibration --------------------------------------------------------------------------------
     def run_calibration(self, modality: str, folder: Path, progress: Progress) -> CalibrationView:

@@ -10,16 +10,18 @@ from kiosk.app.views import AnswerView, NoteView, Presence, TokenSink, Verificat
 from kiosk.assistant import AnswerResult, Assistant
 from kiosk.config import KioskConfig
 from kiosk.errors import KioskError, LLMError, StoreError
+from kiosk.local_time import Zone, local, zone_named
 
 log = logging.getLogger("kiosk.app")
 
 
-def note_views(result: AnswerResult) -> tuple[NoteView, ...]:
+def note_views(result: AnswerResult, zone: Zone = None) -> tuple[NoteView, ...]:
+    """The notes an answer used, dated in the terminal's time zone `zone`."""
     return tuple(
         NoteView(
             int(item.note.id or 0),
             item.note.content,
-            item.note.timestamp,
+            local(item.note.timestamp, zone),
             item.similarity,
             item.note.sensitivity,
             item.note.scope,
@@ -35,12 +37,9 @@ class Answers:
         self.live = live
 
     def answer(self, question: str, verification: Verification, on_token: TokenSink) -> AnswerView:
-        try:
-            result = self.assistant.answer(question, verification.probe, stream=on_token)
-        except KioskError:
-            raise
-        except Exception as exc:  # llama.cpp and HTTP backends raise their own types
-            raise LLMError(f"the language model failed ({type(exc).__name__}: {exc})", "try again") from exc
+        result = self._answer(question, verification, on_token)
+        if result.retrieval.step_up is not None and not result.notes and verification.presence.state == "recognised":
+            result = self._stepped_up(question, verification, on_token) or result
         presence = verification.presence
         if result.identity is not None and presence.state == "recognised":
             presence = Presence("recognised", result.identity)
@@ -51,13 +50,35 @@ class Answers:
             result.answer,
             result.decision,
             presence,
-            note_views(result),
+            note_views(result, zone_named(self.config.ui.time_zone)),
             result.path,
             dict(result.timings_ms),
             refused,
             withheld_sensitive=max(result.retrieval.withheld_sensitive, step_up.withheld if step_up else 0),
             step_up=step_up.action if step_up else None,
         )
+
+    def _answer(self, question: str, verification: Verification, on_token: TokenSink) -> AnswerResult:
+        try:
+            return self.assistant.answer(
+                question, verification.probe, stream=on_token, second_probe=verification.second_probe
+            )
+        except KioskError:
+            raise
+        except Exception as exc:  # llama.cpp and HTTP backends raise their own types
+            raise LLMError(f"the language model failed ({type(exc).__name__}: {exc})", "try again") from exc
+
+    def _stepped_up(self, question: str, verification: Verification, on_token: TokenSink) -> AnswerResult | None:
+        """The asker's own private note needs more proof: ask again with a longer fused probe of the same person
+        (the step-up message itself is never streamed, so the answer's tokens start clean). None: no such probe."""
+        if self.live is None:  # retrieval-only use without a camera: the step-up message stands
+            return None
+        stronger = self.live.verify_stronger()
+        same_person = stronger.presence.person_key == verification.presence.person_key
+        if stronger.probe is None or stronger.presence.state != "recognised" or not same_person:
+            return None
+        log.info("step-up: asking again with a probe fused from %d frames", stronger.probe.frames)
+        return self._answer(question, stronger, on_token)
 
     def prepare(self, partial_question: str) -> None:
         """Prefill the answer prompt for the words typed so far, for whoever is verified right now."""

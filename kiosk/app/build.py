@@ -99,6 +99,8 @@ def load_kiosk(
     stays open when the kiosk closes."""
     from kiosk.app.kiosk import KioskApp
     from kiosk.app.live import LiveCamera
+    from kiosk.app.palm import load_live_palm, palm_thresholds
+    from kiosk.app.terminal_kind import has_scanner, palm_only
     from kiosk.identity.face import load_face_embedder
     from kiosk.identity.pad import ChallengeSession, LivenessMonitor
     from kiosk.identity.sources import open_source
@@ -109,8 +111,9 @@ def load_kiosk(
 
     models = ModelStore(config.paths.models)
     progress(0.02, "Checking the camera setting…")
-    # Unstarted: a wrong source spec fails here, before a minute of model loading.
-    source = open_source(config.capture.face_source)
+    # Unstarted: a wrong source spec fails here, before a minute of model loading. No camera but a palm
+    # scanner: a palm-only terminal.
+    source = None if palm_only(config.capture) else open_source(config.capture.face_source)
     progress(0.05, "Opening the memory database…")
     store = open_store(config)
     owned_llm: LLM | None = None
@@ -120,14 +123,20 @@ def load_kiosk(
         progress(0.35, "Loading the face models…")
         face = face or load_face_embedder(config, models)
         liveness = None
-        if config.pad.enabled:
+        if config.pad.enabled and source is not None:
             from kiosk.identity.facemesh import FaceMesh
 
             liveness = LivenessMonitor(FaceMesh(models.ensure("face-landmark"), config.runtime.threads or 1))
+        palm = None
+        if has_scanner(config.capture):
+            progress(0.55, "Loading the palm encoder…")
+            palm = load_live_palm(config, models)
         progress(0.6, "Checking the face calibration…")
         problem = None
         if thresholds is None:
             thresholds, problem = face_thresholds(config, face)
+            thresholds |= palm_thresholds(config, palm)
+            problem = problem if source is not None else None  # no camera: the face tau is never used
         progress(0.7, "Loading the language model…")
         if llm is None:
             llm = owned_llm = load_llm(config, models)
@@ -140,7 +149,7 @@ def load_kiosk(
     audit = audit_log_for(config)
     shared_llm = LockedLLM(llm)
     assistant = build_assistant(config, store, text_encoder, shared_llm, thresholds=thresholds, audit=audit)
-    live = LiveCamera(config, assistant, face, source, audit, liveness)
+    live = LiveCamera(config, assistant, face, source, audit, liveness, palm)
     live.threshold_problem = problem
     challenge = ChallengeSession(liveness, config.pad.challenge, audit)
     app = KioskApp(config, assistant, shared_llm, live, challenge, audit, owns_llm=owned_llm is not None)

@@ -103,6 +103,9 @@ class KioskApp:
     def delete_note(self, verification: Verification, note_id: int) -> None:
         self.memories.delete_note(verification, note_id)
 
+    def mark_note(self, verification: Verification, note_id: int, sensitivity: str | None) -> None:
+        self.memories.mark_note(verification, note_id, sensitivity)
+
     def forget_me(self, verification: Verification) -> None:
         self.memories.forget_me(verification)
 

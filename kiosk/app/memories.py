@@ -1,4 +1,5 @@
-"""A person's own memories at the kiosk: list, restore, delete one, or forget me entirely.
+"""A person's own memories at the kiosk: list, restore, delete one, mark one sensitive (or not), or forget me
+entirely.
 
 Every action is authorised by the gate: the verification's probe is decided again under the answer path's
 rule (Assistant.verify), and only the single person it verifies, the one the screen was opened for, may act.
@@ -12,6 +13,8 @@ from datetime import UTC, datetime
 from kiosk.app.views import NoteView, Verification
 from kiosk.assistant import Assistant
 from kiosk.errors import ProbeError, StoreError
+from kiosk.local_time import local, zone_named
+from kiosk.memory.sensitivity import validate_category
 from kiosk.security.audit import AuditLog
 
 
@@ -34,8 +37,9 @@ class OwnMemories:
     def list_notes(self, verification: Verification) -> list[NoteView]:
         owner = self.owner(verification)
         notes = self.store.list_notes(owner)
+        zone = zone_named(self.assistant.config.ui.time_zone)  # shown as said: in the terminal's time zone
         return [
-            NoteView(int(n.id or 0), n.content, n.timestamp, None, n.sensitivity, n.scope, n.archived)
+            NoteView(int(n.id or 0), n.content, local(n.timestamp, zone), None, n.sensitivity, n.scope, n.archived)
             for n in reversed(notes)
         ]
 
@@ -55,6 +59,15 @@ class OwnMemories:
         self.store.delete_note(note_id)
         self.assistant.retriever.forget_owner(owner)
         self.audit.record("note-deleted", user_id=owner, note_id=note_id, by="owner")
+
+    def mark_note(self, verification: Verification, note_id: int, sensitivity: str | None) -> None:
+        """The owner sets a note's sensitive category (None or 'none': not sensitive); their mark stands."""
+        category = validate_category(sensitivity)
+        owner = self.owner(verification)
+        self._own_note(owner, note_id)
+        self.store.mark_sensitivity(note_id, category, "owner")
+        self.assistant.retriever.forget_owner(owner)
+        self.audit.record("note-marked", user_id=owner, note_id=note_id, sensitive=category is not None, by="owner")
 
     def forget_me(self, verification: Verification) -> None:
         owner = self.owner(verification)

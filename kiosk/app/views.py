@@ -87,6 +87,7 @@ class Verification:
     presence: Presence
     probe: Probe | None
     reason: str | None = None  # why there is no usable probe, in words for the screen
+    second_probe: Probe | None = None  # the palm beside a face probe: the second proof 'face+palm' needs
 
 
 @dataclass(frozen=True)
@@ -131,8 +132,9 @@ class AnswerView:
 class EnrollSample:
     ok: bool
     hint: str | None
-    embedding: np.ndarray | None = None
+    embedding: np.ndarray | None = None  # the face's (None on a terminal without a camera)
     thumbnail: np.ndarray | None = None
+    palm: np.ndarray | None = None  # the palm scanner's code taken with it, when the terminal has a scanner
 
 
 @dataclass(frozen=True)
@@ -227,6 +229,10 @@ class KioskServices(Protocol):
 
     def restore_note(self, verification: Verification, note_id: int) -> None:
         """Bring one of the verified person's archived (faded) notes back into retrieval."""
+        ...
+
+    def mark_note(self, verification: Verification, note_id: int, sensitivity: str | None) -> None:
+        """The verified person marks one of their notes sensitive (a category) or not (None); their mark stands."""
         ...
 
     def forget_me(self, verification: Verification) -> None: ...

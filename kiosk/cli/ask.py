@@ -5,6 +5,7 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from kiosk.cli import common
 from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError, DataError, KioskError, ProbeError
 from kiosk.identity.probe import Modality, Probe
+from kiosk.local_time import Zone, local_stamp, zone_named
 from kiosk.security.audit import AuditLog
 
 
@@ -95,7 +97,7 @@ class _LazyTextEncoder:
         return np.asarray(self.load().encode_one(sentence))
 
 
-def _human(payload: dict[str, Any]) -> str:
+def _human(payload: dict[str, Any], zone: Zone = None) -> str:
     lines = []
     identity = payload["identity"]
     gate = payload["gate"]
@@ -126,7 +128,7 @@ def _human(payload: dict[str, Any]) -> str:
         mark = f" [sensitive: {note['sensitivity']}]" if note.get("sensitivity") else ""
         lines.append(
             f"  #{note['id']}{common.printable(ref)}{scope}{mark} sim {note['similarity']:.3f} "
-            f"{note['timestamp'][:10]}: {common.printable(note['content'])}"
+            f"{local_stamp(note['timestamp'], zone)[:10]}: {common.printable(note['content'])}"
         )
     if payload["answer"]:
         lines.append(f"answer: {common.printable(payload['answer'])}")
@@ -226,7 +228,7 @@ def register(app: typer.Typer) -> None:
             if assistant is not None:
                 _release(assistant)
             store.close()
-        common.emit(payload, as_json, _human)
+        common.emit(payload, as_json, partial(_human, zone=zone_named(config.ui.time_zone)))
 
 
 def check_threshold_override(

@@ -147,6 +147,7 @@ def _calibrate(
 def _show_rows(check: bool) -> list[dict[str, Any]]:
     from kiosk.calibration.active import MODALITIES, calibration_path, load_calibration
     from kiosk.calibration.embed import load_embedder
+    from kiosk.calibration.sensitive import is_sensitive_file
 
     cfg = config()
     rows: list[dict[str, Any]] = []
@@ -172,7 +173,7 @@ def _show_rows(check: bool) -> list[dict[str, Any]]:
         rows.append(row)
     directory = Path(cfg.paths.calibration_dir)
     for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
-        if path.resolve() in active_paths or _retrieval_calibration(path):
+        if path.resolve() in active_paths or _retrieval_calibration(path) or is_sensitive_file(path):
             continue
         row = {"modality": None, "path": str(path), "active": False}
         try:

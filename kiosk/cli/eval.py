@@ -1,4 +1,4 @@
-"""`kiosk eval locomo` (the paper's Owner / Non-owner protocol) and `kiosk eval report`."""
+"""`kiosk eval locomo` (the paper's Owner / Non-owner protocol), `kiosk eval household` and `kiosk eval report`."""
 
 from __future__ import annotations
 
@@ -93,6 +93,17 @@ def _summary(results: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _household_summary(results: dict[str, Any]) -> str:
+    from kiosk.eval.household_report import score_header, score_rows
+
+    lines = [*score_header("profile"), *score_rows(results["profile"]["name"], results["scores"])]
+    refused = {h: s["notes_refused"] for h, s in results["households"].items() if s["notes_refused"]}
+    if refused:
+        lines.append(f"notes the gate did not store (author not verified): {refused}")
+    lines += [f"wrote {path}" for path in results.get("written", [])]
+    return "\n".join(lines)
+
+
 def register(app: typer.Typer) -> None:
     sub = typer.Typer(help="Paper-style evaluations on ../shared/data.", no_args_is_help=True)
 
@@ -184,6 +195,63 @@ def register(app: typer.Typer) -> None:
         with _progress(sys.stderr.isatty() or not as_json) as progress:
             results = run_locomo(cfg, options, progress)
         emit(results, as_json, _summary)
+
+    @sub.command("household")
+    @handle_errors
+    def household(
+        data: Path | None = typer.Option(
+            None, "--data", help="Folder of household *.toml files (default bench/data/household)."
+        ),
+        split: str = typer.Option("all", "--split", help="dev, test or all."),
+        modality: str = typer.Option("palm", "--modality", help="palm (Tongji identities) or face (LFW)."),
+        llm: str | None = typer.Option(None, "--llm", help="GGUF file or manifest name of the answering LLM."),
+        llm_threads: int = typer.Option(
+            1, "--llm-threads", help="llama.cpp threads; 1 is far faster on a shared, oversubscribed CPU (0 = all)."
+        ),
+        profile: str | None = typer.Option(
+            None, "--profile", help="Answer profile (default: the configured llm.answer_profile)."
+        ),
+        steps_off: str | None = typer.Option(
+            None, "--steps-off", help="Comma-separated steps of the profile to leave out (e.g. complete-lists)."
+        ),
+        output: Path | None = typer.Option(
+            None, "--output", help="Write JSON + markdown into this folder (default: nothing written)."
+        ),
+        name: str | None = typer.Option(None, "--name", help="Results file stem (default household_<modality>_…)."),
+        relevance_floor: float | None = typer.Option(
+            None, "--relevance-floor", min=0.0, max=1.0, help="Try another relevance floor (default: the shipped one)."
+        ),
+        as_json: bool = JsonOption,
+    ) -> None:
+        """The household question set at the terminal: F1, EM, harmful answers, "I don't know", leaks."""
+        from dataclasses import replace
+
+        from kiosk.eval.household import HouseholdOptions, run_household
+        from kiosk.eval.household_data import DEFAULT_DIR
+        from kiosk.retrieval.tuning import DEFAULT_TUNING
+
+        if modality not in ("face", "palm"):
+            raise DataError(f"unknown modality {modality!r}", "use --modality palm or --modality face")
+        cfg = config()
+        _apply_llm(cfg, llm, None, None)
+        cfg.llm.threads = llm_threads
+        options = HouseholdOptions(
+            data_dir=data or DEFAULT_DIR,
+            split=split,
+            modality=modality,  # type: ignore[arg-type]
+            profile=profile,
+            steps_off=tuple(s.strip() for s in steps_off.split(",") if s.strip()) if steps_off else (),
+            results_dir=output,
+            results_name=name,
+            command=_command_line(),
+            tuning=replace(
+                DEFAULT_TUNING,
+                relevance_floor=DEFAULT_TUNING.relevance_floor if relevance_floor is None else relevance_floor,
+            ),
+        )
+        with _progress(sys.stderr.isatty() or not as_json) as progress:
+            results = run_household(cfg, options, progress)
+        emit(results, as_json, _household_summary)
 
     @sub.command("report")
     @handle_errors

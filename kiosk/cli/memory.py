@@ -1,4 +1,4 @@
-"""`kiosk remember` and `kiosk memory import|list|delete|restore|archive-faded`: notes in, looked at, out."""
+"""`kiosk remember` and `kiosk memory import|list|delete|restore|mark|archive-faded`: notes in, looked at, out."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import typer
 from kiosk.cli.common import JsonOption, check_row_number, config, emit, handle_errors, printable
 from kiosk.config import KioskConfig
 from kiosk.errors import ConfigError, DataError, StoreError
+from kiosk.local_time import local_now, local_stamp, zone_named
 from kiosk.memory.build import Mode, NoteBuilder
 from kiosk.memory.instructions import INSTRUCTIONS_MARK, instruction_signals
 from kiosk.memory.open import open_store
@@ -102,7 +103,10 @@ def remember_cmd(
     with _store(cfg) as store:
         author = _user(store, user)
         owner_id = owner_for(store, parsed, author.id)
-        report = remember(_builder(cfg, store, mode), author, raw, modality=modality, mode=mode, owner_id=owner_id)
+        when = local_now(zone_named(cfg.ui.time_zone))  # "said this on ..." in the terminal's time zone
+        report = remember(
+            _builder(cfg, store, mode), author, raw, modality=modality, mode=mode, owner_id=owner_id, when=when
+        )
 
     def human(r: dict[str, Any]) -> str:
         sensitivity = r["note"]["sensitivity"]
@@ -203,6 +207,7 @@ def list_cmd(
     with _store(cfg) as store:
         owner_id, title = _owner_of_listing(store, user, scope)
         notes = store.list_notes(owner_id, limit=limit, offset=offset)
+        zone = zone_named(cfg.ui.time_zone)
         payload = {
             "user": title,
             "total": store.count_notes(owner_id),
@@ -218,7 +223,7 @@ def list_cmd(
             if note["reads_as_instructions"]:
                 mark += f" [{INSTRUCTIONS_MARK}]"
             rows.append(
-                f"  #{note['id']} {note['timestamp'][:16]}{printable(ref)}{mark}{archived} "
+                f"  #{note['id']} {local_stamp(note['timestamp'], zone)}{printable(ref)}{mark}{archived} "
                 f"{printable(note['content'][:100])}"
             )
         return "\n".join(rows)
@@ -286,6 +291,41 @@ def delete_cmd(
 
 
 @handle_errors
+def mark_cmd(
+    note_id: int = typer.Argument(..., help="Id of the note to mark (see `kiosk memory list`)."),
+    sensitive: str = typer.Option(
+        None, "--sensitive", help="Its category: credentials, health, finance, location or third_party."
+    ),
+    not_sensitive: bool = typer.Option(False, "--not-sensitive", help="Mark it not sensitive."),
+    as_json: bool = JsonOption,
+) -> None:
+    """Set a note's sensitivity by hand (an admin's mark): sensitive notes need the stricter check, and no
+    automatic rewrite changes a mark made by hand."""
+    from kiosk.memory.sensitivity import validate_category
+
+    check_row_number(note_id, "note id")
+    if (sensitive is None) == (not not_sensitive):
+        raise DataError("give exactly one of --sensitive CATEGORY and --not-sensitive", "see --help")
+    category = None if not_sensitive else validate_category(sensitive)
+    if category is None and not not_sensitive:
+        raise DataError("--sensitive needs a category", "use --not-sensitive to clear the mark")
+    cfg = config()
+    with _store(cfg) as store:
+        note = store.mark_sensitivity(note_id, category, "admin")
+    audit_log_for(cfg).record(
+        "note-marked", user_id=note.owner_id, note_id=note_id, sensitive=category is not None, by="cli"
+    )
+    emit(
+        {"id": note_id, "sensitivity": note.sensitivity, "scope": note.scope},
+        as_json,
+        lambda p: (
+            f"note {p['id']} ({p['scope']}): "
+            + (f"sensitive: {p['sensitivity']}" if p["sensitivity"] else "not sensitive")
+        ),
+    )
+
+
+@handle_errors
 def users_cmd(as_json: bool = JsonOption) -> None:
     """List users with their note counts."""
     cfg = config()
@@ -298,6 +338,7 @@ memory_app.command("import")(import_cmd)
 memory_app.command("list")(list_cmd)
 memory_app.command("delete")(delete_cmd)
 memory_app.command("restore")(restore_cmd)
+memory_app.command("mark")(mark_cmd)
 memory_app.command("archive-faded")(archive_faded_cmd)
 memory_app.command("users")(users_cmd)
 

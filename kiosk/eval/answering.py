@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from kiosk.memory.note import Note
 
 # The answer after each step: the reply as given, its shown form, after a restating answer was replaced, after a
-# list was completed (the answer shown).
-ANSWER_STEPS = ("reply", "shown", "unlisted", "answer")
+# list was completed, after an answer the notes do not give became "I don't know" (the answer shown).
+ANSWER_STEPS = ("reply", "shown", "unlisted", "listed", "answer")
 
 _LEAD_IN = re.compile(r"^(answer|the answer is|a)\s*[:\-]\s*", re.IGNORECASE)
 
@@ -94,7 +94,15 @@ def answer_all(
                 meta["first_answer"] = first
             if shown.listed is not None:
                 meta["unlisted_answer"] = shown.before_lists
-            steps = {"reply": reply, "shown": first, "unlisted": shown.before_lists, "answer": prediction}
+            if shown.ungrounded is not None:
+                meta["ungrounded_answer"] = shown.before_grounding
+            steps = {
+                "reply": reply,
+                "shown": first,
+                "unlisted": shown.before_lists,
+                "listed": shown.before_grounding,
+                "answer": prediction,
+            }
             step_scores = {text: score_answer(text, question.answer, question.category) for text in steps.values()}
             for step, text in steps.items():
                 scored_steps[condition][step].append(step_scores[text])

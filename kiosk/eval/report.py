@@ -89,7 +89,8 @@ STEP_SUMMARIES: tuple[tuple[str, str, str, str, tuple[Step, ...]], ...] = (
         "first_answer",
         ("reask-restated", "unknown-restated-without-notes", "reask-speaker-names"),
     ),
-    ("before_lists", "unlisted", "answer", "unlisted_answer", ("complete-lists",)),
+    ("before_lists", "unlisted", "listed", "unlisted_answer", ("complete-lists",)),
+    ("before_grounding", "listed", "answer", "ungrounded_answer", ("unknown-ungrounded",)),
 )
 
 
@@ -131,6 +132,16 @@ def lists_line(results: Mapping[str, Any]) -> str:
     return _before_step_line(results, "before_lists", opening, "completed")
 
 
+def grounding_line(results: Mapping[str, Any]) -> str:
+    """Each condition's F1 before answers the notes about the question do not give became "I don't know" (step
+    unknown-ungrounded)."""
+    opening = (
+        'The same answers before those the notes about the question do not give were shown as "I don\'t know" '
+        "(answer step unknown-ungrounded)"
+    )
+    return _before_step_line(results, "before_grounding", opening, "withdrawn")
+
+
 def render_markdown(results: Mapping[str, Any]) -> str:
     conditions = results["conditions"]
     gate = results["gate"]
@@ -161,6 +172,7 @@ def render_markdown(results: Mapping[str, Any]) -> str:
         *([line, ""] if (line := concise_line(results)) else []),
         *([line, ""] if (line := restated_line(results)) else []),
         *([line, ""] if (line := lists_line(results)) else []),
+        *([line, ""] if (line := grounding_line(results)) else []),
         _floor_line(results),
         "",
         f"Gate: policy `{gate['policy']}`, threshold τ = {gate['threshold']:.4f} from `{gate['calibration']}` "

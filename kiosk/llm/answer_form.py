@@ -89,16 +89,67 @@ _CHOICE = re.compile(r"\bor\b", re.IGNORECASE)
 _YES_NO = word_set("yes no")
 
 
+def offers_a_choice(question: str) -> bool:
+    """True when the question names options to choose from ("Susie or Seraphim?")."""
+    return bool(_CHOICE.search(question))
+
+
 def restates_question(question: str, answer: str) -> bool:
     """True when `answer` is made only of the question's own words ("What kind of flowers does Audrey have a
     tattoo of?" -> "flowers"): it names nothing the person did not say. A choice question ("Susie or
-    Seraphim?") is answered by one of its own words, so it never counts, nor do yes, no and "I don't know"."""
+    Seraphim?") is answered by one of its own words, so it never counts, nor does the answer to a yes/no question
+    that confirms a part of it ("Is the spare key under the mat?" -> "Under the mat"; only an echo of all its
+    content words, "Deborah likes cats.", restates it), nor do yes, no and "I don't know"."""
     if _CHOICE.search(question) or says_unknown(answer):
         return False
     content = _content_words(answer)
     if not content or content & _YES_NO:
         return False
-    return {porter_stem(word) for word in content} <= _asked_stems(question)
+    stems = {porter_stem(word) for word in content}
+    if asks_yes_or_no(question) and not content_stems(question) <= stems:
+        return False  # a part of the question confirmed; only an echo of all of it restates it
+    return stems <= _asked_stems(question)
+
+
+_YES_NO_OPENERS = word_set(
+    "is are was were am do does did have has had can could will would should shall may might must isn't aren't "
+    "wasn't weren't don't doesn't didn't haven't hasn't can't couldn't won't wouldn't shouldn't"
+)
+
+
+def asks_yes_or_no(question: str) -> bool:
+    """True when the question opens with its verb ("Is the spare key under the mat?", "Should I take ...?")."""
+    words = question.split()
+    return bool(words) and words[0].lower().replace("’", "'").strip(QUOTES_AND_PUNCTUATION.replace("'", "")) in (
+        _YES_NO_OPENERS
+    )
+
+
+_PERSONS = word_set("i me you we us him them mine yours ours theirs hers myself yourself")
+
+
+def subject_stems(question: str) -> frozenset[str]:
+    """The stems of the words that say what the question asks about: its content words, without names (a
+    capitalised word after the first) and persons ("me", "you"): "Who is bringing the cake?" -> bring, cake."""
+    words = question.split()
+    return frozenset(
+        porter_stem(bare)
+        for index, word in enumerate(words)
+        if (bare := _bare(word))
+        and bare not in _NO_ANSWER_WORDS
+        and bare not in _PERSONS
+        and not (index and word[:1].isupper())
+    )
+
+
+def says_what_is_asked(question: str, text: str, words: int = 2) -> bool:
+    """True when `text` (a note) holds what the question asks about: at least `words` of its subject_stems, or all
+    of them when it has fewer. A name in common is not enough (every note of a person names them), unless the
+    question asks about nothing but the people it names ("What things does Alice have?")."""
+    subject = subject_stems(question) or frozenset(
+        porter_stem(word) for word in _content_words(question) if word not in _PERSONS
+    )
+    return bool(subject) and len(subject & content_stems(text)) >= min(words, len(subject))
 
 
 def says_unknown(answer: str) -> bool:
@@ -125,9 +176,42 @@ def _bare(word: str) -> str:
     return word.lower().replace("'s", "").replace("’s", "").translate(_PUNCTUATION)
 
 
+# A cut never ends on one of these: "No, not | with your blood pressure medication", "Yes, the key is | under ...".
+_DANGLING = (
+    _FUNCTION_WORDS
+    | _CLAUSE_STARTS
+    | word_set(
+        "not never no nor but than can could will would should shall may might must am i you we dont doesnt didnt "
+        "isnt arent wasnt werent cant couldnt wont wouldnt shouldnt havent hasnt hadnt"
+    )
+)
+
+
+def _dangles(kept: list[str]) -> bool:
+    """True when the kept words stop on a word that leads on to what was cut (a lone yes or no stands alone)."""
+    last = _bare(kept[-1])
+    return last in _DANGLING and not (len(kept) == 1 and last in _YES_NO)
+
+
+def _option_stems(question: str) -> frozenset[str]:
+    """The stems of the words an either/or question offers to choose from, the nearest word other than a function
+    word on each side of each "or": "before or after breakfast" -> before, after."""
+    bare = [_bare(word) for word in question.split()]
+    options: set[str] = set()
+    for index, word in enumerate(bare):
+        if word != "or":
+            continue
+        for side in (reversed(bare[:index]), bare[index + 1 :]):
+            option = next((other for other in side if other and other not in _FUNCTION_WORDS), None)
+            if option:
+                options.add(porter_stem(option))
+    return frozenset(options)
+
+
 def concise_answer(question: str, answer: str) -> str:
     """`answer` without the question's restatement at its start or end, or the one date a when-question's answer
-    anchors (see the module's docstring)."""
+    anchors (see the module's docstring). A cut never takes the words that choose between an either/or question's
+    options, nor leaves the answer ending on a word that leads on to what was cut ("No, not")."""
     if says_unknown(answer):
         return answer
     dates = _ANCHORED_DATE.findall(answer) if question.lstrip().lower().startswith("when ") else []
@@ -143,19 +227,32 @@ def concise_answer(question: str, answer: str) -> str:
     def question_words(run: list[str]) -> int:
         return sum(1 for word in run if _bare(word) not in _FUNCTION_WORDS and porter_stem(_bare(word)) in asked)
 
+    options = _option_stems(question)
+
+    def answers_choice(run: list[str]) -> bool:
+        return any(porter_stem(_bare(word)) in options for word in run)
+
     start = 0
     while start < len(words) and restated(words[start]):
         start += 1
     while start > 0 and _bare(words[start - 1]) in _DETERMINERS:
         start -= 1  # "was | a necklace": the article belongs to the answer
-    if question_words(words[:start]) < _MIN_QUESTION_WORDS:
+    if (
+        question_words(words[:start]) < _MIN_QUESTION_WORDS
+        or answers_choice(words[:start])
+        or _bare(words[0]) in _YES_NO  # a yes/no reply keeps its yes or no
+    ):
         start = 0
     end = len(words)
     while end > start and restated(words[end - 1]):
         end -= 1
     while end < len(words) and _bare(words[end]) not in _CLAUSE_STARTS:
         end += 1
-    if question_words(words[end:]) < _MIN_QUESTION_WORDS:
+    if (
+        question_words(words[end:]) < _MIN_QUESTION_WORDS
+        or answers_choice(words[end:])
+        or (end > start and _dangles(words[start:end]))
+    ):
         end = len(words)
     kept = " ".join(words[start:end]).rstrip(" ,;:-")
     if start >= end or not kept.strip(string.punctuation):

@@ -8,6 +8,13 @@ only when the answer profile (kiosk.llm.profiles, llm.answer_profile) lists it.
    a speaker of the notes answered again (reask-speaker-names).
 3. One thing named where the question asks for several: the list completed from the notes (kiosk.llm.lists,
    complete-lists).
+4. An answer the notes about the question do not give: "I don't know" (kiosk.llm.grounding, unknown-ungrounded).
+
+Each step is safe by construction (issue #36): it never removes the part of the reply that answers the question
+(a cut keeps the words choosing between an either/or question's options and a yes/no reply's yes or no, and never
+ends on a word leading on to what it cut), a short answer confirming part of a yes/no question is an answer, a
+speaker's name is kept when that speaker's own note says what is asked, and a list gains only items a note states
+with a word of what is asked or with the first item.
 
 The eval scores the answer after each step, so one run shows what each step changed.
 """
@@ -15,12 +22,14 @@ The eval scores the answer after each step, so one run shows what each step chan
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kiosk.llm.answer_form import shown_answer
 from kiosk.llm.backend import Message
+from kiosk.llm.grounding import grounded_answer
 from kiosk.llm.lists import LIST_TOKENS, completed_list
 from kiosk.llm.profiles import AnswerProfile
+from kiosk.llm.prompts import notes_text
 from kiosk.llm.reask import replaced_restatement
 
 # Greedy decoding: the same notes and question always give the same answer (and the eval's answer cache is exact).
@@ -35,15 +44,21 @@ class ShownAnswer:
     """What replaced a first answer that only restated the question or named a speaker (step 2)."""
     listed: str | None = None
     """The list a one-thing answer began, completed (step 3)."""
+    ungrounded: str | None = None
+    """"I don't know" in place of an answer the notes about the question do not give (step 4)."""
 
     @property
     def before_lists(self) -> str:
         return self.first if self.replaced is None else self.replaced
 
     @property
+    def before_grounding(self) -> str:
+        return self.before_lists if self.listed is None else self.listed
+
+    @property
     def text(self) -> str:
         """The answer shown."""
-        return self.before_lists if self.listed is None else self.listed
+        return self.before_grounding if self.ungrounded is None else self.ungrounded
 
 
 def shown_reply(
@@ -86,4 +101,7 @@ def shown_reply(
             temperature=temperature,
             concise=concise,
         )
-    return ShownAnswer(first, replaced, listed)
+    shown = ShownAnswer(first, replaced, listed)
+    if profile.has("unknown-ungrounded") and notes_given:
+        return replace(shown, ungrounded=grounded_answer(question, shown.text, notes_text(messages)))
+    return shown

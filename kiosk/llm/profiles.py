@@ -19,6 +19,7 @@ Step = Literal[
     "unknown-restated-without-notes",  # without notes, such an answer becomes "I don't know" (kiosk.llm.reask)
     "reask-speaker-names",  # with notes, answer again when the answer only names a speaker (kiosk.llm.reask)
     "complete-lists",  # with notes, complete a one-thing answer to a question asking for several (kiosk.llm.lists)
+    "unknown-ungrounded",  # with notes, "I don't know" for an answer they do not give (kiosk.llm.grounding)
 ]
 
 
@@ -40,6 +41,7 @@ PROFILES: dict[str, AnswerProfile] = {
             "unknown-restated-without-notes",
             "reask-speaker-names",
             "complete-lists",
+            "unknown-ungrounded",
         ),
     ),
     "plain": AnswerProfile("plain", ()),

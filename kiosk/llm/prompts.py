@@ -175,13 +175,22 @@ COMPACT_NO_MEMORY_SYSTEM = (
 )
 
 MAX_NOTE_WORDS = 60
-_SPOKEN_CONTEXT = re.compile(r"^(?P<speaker>.+?) said this on .+$")
+# The speaker as kiosk.memory.build.basic_context writes it: fast-built and imported notes begin with it ("Anna said
+# this on 8 May 2023, 1:56 pm." or "..., replying to Tom: ..."); LLM-built notes end with it in brackets after the
+# model's sentence ("Anna talks about her knee pain ... (Anna said this on 8 May 2023, 1:56 pm)").
+_SAID = r"(?P<speaker>[^\s():][^():]{0,60}?) said this on "
+_LLM_CONTEXT_SPEAKER = re.compile(r"\(" + _SAID + r"[^()]*\)$")
+_SPOKEN_CONTEXT = re.compile("^" + _SAID)
+_NO_SPEAKER = "The user"  # what basic_context writes when the note has no named speaker
 
 
 def speaker_of(context: str) -> str | None:
-    """The speaker of an imported turn, whose context reads "<speaker> said this on <date>."."""
-    match = _SPOKEN_CONTEXT.match(" ".join(context.split()))
-    return match.group("speaker") if match else None
+    """The speaker a note's context names, for every context the product writes (see _SAID above); None for a
+    context without one, such as a neighbour's context rewritten by note evolution."""
+    text = " ".join(context.split())
+    match = _LLM_CONTEXT_SPEAKER.search(text) or _SPOKEN_CONTEXT.match(text)
+    speaker = match.group("speaker") if match else None
+    return None if speaker == _NO_SPEAKER else speaker
 
 
 def trim_words(text: str, limit: int = MAX_NOTE_WORDS) -> str:
@@ -221,8 +230,18 @@ def notes_text(messages: Sequence[Message]) -> str:
 def note_speakers(prompt: str) -> set[str]:
     """The speakers of the note lines (compact_notes) inside the <notes> blocks of a prompt's text, lower-cased
     ("Question:" outside them is no speaker)."""
+    return set(speaker_lines(prompt))
+
+
+def speaker_lines(prompt: str) -> dict[str, list[str]]:
+    """What each speaker of note_speakers says in the prompt's notes: lower-cased name -> their lines' text."""
     notes = "\n".join(part.split("</notes>", 1)[0] for part in prompt.split("<notes>")[1:])
-    return {match.group("name").lower() for match in _NOTE_SPEAKER.finditer(notes)}
+    said: dict[str, list[str]] = {}
+    for line in notes.splitlines():
+        match = _NOTE_SPEAKER.match(line)
+        if match:
+            said.setdefault(match.group("name").lower(), []).append(line[match.end() :].strip())
+    return said
 
 
 SharedLine = tuple[MemoryLine, str]

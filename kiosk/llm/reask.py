@@ -15,19 +15,21 @@ question's words (a stranger asking "What kind of pot did Mel make?" got "Pot"),
 An answer that is only the name of someone speaking in the notes ("Who inspired Dave's passion for car
 engineering?" -> "Calvin", the friend he talks to; gold "His Dad") is mostly the model naming who was talking, not
 who did the thing: on the 633 LoCoMo questions read in design, 13 of 14 such owner answers were wrong. It is
-answered again the same way (the answer profile's reask-speaker-names step). With that step every second answer,
-this one or a restatement's, also has every speaker's name banned as its first word, and one that only names a
-speaker is not shown ("Maria" -> "John" for "Who gave Maria's family money ...?").
+answered again the same way (the answer profile's reask-speaker-names step), unless a note of that speaker says
+what the question asks about ("Who is bringing the cake?" -> "Tom", whose note is "I'll bring the cake Sunday"):
+then the name is the answer. With that step every second answer, this one or a restatement's, also has every
+speaker's name banned as its first word, and one that only names a speaker is not shown ("Maria" -> "John" for
+"Who gave Maria's family money ...?").
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
 
-from kiosk.llm.answer_form import QUOTES_AND_PUNCTUATION, restates_question, shown_answer
+from kiosk.llm.answer_form import QUOTES_AND_PUNCTUATION, restates_question, says_what_is_asked, shown_answer
 from kiosk.llm.backend import Message, reply_if_able
 from kiosk.llm.profiles import AnswerProfile
-from kiosk.llm.prompts import UNKNOWN_ANSWER, note_speakers, notes_text
+from kiosk.llm.prompts import UNKNOWN_ANSWER, note_speakers, notes_text, speaker_lines
 
 
 def replaced_restatement(
@@ -53,7 +55,7 @@ def replaced_restatement(
             return UNKNOWN_ANSWER if profile.has("unknown-restated-without-notes") else None
         if not profile.has("reask-restated"):
             return None
-    elif not names_only_a_speaker(shown, speakers):
+    elif not names_only_a_speaker(shown, speakers) or speaker_says_it(question, shown, notes_text(messages)):
         return None
     return reasked_answer(
         llm,
@@ -71,6 +73,13 @@ def replaced_restatement(
 def names_only_a_speaker(answer: str, speakers: Collection[str]) -> bool:
     """True when `answer` is only one of `speakers` (lower-cased names), give or take punctuation."""
     return " ".join(answer.split()).strip(QUOTES_AND_PUNCTUATION + " ").lower() in speakers
+
+
+def speaker_says_it(question: str, speaker: str, notes: str) -> bool:
+    """True when a note line of `speaker` holds what the question asks about (says_what_is_asked): "Who is bringing
+    the cake?" -> "Tom", whose note says "I'll bring the cake Sunday", is the answer, not a speaker's name."""
+    name = " ".join(speaker.split()).strip(QUOTES_AND_PUNCTUATION + " ").lower()
+    return any(says_what_is_asked(question, line) for line in speaker_lines(notes).get(name, []))
 
 
 def reasked_answer(

@@ -6,12 +6,21 @@ relative expression gets its anchor in brackets, computed from the note's own da
 "yesterday (6 May 2023)", "last Friday (the Friday before 22 October 2023)", "two weeks ago (two weeks before
 11 August 2023)", "last month (September 2023)". Weekdays without "last" / "next" ("on Saturday") are left
 alone: they may point either way.
+
+At the terminal (`anchor_local_times`) people mostly tell what is coming, so the days a family names get a concrete
+date too: "next Tuesday", "on Tuesday", "this Tuesday" (the first Tuesday after the day said), "on the 14th" (the
+next 14th from that day, this month or the next). Its `said` is the note's local time in the terminal's zone
+(kiosk.local_time): "tonight" said at 9 pm in New York is that day there, not the next day in UTC. The LoCoMo
+evaluation keeps `anchor_relative_times` alone, so its prompts (and the answers cached by prompt) do not change.
 """
 
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
+
+from kiosk.local_time import MONTHS, Zone, local, next_day_of_month, next_weekday
+from kiosk.memory.note import Note
 
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _COUNTS = r"\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|a couple of|couple of|few"
@@ -39,7 +48,7 @@ _PATTERN = re.compile(
 )
 
 
-def day_text(moment: datetime) -> str:
+def day_text(moment: date) -> str:
     return f"{moment.day} {moment:%B %Y}"
 
 
@@ -83,3 +92,59 @@ def _anchor(match: re.Match[str], said: datetime) -> str:
 def anchor_relative_times(text: str, said: datetime) -> str:
     """`text` with each relative time followed by its anchor in brackets, from the day it was said."""
     return _PATTERN.sub(lambda match: f"{match.group(0)} ({_anchor(match, said)})", text)
+
+
+_ORDINAL = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)"
+# "the 14th" is a date only where a date can stand: "the 2nd floor" or "the 14th of May" is not one.
+_FOLLOWERS = (
+    "at|in|on|for|and|or|to|then|so|but|too|if|when|with|is|we|i|you|he|she|they|it|morning|afternoon|evening|night"
+)
+_DATE_FOLLOWS = rf"(?=\s*(?:[.,;:!?)]|$)|\s+(?:{_FOLLOWERS})\b)"
+_NOT_A_MONTH = r"(?!\s+of\s+(?:" + "|".join(MONTHS) + r")\b)"
+_LOCAL_PATTERN = re.compile(
+    r"\b(?:"
+    r"next (?P<next_weekday>" + "|".join(_WEEKDAYS) + r")"
+    r"|(?:this|on|by|until|to) (?P<weekday>" + "|".join(_WEEKDAYS) + r")"
+    r"|the " + _ORDINAL + _NOT_A_MONTH + _DATE_FOLLOWS + r")\b(?! \()",
+    re.IGNORECASE,
+)
+_MONTH_BEFORE = re.compile(r"\b(?:" + "|".join(MONTHS) + r")\.?,?\s*$", re.IGNORECASE)
+# "On Tuesday" or "on the 1st" in a sentence told in the past points back, and a wrong date is worse than none.
+_PAST = re.compile(
+    r"\b(?:was|were|went|did|had|saw|met|came|got|took|gave|told|said|bought|ate|left|visited|called|ago)\b",
+    re.IGNORECASE,
+)
+
+
+def _sentence_around(text: str, match: re.Match[str]) -> str:
+    start = max(text.rfind(mark, 0, match.start()) for mark in ".!?\n") + 1
+    ends = [end for end in (text.find(mark, match.end()) for mark in ".!?\n") if end >= 0]
+    return text[start : min(ends, default=len(text))]
+
+
+def _local_anchor(match: re.Match[str], text: str, said: date) -> str:
+    groups, words = match.groupdict(), match.group(0)
+    if groups["next_weekday"]:
+        return f"{words} ({day_text(next_weekday(said, _WEEKDAYS.index(groups['next_weekday'].lower())))})"
+    if _PAST.search(_sentence_around(text, match)):
+        return words
+    if groups["weekday"]:
+        return f"{words} ({day_text(next_weekday(said, _WEEKDAYS.index(groups['weekday'].lower())))})"
+    if _MONTH_BEFORE.search(text[: match.start()]):  # "November the 14th" already names its month
+        return words
+    resolved = next_day_of_month(said, int(groups["day"]))
+    return f"{words} ({day_text(resolved)})" if resolved else words
+
+
+def anchor_local_times(text: str, said: datetime) -> str:
+    """`text` anchored as at the terminal: the days named by weekday or day of the month get their date, then
+    every other relative time as `anchor_relative_times` does; `said` is the note's local time."""
+    day = said.date()
+    named = _LOCAL_PATTERN.sub(lambda match: _local_anchor(match, text, day), text)
+    return anchor_relative_times(named, said)
+
+
+def terminal_line(note: Note, zone: Zone) -> tuple[datetime, str, str]:
+    """A note as the terminal's prompt gives it: its local time in `zone`, its words anchored from that time."""
+    said = local(note.timestamp, zone)
+    return said, anchor_local_times(note.content, said), note.context

@@ -233,6 +233,9 @@ class FleetStore:
     def history(self, note_id: int) -> list[HistoryEntry]:
         return self._call(lambda remote: remote.history(note_id))
 
+    def mark_sensitivity(self, note_id: int, sensitivity: str | None, by: str) -> Note:
+        return self._call(lambda remote: remote.mark_sensitivity(note_id, sensitivity, by))
+
     def sensitive_note_ids(self, owner_ids: Sequence[int]) -> set[int]:
         return self._call(lambda remote: remote.sensitive_note_ids(owner_ids))
 

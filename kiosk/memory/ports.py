@@ -60,6 +60,11 @@ class Notes(Protocol):
     def archive_notes(self, note_ids: Sequence[int], at: datetime) -> int: ...
     def restore_note(self, note_id: int, at: datetime) -> Note: ...
 
+    def mark_sensitivity(self, note_id: int, sensitivity: str | None, by: str) -> Note:
+        """A person's mark: the note's sensitive category, or None (not sensitive), set by `by` ('owner' or
+        'admin'), recorded in its history and never undone by an automatic rewrite (`update_note`)."""
+        ...
+
 
 class VectorIndex(Protocol):
     """Owner-restricted nearest-neighbour search over the active notes' embeddings."""

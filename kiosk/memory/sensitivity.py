@@ -24,11 +24,18 @@ _RELATIVE = (
     r"grand(?:ma|pa|mother|father)|aunt|uncle|cousin|friend|boss|neighbou?r|girlfriend|boyfriend|fianc[eé]e?)"
 )
 
+# Medicine names by their pharmacological stems (sertraline, warfarin, levothyroxine, ibuprofen, ...).
+_DRUG = (
+    r"\w{3,}(?:pril|olol|statin|azole|cillin|mycin|cycline|oxetine|traline|farin|thyroxine|prazole|sartan|"
+    r"dipine|formin|asone|isone|olone|cetamol|profen|azepam|codeine|morphine|insulin)"
+)
+
 RULES: dict[Category, re.Pattern[str]] = {
     "credentials": re.compile(
-        r"\b(?:password|passcode|passphrase|pin(?: code| number)|my pin|security code|login details|username and "
-        r"password|account number|routing number|social security(?: number)?|ssn|"
-        r"(?:door|alarm|gate|locker|safe|garage|entry|access|wifi|wi-fi) code|code is \d{3,}|combination (?:is|to))\b",
+        r"\b(?:(?<!no )password|passcode|passphrase|pin(?: code| number)|my pin|security code|login details|"
+        r"username and password|account number|routing number|social security(?: number)?|ssn|"
+        r"(?:door|alarm|gate|locker|safe|garage|entry|access|wifi|wi-fi) code|code is \d{3,}|combination (?:is|to)|"
+        r"code (?:for|to|of) [^.]{1,40}?\b(?:is|is now|changes to|was) \d{3,}|spare key)\b",
         re.IGNORECASE,
     ),
     "health": re.compile(
@@ -40,11 +47,14 @@ RULES: dict[Category, re.Pattern[str]] = {
         r"mental health (?:issues|problems|struggles)|health (?:scare|issues?|problems?|risk|condition)|"
         r"blood pressure|heart (?:attack|condition|palpitations?)|stroke|gastritis|stomachache|symptoms?|"
         r"chronic|disorder|check-?up|recover(?:y|ing) from|rehab|(?:with|without|in) (?:no |any )?pain\b|"
-        r"dairy-free is a must|lactose|gluten-free is a must|celiac)\b",
+        r"dairy-free is a must|lactose|gluten-free is a must|celiac|dentist|orthodontist|optician|gp|"
+        r"inhaler|blood test|cardiolog\w+|\d+\s?(?:milligrams?|micrograms?|mg|mcg)|"
+        rf"{_DRUG})\b",
         re.IGNORECASE,
     ),
     "finance": re.compile(
-        r"(?:[$€£]\s?\d[\d,.]*(?:k|m)?\b|\b\d[\d,.]*\s?(?:dollars|euros|pounds|bucks|usd|eur|gbp)\b|\b(?:salary|"
+        r"(?:[$€£]\s?\d[\d,.]*(?:k|m)?\b|\b\d[\d,.]*\s?(?:dollars|euros?|pounds|bucks|usd|eur|gbp|kronor|kroner|"
+        r"krona|kr|yen|francs?|zloty|rupees)\b|\b(?:salary|"
         r"my income|in debt|debts?\b|loan|mortgage|bank account|credit card|debit card|my savings|pay ?check|"
         r"paycheque|i owe|owes me|bankrupt\w*|tax return|can't afford|cannot afford|money-wise|endorsement deals?|"
         r"got a raise|pay rise|laid off|lost my job|unemployed)\b)",
@@ -53,6 +63,8 @@ RULES: dict[Category, re.Pattern[str]] = {
     "location": re.compile(
         r"\b(?:\d{1,5}\s+(?:[A-Z][a-z]+\s){1,3}(?:street|st|avenue|ave|road|rd|lane|ln|drive|dr|boulevard|blvd|"
         r"court|ct|way|place|pl)\b|my (?:home )?address|i live (?:at|on)|we live (?:at|on)|zip ?code|postcode|"
+        r"my (?:flat|house|apartment) is (?:at|on)|(?:calle|rue|via|avenida|rua) [^,.]{2,30}? \d{1,4}\b|"
+        r"\w+(?:vägen|gatan|straße|strasse|weg|gade|laan) \d{1,4}\b|"
         r"apartment (?:number|no\.?)|apt\.? ?\d+|flat \d+|room \d{2,4}|(?:rented|bought|moved into) (?:an? |the )?"
         r"(?:apartment|flat|house|place) (?:on|at|near|not far from)|gate code|i'm staying at|we're staying at)\b",
         re.IGNORECASE,

@@ -36,6 +36,9 @@ import sqlite_vec
 from kiosk.errors import StoreError
 from kiosk.memory.lexical import index_terms, indexed_text, match_expression, query_terms, stemmer
 from kiosk.memory.note import EMBEDDING_DIM, Note
+from kiosk.memory.pool_bm25 import FUNCTION as POOL_BM25
+from kiosk.memory.pool_bm25 import pool_hits
+from kiosk.memory.pool_bm25 import register as register_pool_bm25
 from kiosk.memory.records import NOTES_WITH_OWNER, vector_from_blob
 from kiosk.memory.row_sealing import KeyRing
 from kiosk.memory.schema import LATEST_VERSION, MIGRATIONS
@@ -123,6 +126,7 @@ class SqliteStore(SqliteRowFormat, SqlStore):
             self._conn.enable_load_extension(False)
             self._conn.set_busy_timeout(BUSY_TIMEOUT_MS)
             self._stem = stemmer(self._conn)
+            register_pool_bm25(self._conn)
             self._conn.execute("PRAGMA foreign_keys = ON")
             # Deleted cells and freed pages are overwritten with zeros, so erased text leaves no trace.
             self._conn.execute("PRAGMA secure_delete = ON")
@@ -274,13 +278,22 @@ class SqliteStore(SqliteRowFormat, SqlStore):
         terms = query_terms(self._stem, query_text)
         if not terms:
             return []
+        if len(owners) == 1:
+            rows = tx.rows(
+                "SELECT rowid, bm25(note_fts) AS score FROM note_fts WHERE note_fts MATCH ? ORDER BY score LIMIT ?",
+                (match_expression(owners[0], terms), k),
+            )
+            return [(int(note_id), -float(score)) for note_id, score in rows]
+        hits = pool_hits(tx, owners, terms)
+        marks = ", ".join("?" * len(hits))
         found: list[tuple[int, float]] = []
         for owner in owners:
             rows = tx.rows(
-                "SELECT rowid, bm25(note_fts) AS score FROM note_fts WHERE note_fts MATCH ? ORDER BY score LIMIT ?",
-                (match_expression(owner, terms), k),
+                f"SELECT rowid, {POOL_BM25}(note_fts, {marks}) AS score FROM note_fts WHERE note_fts MATCH ? "
+                "ORDER BY score DESC LIMIT ?",
+                (*hits, match_expression(owner, terms), k),
             )
-            found.extend((int(note_id), -float(score)) for note_id, score in rows)
+            found.extend((int(note_id), float(score)) for note_id, score in rows)
         return found
 
     def _matrix(self, embeddings: list[Any]) -> np.ndarray:

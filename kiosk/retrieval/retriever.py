@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence, Set
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 
 import numpy as np
 
@@ -16,9 +16,10 @@ from kiosk.memory.note import to_epoch
 from kiosk.memory.store import Store
 from kiosk.retrieval.adaptive import choose_path, familiarity_signal, mixing_alpha
 from kiosk.retrieval.cache import VersionedCache, owner_versions
-from kiosk.retrieval.dates import date_windows
+from kiosk.retrieval.dates import date_windows, named_days
 from kiosk.retrieval.familiarity import exact_similarities, top_similar
 from kiosk.retrieval.hybrid import IdRanking, fuse, fused_ceiling, lexical_hits, scored_notes
+from kiosk.retrieval.mentioned_dates import merged, naming_search, note_days
 from kiosk.retrieval.people import context_speaker, named_people
 from kiosk.retrieval.ranking import PLAIN_COSINE, Ranking, ScopeWeights
 from kiosk.retrieval.recollection import PoolMatrix, RecollectionSettings, Search, SearchResult, recollect
@@ -73,6 +74,9 @@ class Retriever:
         self.tuning = tuning or DEFAULT_TUNING
         self._familiarity_cache: VersionedCache[Retrieval] = VersionedCache(self.tuning.cache_ttl_ms / 1000.0)
         self._pools: VersionedCache[PoolMatrix] = VersionedCache(None, capacity=self.tuning.pool_cache_owners)
+        self._note_days: VersionedCache[dict[int, frozenset[date]]] = VersionedCache(
+            None, capacity=self.tuning.pool_cache_owners
+        )
 
     def retuned(self, tuning: RetrievalTuning) -> Retriever:
         """A retriever of the same store and settings with other tuning (and empty caches)."""
@@ -89,8 +93,11 @@ class Retriever:
         scopes: Mapping[int, str] | None = None,
         now: datetime | None = None,
         exclude: Set[int] = frozenset(),
+        asked_at: datetime | None = None,
     ) -> Retrieval:
-        """`exclude`: note ids that must not be returned (sensitive notes this query is not cleared for)."""
+        """`exclude`: note ids that must not be returned (sensitive notes this query is not cleared for).
+        `asked_at`: the question's local time at the terminal (kiosk.local_time); with it, days named without a
+        year ("on the 14th", "next Tuesday") rank the notes said then and the notes that name them."""
         k = k or self.config.k
         mode = mode or self.config.mode
         if mode not in MODES:
@@ -105,12 +112,13 @@ class Retriever:
         versions = owner_versions(self.store, owners)
         excluded = frozenset(int(i) for i in exclude)
         scoped = tuple(sorted(owner_scopes.items()))
-        key = (mode, owners, scoped, " ".join(query_text.split()).casefold(), k, excluded)
+        asked_day = (asked_at.date(), str(asked_at.tzinfo)) if asked_at is not None else None
+        key = (mode, owners, scoped, " ".join(query_text.split()).casefold(), k, excluded, asked_day)
         cached = self._familiarity_cache.get(key, versions) if not ranking.uses_strength else None
         if cached is not None:
             elapsed = (time.perf_counter() - started) * 1000.0
             return replace(cached, cache_hit=True, timings_ms={"retrieve": elapsed})
-        context = _Context(owners, versions, owner_scopes, scope_kinds, ranking, query_text, excluded)
+        context = _Context(owners, versions, owner_scopes, scope_kinds, ranking, query_text, excluded, asked_at)
         if self.fusing and self.tuning.dense_weight == 0:
             result = Retrieval("lexical", chronological(self._lexical_only(context, query, k)))
         elif mode == "recollection":
@@ -173,12 +181,24 @@ class Retriever:
         """The pool's notes from the time the question names, by cosine (none without a dated mention)."""
         if self.tuning.date_weight <= 0:
             return []
-        windows = date_windows(context.query_text, self.tuning.date_window_days)
+        asked_at = context.asked_at
+        windows = date_windows(context.query_text, self.tuning.date_window_days, asked_at)
         if not windows:
             return []
         spans = [(to_epoch(window.start), to_epoch(window.end)) for window in windows]
         pool = self.pool(context.owners, context.versions)
-        return pool.dated_search(query, self.tuning.fusion_depth, spans, context.excluded)
+        said_then = pool.dated_search(query, self.tuning.fusion_depth, spans, context.excluded)
+        days = set(named_days(context.query_text, asked_at)) if asked_at is not None else set()
+        if asked_at is None or not days:
+            return said_then
+        key = (context.owners, str(asked_at.tzinfo))
+        days_by_id = self._note_days.get(key, context.versions)
+        if days_by_id is None:
+            days_by_id = note_days(self.store.get_notes(pool.ids.tolist()), asked_at.tzinfo)
+            self._note_days.put(key, context.versions, days_by_id)
+        n = self.tuning.fusion_depth
+        naming = naming_search(pool.ids, pool.embeddings, days_by_id, days, query, n, context.excluded)
+        return merged(said_then, naming, n)
 
     def _named(self, context: _Context, query: np.ndarray) -> IdRanking:
         """The pool's notes whose context names a person the question names, by cosine (none if it names none)."""
@@ -260,7 +280,11 @@ class Retriever:
 
     def forget_owner(self, owner_id: int) -> int:
         """Evict cached results and pooled embeddings that hold this owner's notes; returns how many."""
-        return self._familiarity_cache.discard_owner(owner_id) + self._pools.discard_owner(owner_id)
+        return (
+            self._familiarity_cache.discard_owner(owner_id)
+            + self._pools.discard_owner(owner_id)
+            + self._note_days.discard_owner(owner_id)
+        )
 
     def pool(self, owners: tuple[int, ...], versions: tuple[tuple[int, int], ...] | None = None) -> PoolMatrix:
         """The matched owners' embeddings in memory, reloaded whenever one of them has been written to."""
@@ -306,6 +330,7 @@ class _Context:
         ranking: Ranking,
         query_text: str,
         excluded: frozenset[int],
+        asked_at: datetime | None = None,
     ) -> None:
         self.owners = owners
         self.versions = versions
@@ -314,3 +339,4 @@ class _Context:
         self.ranking = ranking
         self.query_text = query_text
         self.excluded = excluded
+        self.asked_at = asked_at

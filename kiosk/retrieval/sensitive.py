@@ -2,8 +2,10 @@
 
 The gate decides whose notes a probe may reach at all (tau). A sensitive note of a matched owner is used
 only if that owner also passes the stricter rule configured in `[sensitive]`:
-- threshold: the owner's score under the same probe reaches a higher cosine (tau + margin, or an absolute
-  value per modality that must lie above tau);
+- threshold: the owner's score under the same probe reaches a higher cosine: an absolute value per modality
+  (must lie above tau), else the shipped calibrated value for the active encoder (calibration/sensitive-*.json,
+  chosen from fused multi-frame probes at a target FAR; kiosk.calibration.sensitive) when it lies above tau,
+  else tau + margin;
 - face+palm: a face probe and a palm probe each verify the same single person at their normal tau.
 Everything else about the owner's notes is unchanged; withheld notes never reach ranking or the LLM.
 """
@@ -43,10 +45,19 @@ class Clearance:
         }
 
 
-def strict_threshold(config: SensitiveConfig, modality: str, tau: float) -> float:
-    """The cosine a sensitive note needs in `modality`; a configured value at or below tau is an error."""
+def strict_threshold(config: SensitiveConfig, modality: str, tau: float, calibrated: float | None = None) -> float:
+    """The cosine a sensitive note needs in `modality`; a configured value at or below tau is an error.
+
+    `calibrated`: the shipped data-chosen threshold for the probe's encoder (None when there is none). One at or
+    below tau (a stricter gate calibration was applied since) is ignored: the margin then keeps sensitive above tau.
+    """
     absolute = config.face_threshold if modality == "face" else config.palm_threshold
-    value = absolute if absolute is not None else tau + config.threshold_margin
+    if absolute is not None:
+        value = absolute
+    elif calibrated is not None and calibrated > tau:
+        value = calibrated
+    else:
+        value = tau + config.threshold_margin
     if value <= tau:
         raise ConfigError(
             f"sensitive.{modality}_threshold {value:.4f} is not above the {modality} gate threshold {tau:.4f}",

@@ -32,7 +32,7 @@ from kiosk.app.memories import OwnMemories
 from kiosk.assistant import Assistant
 from kiosk.cli import app
 from kiosk.config import KioskConfig
-from kiosk.errors import ProbeError
+from kiosk.errors import ProbeError, StoreError
 from kiosk.identity.gate import GatePolicy, GateRule, decide
 from kiosk.identity.probe import Probe
 from kiosk.memory import Note, SqliteStore, Store
@@ -129,10 +129,20 @@ def authorised_by_memories(assistant: Assistant, probe: Probe, folder: Path) -> 
             memories.list_notes(verification)
         with pytest.raises(ProbeError):
             memories.forget_me(verification)
+        with pytest.raises(ProbeError):
+            memories.mark_note(verification, 1, "health")
+        assert assistant.store.sensitive_note_ids(list(range(1, 6))) == set()
         return set()
     notes = memories.list_notes(verification)
     assert [note.content for note in notes] == [f"a note of user {owner}"]
     note_id = notes[0].id
+    others = [user.id for user in assistant.store.list_users() if user.id != owner]
+    for other in others:  # someone else's note: refused, whoever the gate authorised
+        with pytest.raises(StoreError, match="not yours"):
+            memories.mark_note(verification, assistant.store.list_notes(other)[0].id or 0, "health")
+    memories.mark_note(verification, note_id, "health")
+    assert [note.sensitivity for note in memories.list_notes(verification)] == ["health"]
+    assert assistant.store.sensitive_note_ids([owner, *others]) == {note_id}
     memories.delete_note(verification, note_id)
     assert memories.list_notes(verification) == []
     memories.forget_me(verification)

@@ -120,6 +120,7 @@ def test_shown_answer_cuts_only_when_concise() -> None:
         ("What does Gina say to Jon about the grand opening?", "Jon: ;)"),
         ("What did Calvin discuss with the cool artist?", "Calvin discussed with the cool artist."),
         ("What kind of engineering projects has Jolene worked on?", "Engineering projects"),
+        ("Does Deborah like cats?", "Deborah likes cats."),  # a yes/no question echoed whole confirms no part
     ],
 )
 def test_an_answer_made_only_of_the_questions_words_restates_it(question: str, answer: str) -> None:
@@ -139,4 +140,55 @@ def test_an_answer_made_only_of_the_questions_words_restates_it(question: str, a
     ],
 )
 def test_an_answer_with_a_word_of_its_own_does_not_restate_the_question(question: str, answer: str) -> None:
+    assert not restates_question(question, answer)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "expected"),
+    [
+        # the words that choose between an either/or question's options are never cut
+        (
+            "When should I take the pills, before or after breakfast?",
+            "You should take the pills after breakfast.",
+            "You should take the pills after breakfast.",
+        ),
+        (
+            "Which pet did Jolene adopt first - Susie or Seraphim?",
+            "Jolene adopted Susie first",
+            "Jolene adopted Susie first",
+        ),
+        # a cut never leaves a word that leads on to what was cut
+        (
+            "Should I take ibuprofen with my blood pressure medication?",
+            "No, not with your blood pressure medication.",
+            "No, not with your blood pressure medication.",
+        ),
+        (
+            "Is the spare key under the mat?",
+            "Yes, the spare key is under the mat.",
+            "Yes, the spare key is under the mat.",
+        ),
+        # a yes or no stands alone
+        (
+            "Should I take ibuprofen with my blood pressure medication?",
+            "No, with your blood pressure medication.",
+            "No",
+        ),
+    ],
+)
+def test_a_cut_never_removes_the_answer_of_an_either_or_or_yes_no_question(
+    question: str, answer: str, expected: str
+) -> None:
+    assert concise_answer(question, answer) == expected
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Is the spare key under the mat?", "Under the mat"),
+        ("Was it Tuesday that Tom's flight lands?", "Tuesday"),
+        ("Does Tom's flight land on Tuesday?", "on Tuesday"),
+    ],
+)
+def test_a_yes_no_question_confirmed_in_its_own_words_is_answered_not_restated(question: str, answer: str) -> None:
     assert not restates_question(question, answer)

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
 
+import pytest
+from doubles import ScriptedLLM
+
+from kiosk.config import MemoryConfig
 from kiosk.llm.prompts import (
     COMPACT_NO_MEMORY_SYSTEM,
     COMPACT_SYSTEM,
     MAX_NOTE_WORDS,
+    NOTE_SYSTEM,
     UNKNOWN_ANSWER,
     compact_answer_messages,
     compact_notes,
@@ -15,6 +23,8 @@ from kiosk.llm.prompts import (
     notes_text,
     speaker_of,
 )
+from kiosk.memory import SqliteStore
+from kiosk.memory.build import Draft, NoteBuilder
 
 MAY_7 = datetime(2023, 5, 7, 13, 56)
 MAY_8 = datetime(2023, 5, 8, 9, 0)
@@ -66,3 +76,53 @@ def test_the_speakers_of_a_prompt_are_those_of_its_note_lines_only() -> None:
     assert note_speakers(notes_text(messages)) == {"caroline", "melanie"}  # not "question" nor "notes of melanie"
     assert notes_text(messages) == messages[1]["content"]  # the user turn, never the system prompt's examples
     assert note_speakers(notes_text(compact_answer_messages("Who is Ann?", []))) == set()
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        # LLM-built (kiosk remember's default): the model's sentence, then the speaker in brackets
+        "Anna talks about her knee pain after the walk (Anna said this on 8 May 2023, 1:56 pm)",
+        "Anna (the user) says her knee hurts; Tom said this on Monday too (Anna said this on 8 May 2023, 1:56 pm)",
+        # fast-built, and imported turns with the turn they reply to
+        "Anna said this on 8 May 2023, 1:56 pm.",
+        "Anna said this on 8 May 2023, 1:56 pm, replying to Tom: How is the knee (the left one)? …",
+        "Anna said this on 8 May 2023, 1:56 pm, replying to Tom: Tom said this on Monday",
+    ],
+)
+def test_the_speaker_is_read_from_every_context_the_product_writes(context: str) -> None:
+    assert speaker_of(context) == "Anna"
+    messages = compact_answer_messages("How is my knee?", [(MAY_8, "My knee hurts after the walk.", context)], "Anna")
+    assert note_speakers(notes_text(messages)) == {"anna"}
+    assert "\nAnna: My knee hurts after the walk.\n" in messages[1]["content"]
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        "Anna talks about her knee pain.",  # a context note evolution rewrote: no speaker left to read
+        "The user said this on 8 May 2023, 1:56 pm.",  # what a note without a named speaker gets
+        "",
+    ],
+)
+def test_a_context_without_a_named_speaker_gives_none(context: str) -> None:
+    assert speaker_of(context) is None
+
+
+def test_notes_built_in_each_mode_keep_their_speaker(tmp_path: Path, text_encoder: Any) -> None:
+    store = SqliteStore(tmp_path / "memory.db")
+    anna = store.add_user("Anna").id
+    attributes = {"keywords": ["knee"], "context": "Anna talks about her knee pain (left knee).", "tags": ["health"]}
+    llm = ScriptedLLM({NOTE_SYSTEM: json.dumps(attributes)}, default="not json")
+    llm_built = NoteBuilder(store, text_encoder, MemoryConfig(construction="llm"), llm)
+    fast_built = NoteBuilder(store, text_encoder, MemoryConfig(construction="fast"))
+    when = MAY_8.replace(tzinfo=UTC)
+    drafts = [
+        Draft(anna, "My knee hurts after the walk.", when, speaker="Anna"),
+        Draft(anna, "Better today.", when, speaker="Anna", source="import", replying_to="Tom: How is the knee?"),
+    ]
+    notes = [llm_built.build(drafts[0]).note, fast_built.build(drafts[0]).note, fast_built.build(drafts[1]).note]
+    assert notes[0].context.startswith("Anna talks about") and "replying" in notes[2].context
+    assert [speaker_of(note.context) for note in notes] == ["Anna", "Anna", "Anna"]
+    lines = [(note.timestamp, note.content, note.context) for note in notes]
+    assert note_speakers(notes_text(compact_answer_messages("How is my knee?", lines, "Anna"))) == {"anna"}

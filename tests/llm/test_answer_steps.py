@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import pytest
 from doubles import FirstWordBanningLLM, ListContinuingLLM, LLMCall
 
 from kiosk.llm.answer_steps import ShownAnswer, shown_reply
@@ -58,15 +59,15 @@ class AskingAgainAndContinuingLLM(FirstWordBanningLLM):
 
 
 def test_an_answer_replaced_for_restating_the_question_is_not_continued() -> None:
-    llm = AskingAgainAndContinuingLLM(second="Violin lessons")
+    llm = AskingAgainAndContinuingLLM(second="Violin")
     answer = shown(llm, "Instruments")
-    assert answer == ShownAnswer(first="Instruments", replaced="Violin lessons", listed=None)
+    assert answer == ShownAnswer(first="Instruments", replaced="Violin", listed=None)
     assert [call.kind for call in llm.calls] == ["avoiding"]
     assert shown(llm, "Instruments", notes_given=False).text == UNKNOWN_ANSWER
 
 
 def test_the_plain_profile_shows_the_reply_as_given_but_never_a_recited_rule() -> None:
-    llm = AskingAgainAndContinuingLLM(second="Violin lessons")
+    llm = AskingAgainAndContinuingLLM(second="Violin")
     plain = PROFILES["plain"]
     assert shown(llm, "Melanie plays clarinet.", profile=plain) == ShownAnswer(first="Melanie plays clarinet.")
     assert shown(llm, "Instruments", profile=plain).text == "Instruments"
@@ -76,7 +77,7 @@ def test_the_plain_profile_shows_the_reply_as_given_but_never_a_recited_rule() -
     assert shown(llm, recited, profile=plain).text == UNKNOWN_ANSWER
 
 
-def test_the_small_model_profile_takes_the_five_steps_in_order() -> None:
+def test_the_small_model_profile_takes_the_six_steps_in_order() -> None:
     assert DEFAULT_PROFILE is PROFILES["small-model"]
     assert DEFAULT_PROFILE.steps == (
         "cut-restatement",
@@ -84,4 +85,80 @@ def test_the_small_model_profile_takes_the_five_steps_in_order() -> None:
         "unknown-restated-without-notes",
         "reask-speaker-names",
         "complete-lists",
+        "unknown-ungrounded",
     )
+
+
+def test_an_answer_the_notes_do_not_give_is_shown_as_unknown_and_kept_for_the_record() -> None:
+    question = "When did Melanie start the violin?"
+    messages = compact_answer_messages(question, [NOTE], "Melanie")
+    answer = shown_reply(
+        object(),
+        messages,
+        question,
+        "Last spring",
+        notes_given=True,
+        profile=DEFAULT_PROFILE,
+        max_tokens=16,
+        temperature=0.0,
+    )
+    assert answer.text == UNKNOWN_ANSWER and answer.before_grounding == "Last spring"
+    plain = shown_reply(
+        object(),
+        messages,
+        question,
+        "Last spring",
+        notes_given=True,
+        profile=PROFILES["plain"],
+        max_tokens=16,
+        temperature=0.0,
+    )
+    assert plain.text == "Last spring"
+
+
+ANNA_NOTES = [
+    (datetime(2024, 6, 1), "Take the pills after breakfast, not before.", "Anna said this on 1 June 2024, 8:00 am."),
+    (datetime(2024, 6, 1), "The spare key is under the mat.", "Anna said this on 1 June 2024, 8:05 am."),
+    (datetime(2024, 6, 2), "The doctor gave me amoxicillin.", "Anna said this on 2 June 2024, 9:00 am."),
+    (datetime(2024, 6, 2), "I took ibuprofen for my headache.", "Anna said this on 2 June 2024, 9:30 am."),
+    (datetime(2024, 6, 3), "I'll bring the cake Sunday", "Tom said this on 3 June 2024, 6:00 pm."),
+    (datetime(2024, 6, 3), "Tom's flight lands on Tuesday.", "Anna said this on 3 June 2024, 7:00 pm."),
+]
+
+
+class AnyStepLLM(FirstWordBanningLLM):
+    """Would answer again ("Wednesday") and continue a list (" ibuprofen"): any step that calls it shows."""
+
+    def continue_reply(self, messages: list[Message], start: str, *, max_tokens: int, temperature: float = 0.0) -> str:
+        self.calls.append(LLMCall("continue", list(messages), max_tokens, temperature, None, None, " ibuprofen"))
+        return " ibuprofen"
+
+
+@pytest.mark.parametrize("notes_given", [True, False])
+@pytest.mark.parametrize(
+    ("question", "reply"),
+    [
+        ("When should I take the pills, before or after breakfast?", "You should take the pills after breakfast."),
+        ("Should I take ibuprofen with my blood pressure medication?", "No, not with your blood pressure medication."),
+        ("Is the spare key under the mat?", "Under the mat"),
+        ("Was it Tuesday that Tom's flight lands?", "Tuesday"),
+        ("Who is bringing the cake?", "Tom"),
+        ("What pills did the doctor give me?", "Amoxicillin"),
+    ],
+)
+def test_the_kiosks_examples_keep_their_correct_answer_through_every_step(
+    question: str, reply: str, notes_given: bool
+) -> None:
+    llm = AnyStepLLM(second="Wednesday")
+    messages = compact_answer_messages(question, ANNA_NOTES if notes_given else [], "Anna")
+    answer = shown_reply(
+        llm,
+        messages,
+        question,
+        reply,
+        notes_given=notes_given,
+        profile=DEFAULT_PROFILE,
+        max_tokens=16,
+        temperature=0.0,
+    )
+    assert answer == ShownAnswer(first=reply)

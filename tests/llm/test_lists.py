@@ -13,7 +13,12 @@ from kiosk.llm.prompts import COMPACT_EXAMPLES, compact_answer_messages
 QUESTION = "What instruments does Melanie play?"
 NOTES = [
     (datetime(2023, 5, 8), "I play clarinet in the evenings, it relaxes me.", "Melanie said this on 8 May 2023."),
-    (datetime(2023, 7, 12), "I started learning violin this summer!", "Melanie said this on 12 July 2023."),
+    (
+        datetime(2023, 7, 12),
+        "Violin is my second instrument now, I play it daily!",
+        "Melanie said this on 12 July 2023.",
+    ),
+    (datetime(2023, 7, 14), "Bought a cello case for my cousin today.", "Melanie said this on 14 July 2023."),
     (datetime(2023, 7, 12), "Cool! Tell me about it.", "Caroline said this on 12 July 2023."),
 ]
 MESSAGES = compact_answer_messages(QUESTION, NOTES, "Melanie")
@@ -84,6 +89,37 @@ def test_the_reply_is_continued_after_a_comma_and_items_the_notes_hold_are_added
 def test_added_pieces_that_are_not_things_of_the_notes_are_left_out(more: str) -> None:
     assert "fencing, origami" in COMPACT_EXAMPLES
     assert complete(ListContinuingLLM(more=more)) is None
+
+
+def test_an_item_only_another_note_names_is_not_added() -> None:
+    # "cello" is in Melanie's notes, but no note says it is an instrument she plays (nor names it with clarinet)
+    assert complete(ListContinuingLLM(more=" cello")) is None
+    assert complete(ListContinuingLLM(more=" cello, violin")) == "Clarinet, violin"
+
+
+PILLS = "What pills did the doctor give me?"
+PILL_NOTES = [
+    (
+        datetime(2024, 3, 4),
+        "The doctor gave me amoxicillin for the chest infection.",
+        "Anna said this on 4 March 2024.",
+    ),
+    (datetime(2024, 3, 5), "I took ibuprofen for my headache.", "Anna said this on 5 March 2024."),
+    (datetime(2024, 3, 6), "Dr Patel gave me amoxicillin and a nasal spray.", "Anna said this on 6 March 2024."),
+]
+
+
+def test_a_medicine_of_an_unrelated_note_is_never_added_to_the_doctors_pills() -> None:
+    messages = compact_answer_messages(PILLS, PILL_NOTES, "Anna")
+
+    def pills(more: str) -> str | None:
+        llm = ListContinuingLLM(more=more)
+        return completed_list(
+            llm, messages, PILLS, "Amoxicillin", "Amoxicillin", max_tokens=24, temperature=0.0, concise=True
+        )
+
+    assert pills(" ibuprofen") is None
+    assert pills(" nasal spray") == "Amoxicillin, nasal spray"  # named with the first item in one note
 
 
 def test_only_the_first_sentence_of_the_continuation_is_read_and_each_item_is_short() -> None:

@@ -167,7 +167,7 @@ def test_a_one_thing_answer_is_completed_from_the_notes_by_continuing_the_reply(
         (datetime(2023, 6, 2, tzinfo=UTC), "We went camping at the lake with the kids!", "Melanie said this"),
         (
             datetime(2023, 7, 12, tzinfo=UTC),
-            "I started learning violin this summer, it's hard but fun.",
+            "I started learning violin this summer, I play it every day.",  # says it answers "play"
             "Melanie said",
         ),
     ]

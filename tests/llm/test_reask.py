@@ -139,3 +139,32 @@ def test_a_restating_answer_is_answered_again_with_the_speakers_banned_and_no_sp
     assert speaker_reask(llm, "Dave") is None  # "Dave" restates the question; "Calvin" only names a speaker
     assert llm.banned == [["Dave", "calvin", "dave"]]
     assert speaker_reask(FirstWordBanningLLM(second="His dad"), "Dave's passion") == "His dad"
+
+
+CAKE_QUESTION = "Who is bringing the cake?"
+CAKE_NOTES = [
+    (datetime(2024, 6, 1, tzinfo=UTC), "I'll bring the cake Sunday", "Tom said this on 1 June 2024, 6:00 pm."),
+    (datetime(2024, 6, 1, tzinfo=UTC), "Lovely, I'll do the salad then.", "Anna said this on 1 June 2024, 6:05 pm."),
+]
+
+
+def cake_reask(llm: object, reply: str) -> str | None:
+    return replaced_restatement(
+        llm,
+        compact_answer_messages(CAKE_QUESTION, CAKE_NOTES, "Anna"),
+        CAKE_QUESTION,
+        reply,
+        shown_answer(CAKE_QUESTION, reply, True),
+        notes_given=True,
+        profile=DEFAULT_PROFILE,
+        max_tokens=16,
+        temperature=0.0,
+    )
+
+
+def test_a_speaker_whose_own_note_says_what_is_asked_is_the_answer_and_is_not_asked_again() -> None:
+    llm = FirstWordBanningLLM(second="Grandma")
+    assert cake_reask(llm, "Tom") is None  # Tom said "I'll bring the cake Sunday": "Tom" stays
+    assert llm.calls == []
+    assert cake_reask(llm, "Anna.") == "Grandma"  # Anna's notes say nothing of the cake: asked again
+    assert llm.banned == [["Anna", "anna", "tom"]]

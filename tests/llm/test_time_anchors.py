@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import UTC, datetime
+from zoneinfo import ZoneInfo
 
+import numpy as np
 import pytest
 
-from kiosk.llm.prompts import compact_notes
-from kiosk.llm.time_anchors import anchor_relative_times
+from kiosk.eval.answering import answer_request
+from kiosk.eval.locomo import parse_session_date
+from kiosk.llm.prompts import compact_answer_messages, compact_notes
+from kiosk.llm.time_anchors import anchor_local_times, anchor_relative_times, terminal_line
+from kiosk.memory.note import Note
 
 SAID = datetime(2023, 10, 22, 13, 0)  # a Sunday
 
@@ -69,3 +74,82 @@ def test_the_answer_prompt_shows_each_note_anchored_to_its_own_date() -> None:
         "[9 June 2023]",
         "Caroline: We met up last week (the week before 9 June 2023).",
     ]
+
+
+# ---- at the terminal: the note's local time, and the days a family names ----------------------------------------
+
+NEW_YORK = ZoneInfo("America/New_York")
+THURSDAY_9PM = datetime(2026, 12, 3, 21, 0, tzinfo=NEW_YORK)  # 02:00 UTC on Friday 4 December
+
+
+def _said(text: str, at: datetime) -> Note:
+    return Note(None, 1, "face", text, at.astimezone(UTC), embedding=np.ones(4, np.float32))
+
+
+def test_tonight_said_at_nine_pm_in_utc_minus_5_is_that_local_day_not_the_utc_one() -> None:
+    note = _said("Dinner with Tom tonight, the pills before bed", THURSDAY_9PM)
+    assert anchor_relative_times(note.content, note.timestamp) == (
+        "Dinner with Tom tonight (4 December 2026), the pills before bed"  # the UTC reading: a day late
+    )
+    said, text, _ = terminal_line(note, NEW_YORK)
+    assert (said.day, text) == (3, "Dinner with Tom tonight (3 December 2026), the pills before bed")
+    _, prompt = compact_answer_messages("When is dinner?", [terminal_line(note, NEW_YORK)], "Anna")
+    assert "[3 December 2026]\n- Dinner with Tom tonight (3 December 2026)" in prompt["content"]
+    assert "this evening (3 December 2026)" in terminal_line(_said("Call me this evening", THURSDAY_9PM), NEW_YORK)[1]
+
+
+@pytest.mark.parametrize(
+    ("text", "anchored"),
+    [
+        ("Dentist next Tuesday at 10", "Dentist next Tuesday (8 December 2026) at 10"),
+        ("I'll bring the cake on Sunday.", "I'll bring the cake on Sunday (6 December 2026)."),
+        ("Actually it moved to Friday", "Actually it moved to Friday (4 December 2026)"),
+        ("Tom's flight lands tomorrow", "Tom's flight lands tomorrow (4 December 2026)"),
+        ("Rent is due on the 14th", "Rent is due on the 14th (14 December 2026)"),
+        ("The boiler man comes the 14th.", "The boiler man comes the 14th (14 December 2026)."),
+        ("Pay the nurse by the 3rd", "Pay the nurse by the 3rd (3 December 2026)"),  # today
+        ("Next week on the 4th", "Next week (the week after 3 December 2026) on the 4th (4 December 2026)"),
+    ],
+)
+def test_days_named_at_the_terminal_get_their_local_date(text: str, anchored: str) -> None:
+    assert anchor_local_times(text, THURSDAY_9PM) == anchored
+
+
+def test_on_the_14th_is_this_months_said_on_the_3rd_and_next_months_said_on_the_20th() -> None:
+    third = datetime(2026, 11, 3, 21, 0, tzinfo=NEW_YORK)
+    twentieth = datetime(2026, 11, 20, 21, 0, tzinfo=NEW_YORK)
+    assert anchor_local_times("Physio on the 14th", third) == "Physio on the 14th (14 November 2026)"
+    assert anchor_local_times("Physio on the 14th", twentieth) == "Physio on the 14th (14 December 2026)"
+    new_year = datetime(2026, 12, 20, 9, 0, tzinfo=NEW_YORK)
+    assert anchor_local_times("Physio on the 14th", new_year) == "Physio on the 14th (14 January 2027)"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I saw the doctor on the 1st",  # told in the past: the 1st before; no date is better than a wrong one
+        "We went there on Tuesday",
+        "Room on the 2nd floor",
+        "November the 14th",  # names its month already
+        "on the 14th of November",
+        "next Tuesday (8 December 2026)",  # already anchored
+    ],
+)
+def test_what_may_point_back_or_is_no_day_is_left_without_a_terminal_date(text: str) -> None:
+    assert anchor_local_times(text, THURSDAY_9PM) == text
+
+
+LOCOMO_NOTE = "We go camping next Tuesday, on Saturday and on the 14th; the dog comes tonight, tomorrow too."
+
+
+def test_a_locomo_prompt_keeps_its_anchors_byte_for_byte() -> None:
+    """The LoCoMo evaluation (kiosk.eval.answering) gives UTC session times to the shared prompt: its anchors stay
+    those of anchor_relative_times (answers are cached by prompt), whatever the terminal's time zone."""
+    said = parse_session_date("10:37 pm on 27 June, 2023", "test")
+    note = Note(None, 1, "face", LOCOMO_NOTE, said, context="Caroline said this on 27 June 2023.", embedding=None)
+    _, user = answer_request("When is camping?", [note], "Caroline")
+    assert user["content"].split("<notes>\n", 1)[1].split("\n</notes>", 1)[0] == (
+        "[27 June 2023]\n"
+        "Caroline: We go camping next Tuesday (the Tuesday after 27 June 2023), on Saturday and on the 14th; "
+        "the dog comes tonight (27 June 2023), tomorrow (28 June 2023) too."
+    )

@@ -101,3 +101,44 @@ def test_import_reports_bad_items_keeps_going_and_resumes(tmp_path: Path, base_c
     with SqliteStore(tmp_path / "memory.db", master_key=master_key_for(SecurityConfig(), tmp_path)) as store:
         user = store.user_by_name("conv-x")
         assert user is not None and store.count_notes(user.id) == 2
+
+
+def test_mark_sets_and_clears_a_notes_sensitivity_by_hand(tmp_path: Path, base_config: KioskConfig) -> None:
+    from .builders import make_note
+
+    env = _env(tmp_path, base_config)
+    with SqliteStore(tmp_path / "memory.db", master_key=master_key_for(SecurityConfig(), tmp_path)) as store:
+        ann = store.add_user("Ann").id
+        note_id = store.add_note(make_note(ann, "Dr Osei moved my check on Friday")).id
+    marked = _kiosk(env, "memory", "mark", str(note_id), "--sensitive", "health", "--json")
+    assert marked.returncode == 0, marked.stderr.decode()
+    assert json.loads(marked.stdout) == {"id": note_id, "sensitivity": "health", "scope": "personal"}
+    cleared = _kiosk(env, "memory", "mark", str(note_id), "--not-sensitive")
+    assert cleared.returncode == 0 and b"not sensitive" in cleared.stdout
+    both = _kiosk(env, "memory", "mark", str(note_id), "--sensitive", "health", "--not-sensitive")
+    assert both.returncode == 2 and b"exactly one of" in both.stderr
+    typo = _kiosk(env, "memory", "mark", str(note_id), "--sensitive", "helth")
+    assert typo.returncode == 2 and b"unknown sensitivity 'helth'" in typo.stderr
+    with SqliteStore(tmp_path / "memory.db", master_key=master_key_for(SecurityConfig(), tmp_path)) as store:
+        assert [e.reason for e in store.history(note_id or 0)] == ["sensitivity marked by admin"] * 2
+        assert store.get_note(note_id or 0).sensitivity is None  # type: ignore[union-attr]
+    audit = (tmp_path / "logs" / "audit.log").read_text(encoding="utf-8")
+    assert audit.count('"action": "note-marked"') == 2 and "Osei" not in audit
+
+
+def test_notes_are_dated_and_listed_in_the_terminals_time_zone(tmp_path: Path, base_config: KioskConfig) -> None:
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    env = _env(tmp_path, base_config) | {"KIOSK_UI__TIME_ZONE": "Pacific/Kiritimati"}  # UTC+14: another day
+    with SqliteStore(tmp_path / "memory.db", master_key=master_key_for(SecurityConfig(), tmp_path)) as store:
+        store.add_user("Ann")
+    done = _kiosk(env, "remember", "Dinner with Tom tonight", "--user", "Ann", "--json")
+    assert done.returncode == 0, done.stderr.decode()
+    note = json.loads(done.stdout)["note"]
+    said = datetime.fromisoformat(note["timestamp"]).astimezone(ZoneInfo("Pacific/Kiritimati"))
+    assert note["context"].startswith(f"Ann said this on {said.day} {said:%B %Y}, ")
+    listed = _kiosk(env, "memory", "list", "--user", "Ann").stdout.decode()
+    assert f"#{note['id']} {said:%Y-%m-%dT%H:%M} " in listed
+    wrong = _kiosk(env | {"KIOSK_UI__TIME_ZONE": "Mars/Olympus"}, "memory", "list", "--user", "Ann")
+    assert wrong.returncode == 2 and b"unknown time zone 'Mars/Olympus'" in wrong.stderr

@@ -382,3 +382,45 @@ def test_a_clear_database_is_sealed_in_place_on_the_first_keyed_open(open_backen
         assert sealed.history(note.id)[0].after == {"context": "said in clear"}
         np.testing.assert_allclose(sealed.templates("palm")[0].vector, unit(3, dim=64))
         assert count_rows(sealed, "templates", "WHERE length(vector) = dimension * 4") == 0
+
+
+# ---- a person's sensitivity mark -----------------------------------------------------------------------------------
+
+
+def test_a_mark_by_hand_protects_the_note_survives_rewrites_and_unmarks(
+    open_backend: Opener, master: MasterKey
+) -> None:
+    with open_backend(master_key=master) as store:
+        ann = store.add_user("Ann").id
+        note = store.add_note(make_note(ann, "the pottery studio door code is 4417", keywords=["kiln"]))
+        other = store.add_note(make_note(ann, "pottery class on Tuesday", seed=2))
+        assert note.id is not None and note.sensitivity is None
+        stale = store.get_note(note.id)  # read before the mark, as an evolution step might
+        if isinstance(store, SqliteStore):
+            store.checkpoint()
+            assert store.path is not None and b"studio" in store.path.read_bytes()  # a plain note's stems
+        version = store.owner_version(ann)
+        marked = store.mark_sensitivity(note.id, "credentials", "owner")
+        assert marked.sensitivity == "credentials" and store.sensitive_note_ids([ann]) == {note.id}
+        assert (marked.content, marked.keywords) == (note.content, ["kiln"])  # nothing of the note is lost
+        assert store.owner_version(ann) > version  # cached results holding it are stale
+        assert [i for i, _ in store.lexical([ann], "pottery studio", 10)] == [other.id]  # sealed: stems left
+        assert store.history(note.id)[-1].reason == "sensitivity marked by owner"
+        assert store.history(note.id)[-1].after == {"sensitivity": "credentials"}
+        assert stale is not None
+        stale.context = "evolved"
+        store.update_note(stale, "evolution: update_neighbor after note 9")
+        assert store.get_note(note.id).sensitivity == "credentials"  # type: ignore[union-attr]
+        assert "sensitivity" not in store.history(note.id)[-1].after
+        if isinstance(store, SqliteStore):
+            store.checkpoint()
+            assert store.path is not None and b"studio" not in store.path.read_bytes()
+    with open_backend(master_key=master) as reopened:
+        unmarked = reopened.mark_sensitivity(note.id, None, "admin")
+        assert unmarked.sensitivity is None and unmarked.content == note.content and unmarked.context == "evolved"
+        assert reopened.sensitive_note_ids([ann]) == set()
+        assert {i for i, _ in reopened.lexical([ann], "studio", 10)} == {note.id}  # back in the lexical index
+        with pytest.raises(StoreError, match="unknown sensitivity 'secret'"):
+            reopened.mark_sensitivity(note.id, "secret", "admin")
+        with pytest.raises(StoreError, match="no note with id"):
+            reopened.mark_sensitivity(note.id + 100, "health", "admin")

@@ -84,6 +84,16 @@ def test_ask_stranger_falls_back_in_human_output(runner: CliRunner, env: dict[st
     assert "Miso" not in result.stdout
 
 
+def test_ask_dates_the_notes_in_the_terminals_time_zone(runner: CliRunner, env: dict[str, str], tmp_path: Path) -> None:
+    """Ana's notes were said at midnight UTC on 1-3 May 2024: in UTC-5 that is the evening before."""
+    probe = save_probe(tmp_path, np.eye(16)[0] + 0.1)
+    args = ["ask", "What is my cat called?", "--probe-npy", str(probe), "--threshold", "0.6", "--no-llm"]
+    result = runner.invoke(app, args, env={**env, "KIOSK_UI__TIME_ZONE": "America/New_York"})
+    assert result.exit_code == 0, result.output
+    assert "2024-04-30: Ana's cat is called Miso" in result.stdout
+    assert "2024-05-01: Ana's cat" not in result.stdout
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

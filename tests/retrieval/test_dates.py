@@ -4,10 +4,12 @@ use of it: tests/retrieval/test_hybrid.py)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from datetime import date, datetime
+from zoneinfo import ZoneInfo
 
 import pytest
 
-from kiosk.retrieval.dates import date_windows
+from kiosk.retrieval.dates import date_windows, named_days
 from kiosk.retrieval.hybrid import fuse
 from kiosk.retrieval.tuning import RetrievalTuning
 
@@ -43,3 +45,50 @@ def test_the_dated_ranking_is_a_third_weighted_ranking_of_the_fusion() -> None:
     assert fused == pytest.approx({1: 1.0, 2: 1.0, 3: 2.0, 4: 0.0})
     off = replace(config, date_weight=0.0)
     assert dict(fuse([(1, 0.9), (2, 0.5)], [(2, 3.0)], off, 10, dated=[(4, 0.9)])).keys() == {1, 2}
+
+
+# ---- at the terminal: days named without a year, resolved against the question's local time ----------------------
+
+NEW_YORK = ZoneInfo("America/New_York")
+THURSDAY_9PM = datetime(2026, 12, 3, 21, 0, tzinfo=NEW_YORK)  # already Friday in UTC
+
+
+def _named(text: str, asked: datetime = THURSDAY_9PM) -> list[str]:
+    return [day.isoformat() for day in named_days(text, asked)]
+
+
+@pytest.mark.parametrize(
+    ("question", "days"),
+    [
+        ("When is the dentist next Tuesday?", ["2026-12-08"]),
+        ("What do I have on Tuesday?", ["2026-12-08"]),
+        ("What did I do last Friday?", ["2026-11-27"]),
+        ("What did the doctor say on Tuesday?", ["2026-12-01"]),  # told in the past: the Tuesday before
+        ("What do I need to bring tonight?", ["2026-12-03"]),  # the local day, not the UTC one
+        ("Who picks up Tom tomorrow?", ["2026-12-04"]),
+        ("What is due on the 14th?", ["2026-12-14"]),
+        ("What happened on the 14th?", ["2026-11-14"]),
+        ("What did the physio say on 14 November?", ["2026-11-14"]),
+        ("Is the party on November 14th or the 20th?", ["2026-12-20", "2027-11-14"]),
+        ("Who lives on the 2nd floor?", []),
+        ("What did Ann do on 14 August, 2023?", []),  # a date with a year is the window of date_windows alone
+    ],
+)
+def test_days_without_a_year_are_resolved_from_the_questions_local_day(question: str, days: list[str]) -> None:
+    assert _named(question) == days
+
+
+def test_on_the_14th_asked_on_the_3rd_and_on_the_20th() -> None:
+    assert _named("What is on the 14th?", datetime(2026, 11, 3, 21, 0, tzinfo=NEW_YORK)) == ["2026-11-14"]
+    assert _named("What is on the 14th?", datetime(2026, 11, 20, 21, 0, tzinfo=NEW_YORK)) == ["2026-12-14"]
+
+
+def test_a_day_without_a_year_opens_a_local_window_only_when_the_question_has_a_local_time() -> None:
+    question = "What do I have next Tuesday?"
+    assert date_windows(question, 3) == []  # the LoCoMo replay: no terminal, no window, the ranking as before
+    (window,) = date_windows(question, 3, THURSDAY_9PM)
+    assert window.start.isoformat() == "2026-12-07T00:00:00-05:00"
+    assert window.end.isoformat() == "2026-12-12T00:00:00-05:00"
+    dated = "What did Ann do on 14 August, 2023?"
+    assert date_windows(dated, 3, THURSDAY_9PM) == date_windows(dated, 3)
+    assert named_days("What happened on the 14th?", THURSDAY_9PM) == [date(2026, 11, 14)]

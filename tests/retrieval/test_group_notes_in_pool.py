@@ -105,13 +105,6 @@ def test_the_group_note_answering_the_question_outranks_unrelated_personal_notes
 
 
 @pytest.mark.real_models
-@pytest.mark.xfail(
-    strict=True,
-    reason="BM25 is not comparable across owners: the lexical index prefixes every term with its owner "
-    "(kiosk/memory/lexical.py), so FTS5's IDF counts a term's documents inside one owner's partition against the "
-    "whole store's N; a one-note group partition gives the group note a higher BM25 (3.79) than the same text in "
-    "Anna's ten-note partition (2.47), and at lexical weight 3 that outweighs the scope term (beta 0.05 x 0.5)",
-)
 @pytest.mark.parametrize("mode", ["adaptive", "familiarity", "recollection"])
 def test_an_equally_relevant_personal_note_still_comes_first(family: Family, mode: str) -> None:
     group_note = tom_says(family, GROUP_NOTES[0])

@@ -171,6 +171,7 @@ def test_the_kiosk_enrolment_refuses_a_face_enrolled_under_another_name(
         face=face,
         assistant=types.SimpleNamespace(threshold=lambda modality, sha: tau),
         forget_templates=lambda: None,
+        has_camera=True,
     )
     challenge = types.SimpleNamespace(available=False)
     audit = types.SimpleNamespace(record=lambda action, **details: events.append(action))
@@ -197,6 +198,7 @@ def test_the_kiosk_renews_an_enrolled_name_only_from_the_face_it_has(
         face=face,
         assistant=types.SimpleNamespace(threshold=lambda modality, sha: tau),
         forget_templates=lambda: None,
+        has_camera=True,
     )
     audit = types.SimpleNamespace(record=lambda action, **details: None)
     enrolment = Enrolment(store, live, types.SimpleNamespace(available=False), audit)  # type: ignore[arg-type]

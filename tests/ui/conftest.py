@@ -78,18 +78,42 @@ def make_window(qtbot, ui_config: KioskConfig) -> Iterator[WindowFactory]:  # ty
             progress(0.5, "Loading")
             return services
 
-        window = KioskWindow(config or ui_config, loader, desktop)
-        qtbot.addWidget(window)
-        window.resize(*(DESKTOP_SIZE if desktop else KIOSK_SIZE))
-        window.show()
-        windows.append(window)
-        with qtbot.waitSignal(window.ready, timeout=60_000):
-            window.load()
-        return window
+        return show_loaded(qtbot, windows, config or ui_config, loader, desktop)
 
     yield make
     for window in windows:
         window.shutdown()
+
+
+def show_loaded(  # type: ignore[no-untyped-def]
+    qtbot,
+    windows: list[KioskWindow],
+    config: KioskConfig,
+    loader: Callable[[Progress], KioskServices],
+    desktop: bool = False,
+) -> KioskWindow:
+    """A kiosk window on screen at its real size, once `loader` has given it its services; kept in `windows`
+    for the fixture to shut down."""
+    window = KioskWindow(config, loader, desktop)
+    qtbot.addWidget(window)
+    window.resize(*(DESKTOP_SIZE if desktop else KIOSK_SIZE))
+    window.show()
+    windows.append(window)
+    with qtbot.waitSignal(window.ready, timeout=60_000):
+        window.load()
+    return window
+
+
+def ask_after_badge(qtbot, window: KioskWindow, badge: str, question: str):  # type: ignore[no-untyped-def]
+    """Wait until the badge shows `badge` (the person is in view), then type and send like a finger would; the
+    AnswerView (or error message) the answer ended with."""
+    from PySide6.QtCore import Qt
+
+    qtbot.waitUntil(lambda: badge in window.main.badge.text(), timeout=30_000)
+    with qtbot.waitSignal(window.main.answer_done, timeout=60_000) as blocker:
+        window.main.type_with_keyboard(question)
+        qtbot.mouseClick(window.main.keyboard.enter_key, Qt.MouseButton.LeftButton)
+    return blocker.args[0]
 
 
 def save_screenshot(widget: QWidget, name: str, folder: Path = SCREENSHOTS) -> Path:

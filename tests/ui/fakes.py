@@ -78,6 +78,7 @@ class FakeServices:
             "qwen2.5-coder-0.5b-instruct", ("smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct"), "best-match"
         )
         self.remembered: list[tuple[str, int]] = []
+        self.marked: list[tuple[int, str | None]] = []
         self.groups: dict[int, tuple[str, set[int]]] = {50: ("family", {1})}
         self.public_notes: list[NoteView] = []
         self.verifications = 0
@@ -197,6 +198,11 @@ class FakeServices:
     def restore_note(self, verification: Verification, note_id: int) -> None:
         owner = self._owner(verification)
         self.notes[owner] = [replace(n, archived=False) if n.id == note_id else n for n in self.notes[owner]]
+
+    def mark_note(self, verification: Verification, note_id: int, sensitivity: str | None) -> None:
+        owner = self._owner(verification)
+        self.marked.append((note_id, sensitivity))
+        self.notes[owner] = [replace(n, sensitivity=sensitivity) if n.id == note_id else n for n in self.notes[owner]]
 
     def forget_me(self, verification: Verification) -> None:
         owner = self._owner(verification)

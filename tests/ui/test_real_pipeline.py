@@ -23,7 +23,7 @@ from kiosk.config import KioskConfig
 from kiosk.identity.challenge import ChallengeTuning
 from kiosk.ui.app import KioskWindow
 
-from .conftest import KIOSK_SIZE, SCREENSHOTS, save_screenshot
+from .conftest import SCREENSHOTS, ask_after_badge, save_screenshot, show_loaded
 
 pytestmark = [pytest.mark.real_models, pytest.mark.real_data]
 
@@ -143,14 +143,7 @@ def open_kiosk(qtbot, face_tau: float) -> Iterator:  # type: ignore[no-untyped-d
                 face=scene.face,
             )
 
-        window = KioskWindow(scene.config, loader, desktop=False)
-        qtbot.addWidget(window)
-        window.resize(*KIOSK_SIZE)
-        window.show()
-        windows.append(window)
-        with qtbot.waitSignal(window.ready, timeout=60_000):
-            window.load()
-        return window
+        return show_loaded(qtbot, windows, scene.config, loader)
 
     yield open_
     for window in windows:
@@ -158,12 +151,7 @@ def open_kiosk(qtbot, face_tau: float) -> Iterator:  # type: ignore[no-untyped-d
 
 
 def ask_when(qtbot, window: KioskWindow, badge: str, question: str = QUESTION):  # type: ignore[no-untyped-def]
-    """Wait until the badge shows `badge` (the person is in view), then type and send like a finger would."""
-    qtbot.waitUntil(lambda: badge in window.main.badge.text(), timeout=30_000)
-    with qtbot.waitSignal(window.main.answer_done, timeout=60_000) as blocker:
-        window.main.type_with_keyboard(question)
-        qtbot.mouseClick(window.main.keyboard.enter_key, Qt.MouseButton.LeftButton)
-    return blocker.args[0]
+    return ask_after_badge(qtbot, window, badge, question)
 
 
 def prompts(llm: ScriptedLLM) -> str:

@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 
 import numpy as np
 
 from kiosk.errors import DuplicateNote, StoreError
-from kiosk.memory.checks import new_embedding, note_changes, validate_new_note, validate_update
+from kiosk.memory.checks import (
+    checked_sensitivity,
+    new_embedding,
+    note_changes,
+    validate_new_note,
+    validate_update,
+)
 from kiosk.memory.note import Note, to_epoch
 from kiosk.memory.records import NOTES_WITH_OWNER, NoteText, retention_arrays
 from kiosk.memory.row_sealing import readable
@@ -19,6 +26,8 @@ from kiosk.memory.sql.tx import ALL, Tx, insert, owner_list, update
 
 NEW_NOTE_RETENTION: tuple[float | None, int, float | None] = (None, 0, None)
 """(last use, reinforcements, archive time) of a note stored for the first time."""
+MARKED_BY_HAND = "sensitivity marked by "
+"""The history reason of a person's mark (`mark_sensitivity`), followed by who: 'owner' or 'admin'."""
 
 
 class NoteRecords(LinkRecords):
@@ -99,7 +108,11 @@ class NoteRecords(LinkRecords):
             old = self._note(row, [])
             if old.owner_id != note.owner_id:
                 raise StoreError(f"note {note_id} belongs to user {old.owner_id}", "notes never change owner")
-            before, after = note_changes(old, note)
+            kept = sensitivity
+            if sensitivity != old.sensitivity and self._marked_by_hand(tx, note_id):
+                kept = old.sensitivity  # a person's mark outranks any rewrite (an evolution step read before it)
+            written = note if kept == sensitivity else replace(note, sensitivity=kept)
+            before, after = note_changes(old, written)
             changed = new_embedding(embedding, old)
             values = {
                 "modality": note.modality,
@@ -107,11 +120,11 @@ class NoteRecords(LinkRecords):
                 "timestamp": to_epoch(note.timestamp),
                 "embedding": None if changed is None else d.bind_vector(changed),
                 "updated_at": now,
-                "sensitivity": sensitivity,
-                **self._index_columns(note),
+                "sensitivity": kept,
+                **self._index_columns(written),
             }
             tx.run(*update("notes", values, d, "id = ?", (note_id,), {"embedding": "coalesce(?, embedding)"}))
-            self._reindex_note(tx, note, archived=old.archived, embedding=changed)
+            self._reindex_note(tx, written, archived=old.archived, embedding=changed)
             if changed is not None:
                 before["embedding"], after["embedding"] = "previous", "re-encoded"
             self._insert_history(tx, note_id, old.owner_id, now, reason, before, after)
@@ -208,6 +221,42 @@ class NoteRecords(LinkRecords):
 
         self._writing(ALL, restore)
         return self._stored(note_id)
+
+    def mark_sensitivity(self, note_id: int, sensitivity: str | None, by: str) -> Note:
+        """A person sets the note's sensitive category (None: not sensitive), recorded in its history as theirs;
+        from then on no rewrite through `update_note` changes it. In a sealed store a note marked sensitive
+        leaves the lexical index (its stems are readable at rest; they are erased from the files), and one
+        unmarked re-enters it; the owner's cached results are invalidated either way."""
+        checked = checked_sensitivity(sensitivity)
+        now = time.time()
+        d = self.dialect
+
+        def mark(tx: Tx) -> bool:
+            row = tx.one(
+                f"SELECT {self._note_columns} FROM {NOTES_WITH_OWNER} WHERE n.id = ?{d.lock('UPDATE', 'n')}", (note_id,)
+            )
+            if row is None:
+                raise StoreError(f"no note with id {note_id}", "list the notes to see their ids")
+            old = self._note(row, [])
+            marked = replace(old, sensitivity=checked)
+            values = {"sensitivity": checked, "updated_at": now, **self._index_columns(marked)}
+            tx.run(*update("notes", values, d, "id = ?", (note_id,)))
+            self._reindex_note(tx, marked, archived=old.archived, embedding=None)
+            before, after = {"sensitivity": old.sensitivity}, {"sensitivity": checked}
+            self._insert_history(tx, note_id, old.owner_id, now, MARKED_BY_HAND + by, before, after)
+            self._bump(tx, old.owner_id)
+            return old.sensitivity is None and checked is not None
+
+        if self._writing(ALL, mark) and self._keys is not None:
+            self._reclaim(full=False)  # the stems it had in the lexical index leave the database files
+        return self._stored(note_id)
+
+    @staticmethod
+    def _marked_by_hand(tx: Tx, note_id: int) -> bool:
+        return (
+            tx.one("SELECT 1 FROM history WHERE note_id = ? AND reason LIKE ?", (note_id, MARKED_BY_HAND + "%"))
+            is not None
+        )
 
     def sensitive_note_ids(self, owner_ids: Sequence[int]) -> set[int]:
         """Ids of the given owners' notes that are marked sensitive (any category)."""

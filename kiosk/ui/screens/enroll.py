@@ -14,6 +14,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from kiosk.app.terminal_kind import has_scanner, palm_only
 from kiosk.app.views import ChallengeView, EnrollSample, FrameView, UserView
 from kiosk.ui.context import AppContext
 from kiosk.ui.screens.base import MAIN, Screen, label
@@ -31,6 +32,21 @@ CONSENT = (
     "It stays on this terminal, is used only to recognise you when you ask something, and you can delete "
     "it and all your memories at any time with “Forget me”."
 )
+CONSENT_PALM = (
+    "To remember you, I keep a palm template: a list of numbers computed from your palm print, not a picture. "
+    "It stays on this terminal, is used only to recognise you when you ask something, and you can delete "
+    "it and all your memories at any time with “Forget me”."
+)
+CONSENT_FACE_AND_PALM = (
+    "To remember you, I keep a face template and a palm template: lists of numbers computed from your face and "
+    "your palm print, not pictures. They stay on this terminal, are used only to recognise you when you ask "
+    "something, and you can delete them and all your memories at any time with “Forget me”."
+)
+CAPTURE_FACE = "Hold your face steady in the frame. I keep a few clear views of it."
+CAPTURE_PALM = "Hold your open palm still over the scanner. I keep a few clear scans of it."
+CAPTURE_FACE_AND_PALM = "Hold your face steady in the frame and your open palm over the scanner."
+LOOK = "Look at the camera"
+PLACE_PALM = "Hold your open palm over the scanner"
 
 
 class EnrollScreen(Screen):
@@ -63,7 +79,10 @@ class EnrollScreen(Screen):
         card_layout.setContentsMargins(48, 40, 48, 40)
         card_layout.setSpacing(22)
         card_layout.addWidget(label("Before we start", "title"))
-        consent_text = label(CONSENT)
+        self.palm_only = palm_only(ctx.config.capture)
+        self.with_palm = has_scanner(ctx.config.capture) and not self.palm_only  # palm codes beside the face
+        words = CONSENT_PALM if self.palm_only else CONSENT_FACE_AND_PALM if self.with_palm else CONSENT
+        consent_text = label(words)
         card_layout.addWidget(consent_text)
         agree = QPushButton("I agree — start")
         agree.setProperty("role", "primary")
@@ -86,8 +105,10 @@ class EnrollScreen(Screen):
         side = QVBoxLayout(side_card)
         side.setContentsMargins(32, 28, 32, 28)
         side.setSpacing(16)
-        side.addWidget(label("Hold your face steady in the frame. I keep a few clear views of it.", "muted"))
-        self.hint = label("Look at the camera", "title")
+        capture_text = CAPTURE_PALM if self.palm_only else CAPTURE_FACE_AND_PALM if self.with_palm else CAPTURE_FACE
+        side.addWidget(label(capture_text, "muted"))
+        self.first_hint = PLACE_PALM if self.palm_only else LOOK
+        self.hint = label(self.first_hint, "title")
         self.capture_progress = QProgressBar()
         self.capture_progress.setRange(0, SAMPLES_NEEDED)
         self.capture_count = label(f"0 of {SAMPLES_NEEDED} good frames", "muted")
@@ -152,7 +173,8 @@ class EnrollScreen(Screen):
 
     def _go(self, index: int) -> None:
         self.pages.setCurrentIndex(index)
-        self.title.setText(("Enrol — consent", "Enrol — look at the camera", "Enrol — your name", "Welcome")[index])
+        capture = "Enrol — your palm" if self.palm_only else "Enrol — look at the camera"
+        self.title.setText(("Enrol — consent", capture, "Enrol — your name", "Welcome")[index])
         self.step_changed.emit(self.step)
 
     def on_enter(self) -> None:
@@ -195,9 +217,10 @@ class EnrollScreen(Screen):
             return
         if sample.ok:
             self.samples.append(sample)
-            self.hint.setText("Good — hold still")
+            palm_missing = self.with_palm and sample.palm is None
+            self.hint.setText("Good — now your palm over the scanner too" if palm_missing else "Good — hold still")
         else:
-            self.hint.setText(sample.hint or "Look at the camera")
+            self.hint.setText(sample.hint or self.first_hint)
         self.capture_progress.setValue(len(self.samples))
         self.capture_count.setText(f"{len(self.samples)} of {SAMPLES_NEEDED} good frames")
         if len(self.samples) >= SAMPLES_NEEDED:

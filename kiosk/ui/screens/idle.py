@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtGui import QMouseEvent
 from PySide6.QtWidgets import QVBoxLayout
 
 from kiosk.app.views import FrameView
+from kiosk.local_time import local_now, zone_named
 from kiosk.ui import theme
 from kiosk.ui.context import AppContext
 from kiosk.ui.screens.base import MAIN, Screen, label
@@ -17,6 +16,7 @@ from kiosk.ui.screens.base import MAIN, Screen, label
 class IdleScreen(Screen):
     def __init__(self, ctx: AppContext) -> None:
         super().__init__(ctx)
+        self._zone = zone_named(ctx.config.ui.time_zone)
         column = QVBoxLayout(self)
         column.addStretch(2)
         self.clock = label("", wrap=False)
@@ -37,7 +37,7 @@ class IdleScreen(Screen):
         self._tick()
 
     def _tick(self) -> None:
-        now = datetime.now()
+        now = local_now(self._zone)
         self.clock.setText(now.strftime("%H:%M"))
         self.date.setText(now.strftime("%A %d %B"))
 

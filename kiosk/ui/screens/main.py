@@ -9,11 +9,17 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLineEdit, QPushButton, QVBoxLayout
 
+from kiosk.app.terminal_kind import palm_only
 from kiosk.app.views import AnswerView, FrameView, Presence, Verification
 from kiosk.ui.context import AppContext
 from kiosk.ui.screens.base import ADMIN, ENROLL, MEMORY, Screen, label
-from kiosk.ui.widgets.camera import CameraPreview, IdentityBadge
-from kiosk.ui.widgets.conversation import AnswerBubble, ConversationView
+from kiosk.ui.widgets.camera import BADGE_STYLE, PALM_ONLY_BADGE_STYLE, CameraPreview, IdentityBadge
+from kiosk.ui.widgets.conversation import (
+    FALLBACK_REASONS,
+    PALM_ONLY_FALLBACK_REASONS,
+    AnswerBubble,
+    ConversationView,
+)
 from kiosk.ui.widgets.keyboard import OnScreenKeyboard
 from kiosk.ui.workers import AnswerTask, submit
 
@@ -52,7 +58,7 @@ class MainScreen(Screen):
         left.setSpacing(14)
         title = label("Bio-Memory Kiosk", "title", wrap=False)
         self.preview = CameraPreview()
-        self.badge = IdentityBadge()
+        self.badge = IdentityBadge(styles=PALM_ONLY_BADGE_STYLE if palm_only(ctx.config.capture) else BADGE_STYLE)
         nav = QHBoxLayout()
         self.memory_button = QPushButton("My memories")
         self.enroll_button = QPushButton("Enrol me")
@@ -74,7 +80,9 @@ class MainScreen(Screen):
         right = QVBoxLayout(right_card)
         right.setContentsMargins(18, 18, 18, 18)
         right.setSpacing(12)
-        self.conversation = ConversationView()
+        self.conversation = ConversationView(
+            reasons=PALM_ONLY_FALLBACK_REASONS if palm_only(ctx.config.capture) else FALLBACK_REASONS
+        )
         self.input = QLineEdit()
         self.input.setPlaceholderText("Type a question or tell me something to remember…")
         self.input.returnPressed.connect(self.send)

@@ -1,7 +1,9 @@
-"""The verified person's own notes: read, delete one, restore a faded one, or forget me entirely.
+"""The verified person's own notes: read, delete one, restore a faded one, mark one sensitive (or not), or forget
+me entirely.
 
 Opening the screen and every change re-verify the person first; nobody sees or changes someone else's notes.
-Faded notes (archived below the strength floor) stay listed, marked, with a button that restores them.
+Faded notes (archived below the strength floor) stay listed, marked, with a button that restores them. Each
+note has a sensitivity choice (not sensitive, or what kind); a sensitive note needs a closer look to be used.
 """
 
 from __future__ import annotations
@@ -9,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QPushButton, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QComboBox, QFrame, QHBoxLayout, QPushButton, QScrollArea, QVBoxLayout, QWidget
 
-from kiosk.app.views import KioskServices, NoteView, Verification
+from kiosk.app.views import SENSITIVE_WORDS, KioskServices, NoteView, Verification
 from kiosk.errors import ProbeError
 from kiosk.ui.context import AppContext
 from kiosk.ui.screens.base import MAIN, Screen, label
@@ -140,11 +142,34 @@ class MemoryScreen(Screen):
                 restore.setObjectName(f"restore-{note.id}")
                 restore.clicked.connect(lambda _=False, note_id=note.id: self.restore_note(note_id))
                 line.addWidget(restore)
+            line.addWidget(self._sensitivity_choice(note))
             delete = QPushButton("Delete")
             delete.setObjectName(f"delete-{note.id}")
             delete.clicked.connect(lambda _=False, note_id=note.id: self.delete_note(note_id))
             line.addWidget(delete)
             self.list_layout.insertWidget(self.list_layout.count() - 1, row)
+
+    def _sensitivity_choice(self, note: NoteView) -> QComboBox:
+        """'Not sensitive' or the kind of sensitive note; choosing one marks the note (the person's mark stands)."""
+        choice = QComboBox()
+        choice.setObjectName(f"sensitivity-{note.id}")
+        choice.setToolTip("Sensitive notes are only used when I am sure it is you")
+        choice.addItem("Not sensitive", None)
+        for category, words in SENSITIVE_WORDS.items():
+            choice.addItem(f"Sensitive: {words}", category)
+        choice.setCurrentIndex(max(choice.findData(note.sensitivity), 0))
+        choice.activated.connect(lambda index, note_id=note.id: self.mark_note(note_id, choice.itemData(index)))
+        return choice
+
+    def mark_note(self, note_id: int, sensitivity: str | None) -> None:
+        services = self.ctx.require_services()
+
+        def work(_progress: object) -> tuple[Verification, list[NoteView]]:
+            verification = self._reverify(services)
+            services.mark_note(verification, note_id, sensitivity)
+            return verification, services.list_notes(verification)
+
+        submit(work, self._after_change("marked"), self._failed, pool=self.ctx.pool)
 
     def delete_note(self, note_id: int) -> None:
         services = self.ctx.require_services()
@@ -203,7 +228,7 @@ class MemoryScreen(Screen):
         def done(result: tuple[Verification, list[NoteView]]) -> None:
             _verification, notes = result
             self._show_notes(notes)
-            done_what = "Deleted" if what == "deleted" else "Restored"
+            done_what = {"deleted": "Deleted", "restored": "Restored", "marked": "Marked"}[what]
             self.status.setText(f"{done_what}. {self._summary(notes)}")
             self.changed.emit(what)
 

@@ -114,11 +114,19 @@ BADGE_STYLE = {
     "nobody": (theme.TEXT_MUTED, "Nobody in view", "step in front of the camera"),
     "no-camera": (theme.DANGER, "No camera", "check the camera connection"),
 }
+# A terminal whose only biometric is a palm scanner (no camera) speaks of the palm, not the face.
+PALM_ONLY_BADGE_STYLE = {
+    **BADGE_STYLE,
+    "unclear": (theme.TEXT_MUTED, "Palm not clear yet", "hold your open palm still"),
+    "nobody": (theme.TEXT_MUTED, "No palm on the scanner", "hold your open palm over the scanner"),
+    "no-camera": (theme.DANGER, "No palm scanner", "check the scanner connection"),
+}
 
 
 class IdentityBadge(QFrame):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, styles: dict[str, tuple[str, str, str]] = BADGE_STYLE) -> None:
         super().__init__(parent)
+        self.styles = styles
         self.setProperty("role", "card")
         layout = QHBoxLayout(self)
         layout.setContentsMargins(20, 12, 20, 12)
@@ -140,7 +148,7 @@ class IdentityBadge(QFrame):
         if presence == self.presence:
             return
         self.presence = presence
-        color, title, detail = BADGE_STYLE[presence.state]
+        color, title, detail = self.styles[presence.state]
         self.dot.setStyleSheet(f"background: {color}; border-radius: 9px;")
         self.title.setText(title.format(name=presence.name or "Recognised"))
         self.detail.setText(detail.format(score=presence.score or 0.0))

@@ -27,6 +27,13 @@ FALLBACK_REASONS = {
     "no-camera": "The camera was not available, so I answered without personal memory.",
     "recognised": "No memories of yours matched this question.",
 }
+# A terminal whose only biometric is a palm scanner speaks of the palm, not the face (as its badge does).
+PALM_ONLY_FALLBACK_REASONS = {
+    **FALLBACK_REASONS,
+    "nobody": "No palm was on the scanner when you asked, so I answered without personal memory.",
+    "unclear": "I could not read your palm clearly when you asked, so I answered without personal memory.",
+    "no-camera": "The palm scanner was not available, so I answered without personal memory.",
+}
 
 
 def _label(text: str, role: str | None = None, wrap: bool = True) -> QLabel:
@@ -77,9 +84,10 @@ class AnswerBubble(QFrame):
     listed under it stay covered until tapped.
     """
 
-    def __init__(self, cover_sensitive: bool = False) -> None:
+    def __init__(self, cover_sensitive: bool = False, reasons: dict[str, str] = FALLBACK_REASONS) -> None:
         super().__init__()
         self.cover_sensitive = cover_sensitive
+        self.reasons = reasons
         self.reveal_buttons: list[RevealButton] = []
         self.state = "pending"
         self._style(theme.BORDER, theme.SURFACE)
@@ -183,7 +191,7 @@ class AnswerBubble(QFrame):
             state = "multiple" if result.decision == "hidden-multiple-faces" else result.presence.state
             self.header.setText("◌  Answered without personal memory")
             self.header.setStyleSheet(f"color: {theme.CALM}; font-weight: 600;")
-            reason = FALLBACK_REASONS.get(state, FALLBACK_REASONS["unknown"])
+            reason = self.reasons.get(state, self.reasons["unknown"])
             if result.liveness_reason:
                 reason = (
                     f"This may be a photo or a screen, not a person ({result.liveness_reason}), "
@@ -225,8 +233,9 @@ class AnswerBubble(QFrame):
 
 
 class ConversationView(QScrollArea):
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, reasons: dict[str, str] = FALLBACK_REASONS) -> None:
         super().__init__(parent)
+        self.reasons = reasons
         self.setWidgetResizable(True)
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         inner = QWidget()
@@ -272,7 +281,7 @@ class ConversationView(QScrollArea):
         return bubble
 
     def add_answer(self, cover_sensitive: bool = False) -> AnswerBubble:
-        bubble = AnswerBubble(cover_sensitive)
+        bubble = AnswerBubble(cover_sensitive, self.reasons)
         self._add(bubble, right=False)
         return bubble
 

@@ -1,0 +1,112 @@
+"""Fused multi-frame probe trials, and the sensitive threshold they support at a target FAR.
+
+A sensitive note asks for more proof than the gate's tau. The live camera never compares one crop: it fuses its
+last few good frames (kiosk.identity.verify.ProbeFuser), so the owner's genuine scores are those of fused probes.
+Trials here copy that: each identity is enrolled from `enrol` images (one template each; the gate takes the best),
+and a probe is the L2-normalised mean of `frames` other images of one identity. Genuine trials score a probe
+against its own identity; impostor trials against every other enrolled identity. The threshold holds the target
+FAR for every probe the fuser can make (1 .. max frames): fused impostors crowd around their mean, so the
+single-frame probe is the one an impostor's luck rides on.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from kiosk.calibration.schema import Rate
+from kiosk.calibration.scores import RateCount, ScoreSets, threshold_at_far
+from kiosk.calibration.sensitive import FusedPoint
+
+
+@dataclass(frozen=True)
+class FusedScores:
+    frames: int
+    scores: ScoreSets
+    identities: int
+    gallery: int
+
+
+def _unit(rows: np.ndarray) -> np.ndarray:
+    return rows / np.linalg.norm(rows, axis=-1, keepdims=True)
+
+
+def fused_trials(
+    vectors: np.ndarray,
+    identities: list[str],
+    frames: tuple[int, ...],
+    *,
+    enrol: int = 3,
+    draws: int = 20,
+    seed: int = 0,
+) -> dict[int, FusedScores]:
+    """Genuine and impostor scores of probes fused from k images, for each k in `frames`.
+
+    Identities with `enrol` + max(frames) images give genuine trials (the same identities and enrolment for every
+    k, so the rows compare); identities with only `enrol` images are enrolled too, as impostor-only gallery.
+    """
+    by_identity: dict[str, list[int]] = defaultdict(list)
+    for index, identity in enumerate(identities):
+        by_identity[identity].append(index)
+    rng = np.random.default_rng(seed)
+    longest = max(frames)
+    names = sorted(name for name, rows in by_identity.items() if len(rows) >= enrol)
+    enrolled: dict[str, np.ndarray] = {}
+    probe_pool: dict[str, np.ndarray] = {}
+    for name in names:
+        order = rng.permutation(np.asarray(by_identity[name]))
+        enrolled[name] = order[:enrol]
+        if len(order) >= enrol + longest:
+            probe_pool[name] = order[enrol:]
+    templates = vectors[np.concatenate([enrolled[name] for name in names])]  # (gallery * enrol, d)
+    owner_of_probe: list[int] = []
+    chosen: dict[int, list[np.ndarray]] = {k: [] for k in frames}
+    for name, pool in probe_pool.items():
+        for _ in range(draws):
+            order = rng.permutation(pool)
+            for k in frames:
+                chosen[k].append(order[:k])  # nested: the k-frame probe extends the (k-1)-frame one
+            owner_of_probe.append(names.index(name))
+    owners = np.asarray(owner_of_probe)
+    result: dict[int, FusedScores] = {}
+    for k in frames:
+        probes = _unit(vectors[np.stack(chosen[k])].mean(axis=1))
+        per_user = (probes @ templates.T).reshape(len(probes), len(names), enrol).max(axis=2)
+        genuine = per_user[np.arange(len(probes)), owners]
+        mask = np.ones_like(per_user, dtype=bool)
+        mask[np.arange(len(probes)), owners] = False
+        result[k] = FusedScores(k, ScoreSets.from_arrays(genuine, per_user[mask]), len(probe_pool), len(names))
+    return result
+
+
+def _rate(count: RateCount) -> Rate:
+    return Rate(value=count.value, errors=count.errors, trials=count.trials, ci95=count.ci95)
+
+
+@dataclass(frozen=True)
+class ChosenThreshold:
+    threshold: float
+    target_far: float
+    resolved: bool  # every frame count had at least 1/target_far impostor trials
+    trade_off: list[FusedPoint]
+
+    def at(self, frames: int) -> FusedPoint:
+        return next(row for row in self.trade_off if row.frames == frames)
+
+
+def choose_threshold(trials: dict[int, FusedScores], target_far: float) -> ChosenThreshold:
+    """The lowest threshold that holds `target_far` for every frame count, with FAR and FRR per count."""
+    points = {k: threshold_at_far(fused.scores, target_far) for k, fused in trials.items()}
+    threshold = max(point.threshold for point in points.values())
+    rows = [
+        FusedPoint(
+            frames=k,
+            threshold_at_target=points[k].threshold,
+            far=_rate(trials[k].scores.far(threshold)),
+            frr=_rate(trials[k].scores.frr(threshold)),
+        )
+        for k in sorted(trials)
+    ]
+    return ChosenThreshold(threshold, target_far, all(point.resolved for point in points.values()), rows)
