@@ -1,4 +1,4 @@
-"""The answer steps on the household question set: the default profile, each of its steps off, and `plain`.
+"""The answer steps on the household question set: the default profile, each of its steps off, the other profiles.
 
 KIOSK_DATA=/work/shared/data PYTHONPATH=$PWD .venv/bin/python -m bench.bench_household [--split all] [--threads 1]
 
@@ -19,15 +19,17 @@ from kiosk.config import load_config
 from kiosk.eval.household import HouseholdOptions, run_household
 from kiosk.eval.household_data import DEFAULT_DIR
 from kiosk.eval.household_report import FIGURES, score_header, score_rows
-from kiosk.llm.profiles import answer_profile
+from kiosk.llm.profiles import PROFILES, answer_profile
 
 
 def runs(default_profile: str) -> list[tuple[str, str, tuple[str, ...]]]:
-    """(label, profile, steps off): the default profile, each of its steps off, then plain."""
+    """(label, profile, steps off): the default profile, each of its steps off, every other profile (plain last)."""
     steps = answer_profile(default_profile).steps
+    others = [name for name in PROFILES if name not in (default_profile, "plain")]
     return [
         (default_profile, default_profile, ()),
         *((f"{default_profile} without {step}", default_profile, (step,)) for step in steps),
+        *((name, name, ()) for name in others),
         ("plain", "plain", ()),
     ]
 

@@ -167,9 +167,9 @@ class LLMConfig(Section):
     gguf_path: Path | None = Field(default=None, description="A deployer's GGUF file; overrides `model`.")
     threads: int = Field(default=0, ge=0, description="CPU threads for llama.cpp; 0 = all cores.")
     max_answer_tokens: int = Field(default=96, ge=1, description="Longest answer in tokens.")
-    answer_profile: Literal["small-model", "plain"] = Field(
+    answer_profile: Literal["small-model", "careful", "lists", "plain"] = Field(
         default="small-model",
-        description="Steps from reply to shown answer: small-model (corrects a small model's habits) or plain (none).",
+        description="Steps from reply to shown answer: small-model, careful (+ unsure -> I don't know), lists, plain.",
     )
     prefill_while_typing: bool = Field(
         default=True,

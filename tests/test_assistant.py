@@ -219,6 +219,7 @@ def test_one_thing_named_for_a_question_asking_for_several_is_completed_from_the
 ) -> None:
     llm = ListContinuingLLM({}, default="A beagle puppy", more=" pottery classes, a flute")
     assistant.llm = llm
+    assistant.config.llm.answer_profile = "lists"
     result = assistant.answer("What things does Alice have?", face(ALICE_FACE))
     assert result.answer == "A beagle puppy, pottery classes"  # the flute is in no note of hers
     assert llm.starts == ["A beagle puppy,"] and llm.calls[-1].messages == llm.calls[0].messages

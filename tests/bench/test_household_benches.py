@@ -9,12 +9,12 @@ from bench.bench_household_floor import at_floor, choose, keeping
 from kiosk.llm.profiles import answer_profile
 
 
-def test_the_comparison_runs_the_default_each_step_off_and_plain() -> None:
+def test_the_comparison_runs_the_default_each_step_off_the_other_profiles_and_plain() -> None:
     steps = answer_profile("small-model").steps
     made = runs("small-model")
     assert made[0] == ("small-model", "small-model", ())
-    assert made[1:-1] == [(f"small-model without {step}", "small-model", (step,)) for step in steps]
-    assert made[-1] == ("plain", "plain", ())
+    assert made[1 : 1 + len(steps)] == [(f"small-model without {step}", "small-model", (step,)) for step in steps]
+    assert made[1 + len(steps) :] == [("careful", "careful", ()), ("lists", "lists", ()), ("plain", "plain", ())]
 
 
 def _row(answerable: bool, best: float | None, found: bool = True) -> dict[str, Any]:

@@ -87,7 +87,7 @@ def test_a_question_is_answered_as_the_assistant_answers_it(eval_config: KioskCo
 
 
 def test_steps_off_leave_only_steps_of_the_profile(eval_config: KioskConfig) -> None:
-    profile = profile_without("small-model", ("complete-lists",))
+    profile = profile_without("lists", ("complete-lists",))
     assert not profile.has("complete-lists") and profile.has("cut-restatement")
     assert profile_without("small-model", ()) == answer_profile("small-model")
     with pytest.raises(DataError, match="no step complete-lists"):
@@ -116,7 +116,7 @@ def test_the_cli_runs_the_fixture_with_the_real_smallest_model(
             "--llm",
             "smollm2-135m-instruct",
             "--steps-off",
-            "complete-lists",
+            "reask-speaker-names",
             "--output",
             str(tmp_path / "out"),
             "--json",
@@ -125,7 +125,7 @@ def test_the_cli_runs_the_fixture_with_the_real_smallest_model(
     assert result.exit_code == 0, result.output
     results = json.loads(result.stdout)
     assert results["llm"]["name"] == "smollm2-135m-instruct"
-    assert results["profile"]["steps_off"] == ["complete-lists"]
+    assert results["profile"]["steps_off"] == ["reask-speaker-names"]
     assert len(results["answers"]) == 10 and all(row["answer"] for row in results["answers"])
     assert results["scores"]["dev"]["prompt_leaks"] == 0
-    assert (tmp_path / "out" / "household_palm_small-model_without_complete-lists.md").is_file()
+    assert (tmp_path / "out" / "household_palm_small-model_without_reask-speaker-names.md").is_file()

@@ -37,7 +37,7 @@ def shown(
 
 
 def test_each_step_is_kept_and_the_last_one_is_shown() -> None:
-    answer = shown(ListContinuingLLM(more=" violin"), "Melanie plays clarinet.")
+    answer = shown(ListContinuingLLM(more=" violin"), "Melanie plays clarinet.", profile=PROFILES["lists"])
     assert answer == ShownAnswer(first="Clarinet.", replaced=None, listed="Clarinet, violin")
     assert answer.before_lists == "Clarinet." and answer.text == "Clarinet, violin"
 
@@ -77,16 +77,16 @@ def test_the_plain_profile_shows_the_reply_as_given_but_never_a_recited_rule() -
     assert shown(llm, recited, profile=plain).text == UNKNOWN_ANSWER
 
 
-def test_the_small_model_profile_takes_the_six_steps_in_order() -> None:
+def test_the_small_model_profile_takes_the_four_steps_in_order_and_the_others_add_one() -> None:
     assert DEFAULT_PROFILE is PROFILES["small-model"]
     assert DEFAULT_PROFILE.steps == (
         "cut-restatement",
         "reask-restated",
         "unknown-restated-without-notes",
         "reask-speaker-names",
-        "complete-lists",
-        "unknown-ungrounded",
     )
+    assert PROFILES["careful"].steps == (*DEFAULT_PROFILE.steps, "unknown-ungrounded")
+    assert PROFILES["lists"].steps == (*DEFAULT_PROFILE.steps, "complete-lists")
 
 
 def test_an_answer_the_notes_do_not_give_is_shown_as_unknown_and_kept_for_the_record() -> None:
@@ -98,7 +98,7 @@ def test_an_answer_the_notes_do_not_give_is_shown_as_unknown_and_kept_for_the_re
         question,
         "Last spring",
         notes_given=True,
-        profile=DEFAULT_PROFILE,
+        profile=PROFILES["careful"],
         max_tokens=16,
         temperature=0.0,
     )
