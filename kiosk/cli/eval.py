@@ -244,10 +244,9 @@ def register(app: typer.Typer) -> None:
             results_dir=output,
             results_name=name,
             command=_command_line(),
-            tuning=replace(
-                DEFAULT_TUNING,
-                relevance_floor=DEFAULT_TUNING.relevance_floor if relevance_floor is None else relevance_floor,
-            ),
+            tuning=DEFAULT_TUNING
+            if relevance_floor is None
+            else replace(DEFAULT_TUNING, relevance_floor=relevance_floor),
         )
         with _progress(sys.stderr.isatty() or not as_json) as progress:
             results = run_household(cfg, options, progress)

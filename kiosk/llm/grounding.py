@@ -23,7 +23,7 @@ from kiosk.llm.answer_form import (
     says_unknown,
     says_what_is_asked,
 )
-from kiosk.llm.prompts import UNKNOWN_ANSWER
+from kiosk.llm.prompts import UNKNOWN_ANSWER, inside_notes
 
 _DAY_HEADER = re.compile(r"^\[(?P<day>[^\[\]]+)\]$")
 
@@ -31,10 +31,9 @@ _DAY_HEADER = re.compile(r"^\[(?P<day>[^\[\]]+)\]$")
 def dated_note_lines(notes: str) -> list[tuple[str, str]]:
     """(the day a line is filed under, the line) for every note line inside the <notes> blocks of `notes`, the day
     with its weekday ("Saturday 12 September 2026") as compact_notes writes it without one."""
-    inside = "\n".join(part.split("</notes>", 1)[0] for part in notes.split("<notes>")[1:])
     day = ""
     lines = []
-    for line in inside.splitlines():
+    for line in inside_notes(notes).splitlines():
         line = line.strip()
         header = _DAY_HEADER.match(line)
         if header:

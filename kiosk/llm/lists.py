@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from kiosk.llm.answer_form import content_stems, says_unknown, says_what_is_asked, shown_answer, word_set
 from kiosk.llm.backend import Message, reply_if_able
-from kiosk.llm.prompts import note_speakers, notes_text
+from kiosk.llm.prompts import inside_notes, note_speakers, notes_text
 
 # "What instruments does ...", "Which cities has ...", "What kind of books does ...", "What are Joanna's hobbies?"
 _OBJECT_FIRST = re.compile(
@@ -92,8 +92,7 @@ _LINE_MARKS = re.compile(r"^(?:-\s+)?(?:\([^()]*\)\s+)?(?:[^\s:()\[\]-][^:()\[\]
 
 def note_lines(notes: str) -> list[str]:
     """The text of each note line inside the <notes> blocks of `notes`, without its marks (_LINE_MARKS)."""
-    inside = "\n".join(part.split("</notes>", 1)[0] for part in notes.split("<notes>")[1:])
-    return [_LINE_MARKS.sub("", line, count=1) for line in inside.splitlines() if line.strip()]
+    return [_LINE_MARKS.sub("", line, count=1) for line in inside_notes(notes).splitlines() if line.strip()]
 
 
 def _noted_thing_test(question: str, notes: str, first: str) -> Callable[[str], bool]:

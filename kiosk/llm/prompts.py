@@ -227,6 +227,11 @@ def notes_text(messages: Sequence[Message]) -> str:
     return "\n".join(message["content"] for message in messages if message["role"] == "user")
 
 
+def inside_notes(prompt: str) -> str:
+    """The text inside every <notes> block of a prompt's text (the note lines, without the words around them)."""
+    return "\n".join(part.split("</notes>", 1)[0] for part in prompt.split("<notes>")[1:])
+
+
 def note_speakers(prompt: str) -> set[str]:
     """The speakers of the note lines (compact_notes) inside the <notes> blocks of a prompt's text, lower-cased
     ("Question:" outside them is no speaker)."""
@@ -235,9 +240,8 @@ def note_speakers(prompt: str) -> set[str]:
 
 def speaker_lines(prompt: str) -> dict[str, list[str]]:
     """What each speaker of note_speakers says in the prompt's notes: lower-cased name -> their lines' text."""
-    notes = "\n".join(part.split("</notes>", 1)[0] for part in prompt.split("<notes>")[1:])
     said: dict[str, list[str]] = {}
-    for line in notes.splitlines():
+    for line in inside_notes(prompt).splitlines():
         match = _NOTE_SPEAKER.match(line)
         if match:
             said.setdefault(match.group("name").lower(), []).append(line[match.end() :].strip())
