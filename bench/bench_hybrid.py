@@ -1,9 +1,8 @@
-"""Hybrid retrieval inside the gate: dense / lexical (FTS5 BM25) / fused, with and without A-Mem attributes,
-familiarity / recollection / adaptive: LoCoMo evidence recall@5/10 per category and p50 latency at 100k
-notes of real dialogue text, in one run; plus the adaptive thresholds calibrated on the encoder.
+"""Hybrid retrieval inside the gate: dense / lexical (FTS5 BM25) / fused, with and without A-Mem attributes:
+LoCoMo evidence recall@5/10 per category and p50 latency at 100k notes of real dialogue text, in one run.
 
 KIOSK_DATA=/work/shared/data PYTHONPATH=$PWD .venv/bin/python -m bench.bench_hybrid [--latency-queries 60]
-                                  [--skip-latency] [--write-calibration] [--calibration-only]
+                                  [--skip-latency]
 
 LoCoMo stores (cached in bench/cache, git-ignored):
 - with attributes: bench_retrieval's fast-construction store (content + KeyBERT-style keywords + context
@@ -16,11 +15,6 @@ Latency store: 100,000 notes of real LoCoMo text (the fast store's notes with th
 of 1,000 notes each (user u: conversation u mod 10, then the next ones until 1,000). Queries are LoCoMo
 questions asked by a user holding that conversation; timed: retrieval only (gate timed separately, text
 encoding excluded: it is the same for every configuration).
-
-Calibration (kiosk.retrieval.thresholds.select): every question's familiarity signal against its owner's notes
-and the recall@K gain of (fused) recollection over (fused) familiarity; thresholds chosen on the questions of
-the even-numbered conversations (calibration split), checked on the odd ones (held out); --write-calibration
-writes calibration/adaptive-<encoder sha>.json (the shipped retrieval tuning must equal it: a test checks).
 """
 
 from __future__ import annotations
@@ -31,47 +25,31 @@ import os
 import time
 from collections import Counter
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from bench.bench_retrieval import CACHE, FACE_DIM, SHA, TAU, locomo_store, unit_rows
-from bench.common import command_line, percentiles_ms, table, write_results
+from bench.common import percentiles_ms, table, write_results
 from kiosk.config import RetrievalConfig, load_config
 from kiosk.identity.gate import GateRule, gate
 from kiosk.identity.probe import Probe
 from kiosk.memory import Note, SqliteStore
 from kiosk.memory.store import Store
 from kiosk.retrieval import Retriever
-from kiosk.retrieval.adaptive import familiarity_signal
-from kiosk.retrieval.results import FamiliaritySignal
-from kiosk.retrieval.thresholds import (
-    ENTROPY_QUANTILES,
-    MEAN_QUANTILES,
-    AdaptiveCalibration,
-    Outcome,
-    Rule,
-    adaptive_recall,
-    calibration_path,
-    select,
-    text_encoder_identity,
-)
 from kiosk.retrieval.tuning import DEFAULT_TUNING, RetrievalTuning
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 4: "single-hop"}
-PATHS = ("familiarity", "recollection", "adaptive")
 DEPTHS = (10, 20, 30, 50, 100)
 """fusion_depth values swept (recall and 100k latency side by side)."""
 SCALED_NOTES = 100_000
 SCALED_USERS = 100
-REPO = Path(__file__).resolve().parent.parent
 
 
 @dataclass(frozen=True)
 class Variant:
-    """One measured retrieval: the settings (path, K) and the tuning."""
+    """One measured retrieval: the settings (K) and the tuning."""
 
     config: RetrievalConfig
     tuning: RetrievalTuning
@@ -79,27 +57,24 @@ class Variant:
     def retriever(self, store: Store) -> Retriever:
         return Retriever(store, self.config, tuning=self.tuning)
 
-    def mode(self, mode: str) -> Variant:
-        return Variant(self.config.model_copy(update={"mode": mode}), self.tuning)
-
     def tuned(self, **changes: Any) -> Variant:
         return Variant(self.config, replace(self.tuning, **changes))
 
 
 def configurations(base: Variant) -> dict[str, Variant]:
-    """Every measured configuration by name: dense-<path>, lexical, fused-<path> (fused = weighted fusion)."""
+    """Every measured configuration by name: dense-familiarity, lexical, fused-familiarity (weighted fusion)."""
     uncached = base.tuned(cache_ttl_ms=0)
-    out = {f"dense-{p}": uncached.mode(p).tuned(fusion="off") for p in PATHS}
-    out["lexical"] = uncached.tuned(fusion="weighted", dense_weight=0.0)
-    for p in PATHS:
-        out[f"fused-{p}"] = uncached.mode(p).tuned(fusion="weighted")
-    return out
+    return {
+        "dense-familiarity": uncached.tuned(fusion="off"),
+        "lexical": uncached.tuned(fusion="weighted", dense_weight=0.0),
+        "fused-familiarity": uncached.tuned(fusion="weighted"),
+    }
 
 
 def alternatives(base: Variant) -> dict[str, Variant]:
     """Fusion weights beside the default (familiarity path), measured on the with-attributes store. (Reciprocal rank
     fusion, measured here before, found less evidence and was removed: bench/results/hybrid.md.)"""
-    familiarity = base.mode("familiarity").tuned(cache_ttl_ms=0, fusion="weighted")
+    familiarity = base.tuned(cache_ttl_ms=0, fusion="weighted")
     return {
         "weighted 1:1": familiarity.tuned(lexical_weight=1.0),
         "weighted 1:3": familiarity.tuned(lexical_weight=3.0),
@@ -209,23 +184,16 @@ def questions(data: Path) -> list[tuple[str, dict[str, Any]]]:
     ]
 
 
-Shares = dict[tuple[str, int], list[float]]
-"""Per (configuration, K): each question's recall, in question order."""
-
-
 def recall_table(
     path: Path,
     asked: list[tuple[str, dict[str, Any]]],
     vectors: np.ndarray,
     configs: dict[str, Variant],
     ks: tuple[int, ...] = (5, 10),
-    shares: Shares | None = None,
-) -> tuple[dict[tuple[str, int, int], float], dict[str, float], dict[str, Counter[str]]]:
-    """Mean recall per (configuration, K, category; 0 = all) and retrieval p50 ms at K=10 (600 notes / owner);
-    each question's recall goes into `shares` when given."""
+) -> tuple[dict[tuple[str, int, int], float], dict[str, float]]:
+    """Mean recall per (configuration, K, category; 0 = all) and retrieval p50 ms at K=10 (600 notes / owner)."""
     recall: dict[tuple[str, int, int], list[float]] = {}
     elapsed: dict[str, list[float]] = {name: [] for name in configs}
-    chosen: dict[str, Counter[str]] = {name: Counter() for name in configs}
     with SqliteStore(path) as store:
         owners = {u.name: u.id for u in store.list_users()}
         for name, variant in configs.items():
@@ -237,12 +205,9 @@ def recall_table(
                     result = retriever.retrieve((owners[sample],), vector, qa["question"], k=k)
                     if k == 10:
                         elapsed[name].append(time.perf_counter() - started)
-                        chosen[name][result.path or "none"] += 1
                     share = len(evidence & {item.note.source_ref for item in result.notes}) / len(evidence)
                     for category in (qa["category"], 0):
                         recall.setdefault((name, k, category), []).append(share)
-                    if shares is not None:
-                        shares.setdefault((name, k), []).append(share)
             print(
                 f"  {path.name} {name}: all R@{ks[-1]} {np.mean(recall[(name, ks[-1], 0)]):.3f} "
                 f"({time.strftime('%H:%M:%S')})",
@@ -250,55 +215,7 @@ def recall_table(
             )
     means = {key: float(np.mean(values)) for key, values in recall.items()}
     p50 = {name: percentiles_ms(v)["p50_ms"] if v else float("nan") for name, v in elapsed.items()}
-    return means, p50, chosen
-
-
-def signals(
-    path: Path, asked: list[tuple[str, dict[str, Any]]], vectors: np.ndarray, tuning: RetrievalTuning
-) -> list[FamiliaritySignal]:
-    """Familiarity signal of each question against its owner's notes (what the adaptive choice sees)."""
-    with SqliteStore(path) as store:
-        matrices = {u.name: store.owner_matrix([u.id])[2] for u in store.list_users()}
-    return [
-        familiarity_signal(matrices[sample] @ vector, tuning.k_probe, tuning.softmax_lambda)
-        for (sample, _), vector in zip(asked, vectors, strict=True)
-    ]
-
-
-def calibration_split(asked: list[tuple[str, dict[str, Any]]]) -> list[bool]:
-    """True for questions of the even-numbered conversations (calibration), False for the rest (held out)."""
-    order = sorted({sample for sample, _ in asked})
-    return [order.index(sample) % 2 == 0 for sample, _ in asked]
-
-
-def outcomes(
-    asked: list[tuple[str, dict[str, Any]]], found: list[FamiliaritySignal], shares: Shares, prefix: str, k: int
-) -> list[Outcome]:
-    familiarity, recollection = shares[(f"{prefix}-familiarity", k)], shares[(f"{prefix}-recollection", k)]
-    return [
-        Outcome(signal, CATEGORIES[qa["category"]], r - f)
-        for (_, qa), signal, f, r in zip(asked, found, familiarity, recollection, strict=True)
-    ]
-
-
-def split_recall(
-    asked: list[tuple[str, dict[str, Any]]], outcome: list[Outcome], familiarity: list[float], rule: Rule, keep: bool
-) -> dict[str, tuple[float, float, int]]:
-    """Per category (and all) of one split: (familiarity R, adaptive R under `rule`, questions sent to recollection)."""
-    split = calibration_split(asked)
-    out = {}
-    for category in (*CATEGORIES.values(), "all"):
-        rows = [
-            i for i, (_, qa) in enumerate(asked) if split[i] == keep and category in ("all", CATEGORIES[qa["category"]])
-        ]
-        picked = [outcome[i] for i in rows]
-        base = [familiarity[i] for i in rows]
-        out[category] = (
-            float(np.mean(base)),
-            adaptive_recall(picked, base, rule),
-            sum(rule.recollects(o.signal) for o in picked),
-        )
-    return out
+    return means, p50
 
 
 # ---- latency at 100k ---------------------------------------------------------------------------
@@ -348,7 +265,7 @@ def latency(
         del templates
         retrievers = {name: variant.retriever(store) for name, variant in configs.items()}
         retrievers |= {name: variant.retriever(plain) for name, variant in (unmapped or {}).items()}
-        for retriever in retrievers.values():  # warm pass: page cache and recollection's pools, untimed
+        for retriever in retrievers.values():  # warm pass: page cache and the in-RAM pools, untimed
             for _, owner, qa, vector in jobs:
                 retriever.retrieve((owner,), vector, qa["question"], k=10)
         samples: dict[str, list[float]] = {name: [] for name in retrievers}
@@ -370,7 +287,7 @@ def latency(
         }
         for name, stats in out.items():
             print(f"  100k {name}: p50 {stats['p50_ms']:.2f} ms", flush=True)
-        default = configs["fused-adaptive"]
+        default = configs["fused-familiarity"]
         breakdown = {"mmap on": stages(store, default, jobs), "mmap off": stages(plain, default, jobs)}
         return out, percentiles_ms(gate_times), (load_before, load_after), breakdown
     finally:
@@ -383,7 +300,7 @@ STAGES = ("knn", "lexical", "get_notes")
 
 def stages(store: SqliteStore, variant: Variant, jobs: list[tuple[Any, int, Any, np.ndarray]]) -> dict[str, float]:
     """p50 ms of each store call inside one retrieval (dense KNN, BM25, reading the K notes) and of the rest
-    (fusion, signal, re-scoring, Python), over the jobs, for one configuration."""
+    (fusion, re-scoring, Python), over the jobs, for one configuration."""
     spent: dict[str, float] = {}
     originals = {name: getattr(store, name) for name in STAGES}
 
@@ -425,8 +342,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency-queries", type=int, default=60)
     parser.add_argument("--skip-latency", action="store_true")
-    parser.add_argument("--write-calibration", action="store_true")
-    parser.add_argument("--calibration-only", action="store_true", help="derive (and write) the calibration, stop")
     args = parser.parse_args()
     config = load_config(environ={k: v for k, v in os.environ.items() if k != "KIOSK_CONFIG"})
     from kiosk.text import load_text_encoder
@@ -441,65 +356,11 @@ def main() -> None:
     tuning = DEFAULT_TUNING
     figures: dict[str, Any] = {"locomo.questions": dict(Counter(CATEGORIES[qa["category"]] for _, qa in asked))}
     configs = configurations(Variant(base, tuning))
-    shares: Shares = {}
-    found = signals(with_attributes, asked, vectors, tuning)
-    split = calibration_split(asked)
-
-    # Calibration first (it needs only the fused familiarity and recollection paths at the default K).
-    fused_paths = {name: configs[name] for name in ("fused-familiarity", "fused-recollection")}
-    recall_table(with_attributes, asked, vectors, fused_paths, ks=(base.k,), shares=shares)
-    calibration_outcomes = outcomes(asked, found, shares, "fused", base.k)
-    rule = select([o for o, keep in zip(calibration_outcomes, split, strict=True) if keep], tuning.k_probe)
-    familiarity_shares = shares[("fused-familiarity", base.k)]
-    per_split = {
-        label: split_recall(asked, calibration_outcomes, familiarity_shares, rule, keep)
-        for label, keep in (("calibration", True), ("held_out", False))
-    }
-    encoder_name, encoder_sha = text_encoder_identity(config)
-    calibration = AdaptiveCalibration(
-        encoder=encoder_name,
-        encoder_sha256=encoder_sha,
-        k_probe=tuning.k_probe,
-        softmax_lambda=tuning.softmax_lambda,
-        theta_low=rule.theta_low,
-        theta_high=rule.theta_high,
-        tau_entropy=rule.tau_entropy,
-        quantiles={"mean_similarity": list(MEAN_QUANTILES), "entropy": list(ENTROPY_QUANTILES)},
-        samples={"calibration": sum(split), "held_out": len(split) - sum(split)},
-        outcomes={
-            f"{label}.{category}.{path}.recall_at_{base.k}": value
-            for label, table_ in per_split.items()
-            for category, (fam, adaptive, _) in table_.items()
-            for path, value in (("familiarity", round(fam, 4)), ("adaptive", round(adaptive, 4)))
-        },
-        data=f"LoCoMo locomo10.json questions of categories 1/2/4 vs fast-construction notes (owner's pool); "
-        f"gain = recall@{base.k} of fused recollection - fused familiarity; calibration = even-numbered "
-        "conversations, held out = odd-numbered",
-        command=command_line(),
-        created=datetime.now(UTC).isoformat(timespec="seconds"),
-    )
-    if args.write_calibration:
-        target = calibration_path(REPO / "calibration", encoder_sha)
-        target.write_text(calibration.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        print(f"wrote {target}", flush=True)
-    if args.calibration_only:
-        print(calibration.model_dump_json(indent=2))
-        return
-    in_use = (tuning.theta_low, tuning.theta_high, tuning.tau_entropy)
-    figures["calibration.selected"] = {
-        "theta_low": rule.theta_low,
-        "theta_high": rule.theta_high,
-        "tau_entropy": rule.tau_entropy,
-    }
-    figures["calibration.in_use"] = dict(zip(("theta_low", "theta_high", "tau_entropy"), in_use, strict=True))
 
     body = []
     recall_rows = []
-    table_shares: Shares = {}
     for variant, path in (("with", with_attributes), ("without", without_attributes)):
-        recall, p50, chosen = recall_table(
-            path, asked, vectors, configs, shares=table_shares if variant == "with" else None
-        )
+        recall, p50 = recall_table(path, asked, vectors, configs)
         for name in configs:
             row: list[Any] = [name, variant]
             for category in (1, 2, 4, 0):
@@ -509,36 +370,33 @@ def main() -> None:
                     figures[f"locomo.{variant}_attributes.{name}.{label}.recall_at_{k}"] = value
                     row.append(f"{value:.3f}")
             figures[f"locomo.{variant}_attributes.{name}.p50_ms"] = p50[name]
-            share = chosen[name]["recollection"] / max(1, sum(chosen[name].values()))
-            figures[f"locomo.{variant}_attributes.{name}.recollection_share"] = share
-            row += [f"{p50[name]:.2f}", f"{share:.0%}" if name.endswith("adaptive") else ""]
+            row.append(f"{p50[name]:.2f}")
             recall_rows.append(row)
     headers = ["configuration", "A-Mem attributes"]
     for category in ("multi-hop", "temporal", "single-hop", "all"):
         headers += [f"{category} R@5", f"{category} R@10"]
-    headers += ["p50 ms (K=10, ~600 notes/owner)", "adaptive → recollection"]
+    headers.append("p50 ms (K=10, ~600 notes/owner)")
     body.append(
         "## LoCoMo evidence recall (LLM-free, owner's pool only, all questions of categories 1/2/4)\n\n"
         + table(headers, recall_rows)
-        + f"\n\nQuestions: {figures['locomo.questions']}. dense = the RF-Mem path alone; lexical = FTS5 BM25 "
-        f"alone; fused = the path's ranking fused with BM25 (weighted fusion, dense weight {tuning.dense_weight}, "
-        f"lexical weight {tuning.lexical_weight}, depth {tuning.fusion_depth}). Adaptive thresholds in use: "
-        f"theta_low {in_use[0]}, theta_high {in_use[1]}, "
-        f"tau_H {in_use[2]} (selected in this run: {rule.theta_low}, {rule.theta_high}, {rule.tau_entropy}). "
+        + f"\n\nQuestions: {figures['locomo.questions']}. dense = the familiarity (cosine) path alone; "
+        "lexical = FTS5 BM25 alone; fused = the dense ranking fused with BM25 (weighted fusion, dense weight "
+        f"{tuning.dense_weight}, "
+        f"lexical weight {tuning.lexical_weight}, depth {tuning.fusion_depth}). "
         "The p50 column is timed per configuration in sequence (not interleaved): see the 100k table for latency."
     )
 
     depth_configs = {
-        f"fused-adaptive depth {d}": Variant(base, tuning).tuned(fusion_depth=d, cache_ttl_ms=0) for d in DEPTHS
+        f"fused-familiarity depth {d}": Variant(base, tuning).tuned(fusion_depth=d, cache_ttl_ms=0) for d in DEPTHS
     }
-    depth_recall, _, _ = recall_table(with_attributes, asked, vectors, depth_configs, ks=(10,))
+    depth_recall, _ = recall_table(with_attributes, asked, vectors, depth_configs, ks=(10,))
     for name in depth_configs:
         for category in (1, 2, 4, 0):
             figures[f"locomo.{name.replace(' ', '_')}.{CATEGORIES.get(category, 'all')}.recall_at_10"] = depth_recall[
                 (name, 10, category)
             ]
 
-    alt_recall, alt_p50, _ = recall_table(with_attributes, asked, vectors, alternatives(Variant(base, tuning)))
+    alt_recall, alt_p50 = recall_table(with_attributes, asked, vectors, alternatives(Variant(base, tuning)))
     alt_rows = []
     for name in alternatives(Variant(base, tuning)):
         values = [alt_recall[(name, 10, c)] for c in (1, 2, 4, 0)]
@@ -550,55 +408,11 @@ def main() -> None:
         + table(["fusion dense:lexical", "multi-hop", "temporal", "single-hop", "all", "p50 ms"], alt_rows)
     )
 
-    # Where recollection stands: forced recollection vs familiarity, per category, K=10 and K=30, dense and fused.
-    deep_configs = {name: configs[name] for name in ("dense-familiarity", "dense-recollection", *fused_paths)}
-    recall_table(with_attributes, asked, vectors, deep_configs, ks=(30,), shares=table_shares)
-    deep_rows = []
-    for prefix in ("dense", "fused"):
-        for k in (10, 30):
-            fam, rec = table_shares[(f"{prefix}-familiarity", k)], table_shares[(f"{prefix}-recollection", k)]
-            row = [f"{prefix} K={k}"]
-            for category in (*CATEGORIES.values(), "all"):
-                rows = [i for i, (_, qa) in enumerate(asked) if category in ("all", CATEGORIES[qa["category"]])]
-                f_mean, r_mean = float(np.mean([fam[i] for i in rows])), float(np.mean([rec[i] for i in rows]))
-                better = sum(rec[i] > fam[i] for i in rows)
-                worse = sum(rec[i] < fam[i] for i in rows)
-                figures[f"locomo.{prefix}-familiarity.{category}.recall_at_{k}"] = f_mean
-                figures[f"locomo.{prefix}-recollection.{category}.recall_at_{k}"] = r_mean
-                row.append(f"{f_mean:.3f} / {r_mean:.3f} ({r_mean - f_mean:+.3f}; +{better} −{worse})")
-            deep_rows.append(row)
-    body.append(
-        "## Where recollection stands (forced recollection vs familiarity, with attributes)\n\n"
-        + table(["path, K", *(f"{c}: fam / rec (Δ; questions +/−)" for c in (*CATEGORIES.values(), "all"))], deep_rows)
-        + "\n\nRecollection is below familiarity on every category at K=10 and K=30, dense and fused; it finds more "
-        "evidence for a few questions (+) but drops more for others (−)."
-    )
-
-    split_rows = []
-    for label, table_ in per_split.items():
-        for category, (fam, adaptive, sent) in table_.items():
-            figures[f"locomo.adaptive_calibration.{label}.{category}.familiarity.recall_at_{base.k}"] = fam
-            figures[f"locomo.adaptive_calibration.{label}.{category}.adaptive.recall_at_{base.k}"] = adaptive
-            split_rows.append([label, category, f"{fam:.3f}", f"{adaptive:.3f}", sent])
-    body.append(
-        "## Adaptive calibration from outcomes (fused paths, K="
-        f"{base.k})\n\n"
-        + table(["split", "category", f"familiarity R@{base.k}", f"adaptive R@{base.k}", "→ recollection"], split_rows)
-        + f"\n\nCandidate rules: theta_low / theta_high at quantiles {list(MEAN_QUANTILES)} of the calibration "
-        f"questions' mean top-{tuning.k_probe} similarity (or cosine's floor -1 = never), tau_H at quantiles "
-        f"{list(ENTROPY_QUANTILES)} of their entropy (or ln {tuning.k_probe}); kept: the rule with the largest total "
-        "recall gain of recollection over familiarity on the calibration split with no category losing. Selected: "
-        f"theta_low {rule.theta_low}, theta_high {rule.theta_high}, tau_H {rule.tau_entropy}"
-        + (' ("never": no rule gains, adaptive runs familiarity)' if rule.theta_high <= -1 else "")
-        + f". Calibration = questions of the even-numbered conversations ({sum(split)}), held out = the odd ones "
-        f"({len(split) - sum(split)}). Encoder {encoder_name}, sha256 {encoder_sha[:16]}…."
-    )
-
     if not args.skip_latency:
         scaled, holds = scaled_store(with_attributes)
         timed = dict(configs)
         timed |= {name: config for name, config in depth_configs.items() if f"depth {tuning.fusion_depth}" not in name}
-        unmapped = {"fused-adaptive, SQLite mmap off": configs["fused-adaptive"]}
+        unmapped = {"fused-familiarity, SQLite mmap off": configs["fused-familiarity"]}
         timings, gate_stats, load, breakdown = latency(
             scaled, holds, asked, vectors, timed, args.latency_queries, unmapped
         )
@@ -615,8 +429,9 @@ def main() -> None:
             f"## Retrieval latency at 100,000 notes ({SCALED_USERS} users x 1,000 notes of LoCoMo text, K=10, "
             f"{args.latency_queries} queries)\n\n"
             + table(["configuration", "retrieval p50 ms", "retrieval p95 ms", "CPU time p50 ms"], rows)
-            + "\n\nOne untimed warm pass of every configuration first (page cache, recollection's in-RAM pools), "
-            "then the configurations interleaved per query, each query starting at a different one. The gate "
+            + "\n\nOne untimed warm pass of every configuration first (page cache, the in-RAM pools of "
+            "dated / named search), then the configurations interleaved per query, each query starting at a "
+            "different one. The gate "
             f"(templates from SQLite + per-user scores, {SCALED_USERS} users) adds {gate_stats['p50_ms']:.2f} ms p50 "
             "to every row; text encoding of the question is excluded. 1-minute load average of the 2-core machine "
             f"before / after the timed pass: {load[0]:.2f} / {load[1]:.2f}."
@@ -624,7 +439,7 @@ def main() -> None:
         stage_rows = []
         for label, parts in breakdown.items():
             for name, value in parts.items():
-                figures[f"fused-adaptive.100k.{label.replace(' ', '_')}.{name.replace(' ', '_')}.p50_ms"] = value
+                figures[f"fused-familiarity.100k.{label.replace(' ', '_')}.{name.replace(' ', '_')}.p50_ms"] = value
             stage_rows.append([label, *(f"{parts[name]:.2f}" for name in (*STAGES, "rest", "total", "total CPU"))])
         body.append(
             "## Where the fused default's time goes at 100k (p50 ms per part of one retrieval, same queries)\n\n"
@@ -634,7 +449,7 @@ def main() -> None:
                     "dense KNN (vec0, depth 50)",
                     "BM25 (FTS5, depth 50)",
                     "reading the K notes",
-                    "rest (fusion, signal, Python)",
+                    "rest (fusion, Python)",
                     "total",
                     "total CPU time",
                 ],
@@ -649,7 +464,7 @@ def main() -> None:
         )
         depth_rows = []
         for d, name in zip(DEPTHS, depth_configs, strict=True):
-            stats = timings["fused-adaptive" if d == tuning.fusion_depth else name]
+            stats = timings["fused-familiarity" if d == tuning.fusion_depth else name]
             values = [depth_recall[(name, 10, c)] for c in (1, 2, 4, 0)]
             depth_rows.append([d, *(f"{v:.3f}" for v in values), f"{stats['p50_ms']:.2f}", f"{stats['p95_ms']:.2f}"])
         body.insert(
@@ -671,7 +486,7 @@ def main() -> None:
             f"Default fusion_depth {tuning.fusion_depth}. Peers in that run: dense-familiarity "
             f"{timings['dense-familiarity']['p50_ms']:.2f} ms, lexical {timings['lexical']['p50_ms']:.2f} ms.",
         )
-    path = write_results("hybrid", figures, "\n\n".join(body), extra={"calibration": calibration.model_dump()})
+    path = write_results("hybrid", figures, "\n\n".join(body))
     print(f"wrote {path}")
 
 

@@ -5,7 +5,7 @@ floor calibrated on the text encoder (kiosk.retrieval.relevance).
 KIOSK_DATA=/work/shared/data PYTHONPATH=$PWD .venv/bin/python -m bench.bench_relevance [--write-calibration]
 
 Store: bench_retrieval's fast-construction LoCoMo store (cached in bench/cache). Each question of categories
-1/2/4 is retrieved with the default retrieval (fused, adaptive, K = 10) twice: from its owner's notes (related)
+1/2/4 is retrieved with the default retrieval (fused, K = 10) twice: from its owner's notes (related)
 and from the next conversation's notes (unrelated: the Non-owner of `kiosk eval locomo`, whose own memories are
 the only ones the gate opens). Signal = the best retrieved note's cosine similarity to the question.
 

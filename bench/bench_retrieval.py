@@ -1,5 +1,5 @@
-"""Identity-gated retrieval: latency of familiarity / recollection / adaptive vs a numpy brute force, and
-LLM-free evidence recall@5/10 on LoCoMo, in one run.
+"""Identity-gated retrieval: latency of the (fused) familiarity path vs a numpy brute force, and LLM-free
+evidence recall@5/10 on LoCoMo, in one run.
 
 .venv/bin/python -m bench.bench_retrieval [--sizes 1000,10000,100000] [--users 10,100] [--queries 60]
                                           [--skip-latency] [--skip-locomo]
@@ -7,7 +7,7 @@ LLM-free evidence recall@5/10 on LoCoMo, in one run.
 Latency stores hold synthetic unit vectors (topic centroids plus noise, so similarities spread like real
 ones); they are built once and cached under bench/cache/ (git-ignored). Each query is timed end to end
 from the probe: gate (templates from SQLite, per-user scores) + retrieval inside the matched partitions;
-text encoding is excluded (the same for every path; see bench/results/text_encoder.md). The brute-force
+text encoding is excluded (see bench/results/text_encoder.md). The brute-force
 baseline holds every note's vector and owner in RAM and applies the per-note gate formula, then a cosine
 top-K over the passing notes: the literal formula, vectorised.
 
@@ -46,7 +46,7 @@ SHA = "bench-synthetic-face-encoder"
 FACE_DIM = 512
 TOPICS = 64
 TAU = 0.5
-PATHS = ("familiarity", "recollection", "adaptive")
+PATHS = ("familiarity",)
 UNCACHED = replace(DEFAULT_TUNING, cache_ttl_ms=0)  # every timed retrieval runs in full
 CATEGORIES = {1: "multi-hop", 2: "temporal", 4: "single-hop"}
 
@@ -178,38 +178,33 @@ def _latency_one(
     query_vectors = unit_rows(np.stack(query_rows))
     key = f"{notes // 1000}k.{users}u"
     out: dict[str, Any] = {}
-    chosen: Counter[str] = Counter()
 
-    def run_path(mode: str) -> list[float]:
-        retriever = Retriever(store, RetrievalConfig(mode=mode), tuning=UNCACHED)  # type: ignore[arg-type]
+    def run_path() -> list[float]:
+        retriever = Retriever(store, RetrievalConfig(), tuning=UNCACHED)
         samples = []
-        for i in range(-3, queries):  # three warm-up queries (loads the pool matrix for recollection)
+        for i in range(-3, queries):  # three warm-up queries
             q = i % queries
             probe = Probe("face", probes[q], SHA, captured_at=0.0)
             started = time.perf_counter()
             decision = gate(probe, store.templates("face"), GateRule(TAU, "best-match", 0.05))
-            result = retriever.retrieve(decision.matched_owner_ids, query_vectors[q], f"q{q}", k=k)
+            retriever.retrieve(decision.matched_owner_ids, query_vectors[q], f"q{q}", k=k)
             elapsed = time.perf_counter() - started
             if i >= 0:
                 samples.append(elapsed)
-                if mode == "adaptive":
-                    chosen[result.path or "none"] += 1
             assert set(decision.matched_owner_ids) == {user_rows[int(askers[q])].id}, "bench probe must match"
         return samples
 
-    for mode in PATHS:
-        stats = percentiles_ms(run_path(mode))
-        out[f"{mode}.{key}.p50_ms"] = stats["p50_ms"]
-        out[f"{mode}.{key}.p95_ms"] = stats["p95_ms"]
-    out[f"adaptive.{key}.recollection_share"] = chosen["recollection"] / max(1, sum(chosen.values()))
+    stats = percentiles_ms(run_path())
+    out[f"familiarity.{key}.p50_ms"] = stats["p50_ms"]
+    out[f"familiarity.{key}.p95_ms"] = stats["p95_ms"]
 
-    # Cold pool load (recollection's first query for an owner after a write) and a familiarity cache hit.
-    retriever = Retriever(store, RetrievalConfig(mode="recollection"))
+    # Cold pool load (a dated or named search's first query for an owner after a write) and a cache hit.
+    retriever = Retriever(store, RetrievalConfig())
     owner = user_rows[int(askers[0])].id
     started = time.perf_counter()
     retriever.pool((owner,))
-    out[f"recollection.{key}.cold_pool_load_ms"] = (time.perf_counter() - started) * 1000.0
-    cached = Retriever(store, RetrievalConfig(mode="familiarity"), tuning=replace(DEFAULT_TUNING, cache_ttl_ms=60_000))
+    out[f"pool.{key}.cold_load_ms"] = (time.perf_counter() - started) * 1000.0
+    cached = Retriever(store, RetrievalConfig(), tuning=replace(DEFAULT_TUNING, cache_ttl_ms=60_000))
     cached.retrieve((owner,), query_vectors[0], "same question", k=k)
     hits = []
     for _ in range(queries):
@@ -234,8 +229,7 @@ def _latency_one(
             f"{notes:,}",
             users,
             *(f"{out[f'{m}.{key}.p50_ms']:.2f} / {out[f'{m}.{key}.p95_ms']:.2f}" for m in (*PATHS, "brute_force")),
-            f"{out[f'adaptive.{key}.recollection_share']:.2f}",
-            f"{out[f'recollection.{key}.cold_pool_load_ms']:.1f}",
+            f"{out[f'pool.{key}.cold_load_ms']:.1f}",
             f"{out[f'familiarity_cached.{key}.p50_ms']:.3f}",
         ]
     )
@@ -304,8 +298,6 @@ def locomo_recall(config: KioskConfig, data_dir: Path) -> tuple[dict[str, Any], 
         vectors = encoder.encode(texts)
         assistant = build_assistant(config, store, encoder, thresholds={"face": TAU}, backoff=no_backoff())
         recall: dict[tuple[str, int, int], list[float]] = {}
-        chosen: Counter[str] = Counter()
-        signals: list[tuple[float, float]] = []
         elapsed: dict[str, list[float]] = {m: [] for m in PATHS}
         for (name, qa), vector in zip(questions, vectors, strict=True):
             probe_vector = unit_rows((identity[name] + 0.15 * unit_rows(rng.standard_normal((1, FACE_DIM)))[0])[None])[
@@ -315,57 +307,39 @@ def locomo_recall(config: KioskConfig, data_dir: Path) -> tuple[dict[str, Any], 
             decision = assistant.verify(probe)
             assert decision.matched_owner_ids == (users[name].id,)
             evidence = {ref.strip() for ref in qa["evidence"]}
-            for mode in PATHS:
+            for variant in PATHS:
                 for k in (5, 10):
                     started = time.perf_counter()
-                    result = assistant.retriever.retrieve(
-                        decision.matched_owner_ids, vector, qa["question"], k=k, mode=mode
-                    )
+                    result = assistant.retriever.retrieve(decision.matched_owner_ids, vector, qa["question"], k=k)
                     if k == 10:
-                        elapsed[mode].append(time.perf_counter() - started)
+                        elapsed[variant].append(time.perf_counter() - started)
                     refs = {item.note.source_ref for item in result.notes}
                     share = len(evidence & refs) / len(evidence)
-                    recall.setdefault((mode, k, qa["category"]), []).append(share)
-                    recall.setdefault((mode, k, 0), []).append(share)
-                    if mode == "adaptive" and k == 10:
-                        chosen[result.path or "none"] += 1
-                        assert result.signal is not None
-                        signals.append((result.signal.mean_similarity, result.signal.entropy))
+                    recall.setdefault((variant, k, qa["category"]), []).append(share)
+                    recall.setdefault((variant, k, 0), []).append(share)
     finally:
         store.close()
     figures: dict[str, Any] = {}
     rows = []
-    for mode in PATHS:
-        row: list[Any] = [mode]
+    for variant in PATHS:
+        row: list[Any] = [variant]
         for category in (1, 2, 4, 0):
             label = CATEGORIES.get(category, "all")
             for k in (5, 10):
-                value = float(np.mean(recall[(mode, k, category)]))
-                figures[f"locomo.{mode}.{label}.recall@{k}"] = value
+                value = float(np.mean(recall[(variant, k, category)]))
+                figures[f"locomo.{variant}.{label}.recall@{k}"] = value
                 row.append(f"{value:.3f}")
-        figures[f"locomo.{mode}.p50_ms"] = percentiles_ms(elapsed[mode])["p50_ms"]
-        row.append(f"{figures[f'locomo.{mode}.p50_ms']:.2f}")
+        figures[f"locomo.{variant}.p50_ms"] = percentiles_ms(elapsed[variant])["p50_ms"]
+        row.append(f"{figures[f'locomo.{variant}.p50_ms']:.2f}")
         rows.append(row)
     counts = Counter(qa["category"] for _, qa in questions)
     figures["locomo.questions"] = {CATEGORIES[c]: n for c, n in sorted(counts.items())}
-    figures["locomo.adaptive.recollection_share"] = chosen["recollection"] / max(1, sum(chosen.values()))
-    means, entropies = np.array(signals).T
-    figures["locomo.signal.mean_similarity.p50"] = float(np.median(means))
-    figures["locomo.signal.entropy.p50"] = float(np.median(entropies))
     headers = ["path"]
     for category in ("multi-hop", "temporal", "single-hop", "all"):
         headers += [f"{category} R@5", f"{category} R@10"]
     headers.append("p50 ms (K=10)")
     md = table(headers, rows)
-    md += (
-        f"\n\nQuestions (categories 1/2/4 with evidence): {dict(figures['locomo.questions'])}. "
-        f"Adaptive chose recollection for {figures['locomo.adaptive.recollection_share']:.0%} of questions "
-        f"(median familiarity signal: mean top-{DEFAULT_TUNING.k_probe} similarity "
-        f"{figures['locomo.signal.mean_similarity.p50']:.3f}, entropy {figures['locomo.signal.entropy.p50']:.3f}; "
-        f"theta_high {DEFAULT_TUNING.theta_high}, theta_low {DEFAULT_TUNING.theta_low}, "
-        f"tau_H {DEFAULT_TUNING.tau_entropy}, lambda {DEFAULT_TUNING.softmax_lambda}). "
-        "Recollection ranks by fusion, alpha(K=10) = 0.4."
-    )
+    md += f"\n\nQuestions (categories 1/2/4 with evidence): {dict(figures['locomo.questions'])}."
     return figures, md
 
 
@@ -390,14 +364,13 @@ def main() -> None:
             "notes",
             "users",
             *(f"{m} p50 / p95 ms" for m in (*PATHS, "brute_force")),
-            "adaptive → recollection",
-            "recollection cold pool load ms",
+            "pool cold load ms (dated / named search)",
             "familiarity cache hit p50 ms",
         ]
         body.append(
             f"## Latency (K={args.k}, {args.queries} queries per cell, gate + retrieval, text encoding excluded)\n\n"
             + table(headers, rows)
-            + "\n\nfamiliarity / adaptive search the matched owner's sqlite-vec partition; recollection runs on the "
+            + "\n\nfamiliarity searches the matched owner's sqlite-vec partition; a dated or named search runs on the "
             "matched owner's embeddings held in RAM (loaded once per owner version: the cold column). "
             "brute_force: every note's vector in RAM, the per-note gate formula, then a cosine top-K (numpy)."
         )

@@ -41,8 +41,6 @@ from kiosk.retrieval import Retriever
 from kiosk.retrieval.ranking import ScopeWeights
 from kiosk.retrieval.tuning import DEFAULT_TUNING
 
-MODES = ("familiarity", "recollection")
-
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -83,27 +81,24 @@ def main() -> None:
     prefix = "fused" if fused else "dense"
     semantic = "fused score / its ceiling" if fused else "cosine"
 
-    def retriever(mode: str, weight: float = 0.0, half_life: float = 90.0, beta: float = 0.0) -> Retriever:
+    def retriever(weight: float = 0.0, half_life: float = 90.0, beta: float = 0.0) -> Retriever:
         return Retriever(
             store,
-            retrieval.model_copy(update={"mode": mode}),
+            retrieval,
             ScopeWeights(beta=beta),
             ForgettingConfig(weight=weight, half_life_days=half_life),
             tuning,
         )
 
-    variants: dict[str, tuple[str, Retriever]] = {}
-    for mode in MODES:
-        variants[f"{prefix}-{mode}.no_decay"] = (mode, retriever(mode))
-        for half_life in half_lives:
-            for weight in weights:
-                label = f"{prefix}-{mode}.decay_h{half_life:g}d_w{weight:g}"
-                variants[label] = (mode, retriever(mode, weight, half_life))
+    variants: dict[str, Retriever] = {f"{prefix}-familiarity.no_decay": retriever()}
+    for half_life in half_lives:
+        for weight in weights:
+            variants[f"{prefix}-familiarity.decay_h{half_life:g}d_w{weight:g}"] = retriever(weight, half_life)
     names = sorted(users)
     distractors = {
         name: [users[names[(i + 1) % len(names)]], users[names[(i + 2) % len(names)]]] for i, name in enumerate(names)
     }
-    scoped: dict[str, Retriever] = {f"beta{b:g}": retriever("familiarity", beta=b) for b in [0.0, *betas]}
+    scoped: dict[str, Retriever] = {f"beta{b:g}": retriever(beta=b) for b in [0.0, *betas]}
 
     recall: dict[tuple[str, int], list[float]] = {}
     public_share: dict[str, list[float]] = {}
@@ -112,7 +107,7 @@ def main() -> None:
         for index, ((name, qa), vector) in enumerate(zip(questions, vectors, strict=True)):
             owner = users[name]
             evidence = {ref.strip() for ref in qa["evidence"]}
-            for label, (_mode, engine) in variants.items():
+            for label, engine in variants.items():
                 found = engine.retrieve([owner], vector, qa["question"], k=args.k, now=now[name])
                 share = len(evidence & {item.note.source_ref for item in found.notes}) / len(evidence)
                 recall.setdefault((label, qa["category"]), []).append(share)

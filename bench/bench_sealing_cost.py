@@ -75,7 +75,7 @@ def timed(fn: Callable[[], Any], repeats: int = 1) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--notes", type=int, default=2000, help="notes per store (one owner holds half)")
-    parser.add_argument("--queries", type=int, default=200, help="retrievals per mode and store")
+    parser.add_argument("--queries", type=int, default=200, help="retrievals per store")
     parser.add_argument("--users", type=int, default=20, help="enrolled users (templates read by the gate)")
     args = parser.parse_args()
     config = load_config()
@@ -119,17 +119,12 @@ def main() -> None:
         retrievers = {name: Retriever(store, RetrievalConfig(), tuning=uncached) for name, store in stores.items()}
         queries = embeddings[rng.choice(args.notes, args.queries)] + 0.3 * unit_rows(rng, args.queries, EMBEDDING_DIM)
         queries /= np.linalg.norm(queries, axis=1, keepdims=True)
-        latency: dict[str, dict[str, list[float]]] = {
-            m: {n: [] for n in stores} for m in ("familiarity", "recollection")
-        }
+        latency: dict[str, list[float]] = {name: [] for name in stores}
         templates_s: dict[str, list[float]] = {name: [] for name in stores}
         for i, q in enumerate(queries):
-            for mode, per_store in latency.items():
-                for name, retriever in in_turn(retrievers, i):
-                    owner = (owners[name][0],)
-                    per_store[name].append(
-                        timed(lambda r=retriever, o=owner, m=mode, q=q: r.retrieve(o, q, "q", k=10, mode=m), REPEATS)
-                    )
+            for name, retriever in in_turn(retrievers, i):
+                owner = (owners[name][0],)
+                latency[name].append(timed(lambda r=retriever, o=owner, q=q: r.retrieve(o, q, "q", k=10), REPEATS))
             for name, store in in_turn(stores, i):
                 templates_s[name].append(timed(lambda store=store: store.templates("face"), REPEATS))
         for store in stores.values():
@@ -151,13 +146,12 @@ def main() -> None:
         )
 
     add("ingest.add_note", ingest)
-    add(f"retrieval.familiarity.{args.notes // 2}_notes.k10", latency["familiarity"])
-    add(f"retrieval.recollection.{args.notes // 2}_notes.k10", latency["recollection"])
+    add(f"retrieval.familiarity.{args.notes // 2}_notes.k10", latency)
     add(f"gate.templates.{args.users}x{TEMPLATES_PER_USER}", templates_s)
     body = (
         f"{args.notes} notes ({source}) in each store, {args.users} users with {TEMPLATES_PER_USER} face templates "
         f"each; retrieval over the owner holding {args.notes // 2} notes, k = 10, result cache off, "
-        f"{args.queries} queries per mode. Calls alternate between the stores; read-only calls are timed as the "
+        f"{args.queries} queries. Calls alternate between the stores; read-only calls are timed as the "
         f"fastest of {REPEATS}; the paired ratio compares the two stores on the same note or query.\n\n"
         + table(
             [

@@ -110,7 +110,6 @@ class AnswerResult:
             "identity": self.identity.as_dict() if self.identity else None,
             "gate": self.gate.as_dict(),
             "path": self.path,
-            "signal": self.retrieval.as_dict()["signal"],
             "cache_hit": self.retrieval.cache_hit,
             "sensitive": self.retrieval.as_dict()["sensitive"],
             "notes": [item.as_dict() for item in self.notes],
@@ -276,7 +275,6 @@ class Assistant:
         probe: Probe | None,
         *,
         k: int | None = None,
-        mode: str | None = None,
         record: bool = True,
         second_probe: Probe | None = None,
     ) -> tuple[GateDecision, Retrieval, dict[str, float]]:
@@ -310,7 +308,7 @@ class Assistant:
             started = time.perf_counter()
             query = self.text_encoder.encode_one(text)
             timings["encode"] = _ms_since(started)
-            search = partial(self.retriever.retrieve, pool.owner_ids, query, text, k=k, mode=mode, now=now)
+            search = partial(self.retriever.retrieve, pool.owner_ids, query, text, k=k, now=now)
             retrieval = search(scopes=pool.scopes, exclude=withheld, asked_at=asked_at)
             retrieval = without_foreign_instructions(self.relevant(retrieval), decision.verified_user_id)
             if withheld:
@@ -339,12 +337,11 @@ class Assistant:
         stream: StreamCallback | None = None,
         *,
         k: int | None = None,
-        mode: str | None = None,
         second_probe: Probe | None = None,
     ) -> AnswerResult:
         started_total = time.perf_counter()
         text = validate_query(question)
-        decision, retrieval, timings = self.retrieve(text, probe, k=k, mode=mode, second_probe=second_probe)
+        decision, retrieval, timings = self.retrieve(text, probe, k=k, second_probe=second_probe)
         identity = self.identity(decision)
         reply = ""
         if self.config.sensitive.tap_to_reveal and any(item.note.sensitive for item in retrieval.notes):

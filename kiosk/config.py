@@ -182,9 +182,6 @@ class LLMConfig(Section):
 
 class RetrievalConfig(Section):
     k: int = Field(default=10, ge=1, description="Notes given to the LLM (top-K inside the matched pool).")
-    mode: Literal["adaptive", "familiarity", "recollection"] = Field(
-        default="adaptive", description="RF-Mem path: familiarity, recollection, or adaptive (chosen per question)."
-    )
 
 
 class ForgettingConfig(Section):
@@ -259,6 +256,10 @@ class UIConfig(Section):
         default="fast",
         description="How what people say at the kiosk becomes a note: fast keeps the LLM free for answers.",
     )
+    enrich_notes_when_idle: bool = Field(
+        default=False,
+        description="Enrich fast-built notes with the LLM (specific tags, context, links) while the terminal is idle.",
+    )
     verify_timeout_s: float = Field(
         default=1.5, gt=0, description="Longest wait (s) at send time for a frame captured after the question."
     )
@@ -321,7 +322,7 @@ class KioskConfig(Section):
     palm: PalmConfig = Field(default_factory=PalmConfig, description="Palm pipeline.")
     memory: MemoryConfig = Field(default_factory=MemoryConfig, description="Note construction.")
     llm: LLMConfig = Field(default_factory=LLMConfig, description="Language model.")
-    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig, description="RF-Mem retrieval.")
+    retrieval: RetrievalConfig = Field(default_factory=RetrievalConfig, description="Notes retrieved per question.")
     gate: GateConfig = Field(default_factory=GateConfig, description="Biometric gate.")
     sensitive: SensitiveConfig = Field(
         default_factory=SensitiveConfig, description="Sensitive memories: the stronger proof they need, and display."

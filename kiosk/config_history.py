@@ -100,6 +100,7 @@ RETIRED = frozenset(
         "retrieval.k_probe",
         "retrieval.kmeans_seed",
         "retrieval.lexical_weight",
+        "retrieval.mode",
         "retrieval.person_weight",
         "retrieval.pool_cache_owners",
         "retrieval.recollection_alpha",

@@ -14,6 +14,7 @@ from kiosk.errors import KioskError
 from kiosk.models import ModelStore
 
 if TYPE_CHECKING:
+    from kiosk.calibration.schema import Calibration
     from kiosk.memory.sql.sealing import DamagedRow
 
 Status = Literal["ok", "warn", "fail"]
@@ -93,7 +94,42 @@ def check_calibrations(config: KioskConfig) -> list[Check]:
                 f"tau={calibration.threshold:.4f} ({calibration.rule}, {calibration.benchmark}) matches the encoder",
             )
         )
+        checks.extend(calibration_trial_checks(calibration))
+        checks.extend(cohort_checks(config, modality, calibration.encoder.sha256))
     return checks
+
+
+def calibration_trial_checks(calibration: Calibration) -> list[Check]:
+    """Too few impostor trials to show the calibration's target FAR: with none accepted out of N, the data only
+    show FAR below about 3 / N (rule of three)."""
+    from kiosk.calibration.site import trials_needed
+
+    modality, target = calibration.modality, calibration.target_far
+    trials, needed = calibration.counts.impostor, trials_needed(target)
+    if calibration.rule not in ("far", "strict") or trials >= needed:
+        return []
+    return [
+        Check(
+            f"calibration {modality} trials",
+            "warn",
+            f"the active {modality} calibration ({calibration.benchmark}) has {trials:,} impostor trials: they show "
+            + (f"FAR below about {3 / trials:.1e} at best" if trials else "no FAR at all")
+            + f", not the target {target:g} (that needs {needed:,})",
+            f"enroll more people and run `kiosk calibrate {modality} --site`, calibrate on a larger labelled set, "
+            "or state a higher --target-far",
+        )
+    ]
+
+
+def cohort_checks(config: KioskConfig, modality: str, encoder_sha256: str) -> list[Check]:
+    """Site calibration needs the impostor cohort shipped for the active encoder."""
+    from kiosk.calibration.cohort import load_cohort
+
+    try:
+        cohort = load_cohort(config.paths.calibration_dir, modality, encoder_sha256)
+    except KioskError as exc:
+        return [Check(f"cohort {modality}", "warn", f"site calibration unavailable: {exc.message}", exc.hint)]
+    return [Check(f"cohort {modality}", "ok", f"{cohort.info.templates} impostor templates for site calibration")]
 
 
 def check_database(config: KioskConfig) -> list[Check]:

@@ -116,7 +116,7 @@ def test_owner_gets_their_notes_in_chronological_order(assistant: Assistant) -> 
     result = assistant.answer("What is my dog called?", face(ALICE_FACE))
     assert result.decision == "owner"
     assert result.identity is not None and result.identity.name == "Alice"
-    assert result.path in ("familiarity", "recollection")
+    assert result.path == "familiarity"
     assert {item.note.content for item in result.notes} == set(ALICE_NOTES)
     assert result.answer == "Biscuit."  # the answer profile cuts the restated question
     prompt = llm_of(assistant).calls[-1].text
@@ -139,16 +139,15 @@ def test_owner_gets_their_notes_in_chronological_order(assistant: Assistant) -> 
     ],
 )
 def test_non_owner_never_receives_another_owners_notes(assistant: Assistant, question: str) -> None:
-    for mode in ("familiarity", "recollection", "adaptive"):
-        bob = assistant.answer(question, face(BOB_FACE), mode=mode)
-        assert bob.identity is not None and bob.identity.name == "Bob"
-        assert {item.note.content for item in bob.notes} <= set(BOB_NOTES)
-        assert not any(text in llm_of(assistant).calls[-1].text for text in ALICE_NOTES)
+    bob = assistant.answer(question, face(BOB_FACE))
+    assert bob.identity is not None and bob.identity.name == "Bob"
+    assert {item.note.content for item in bob.notes} <= set(BOB_NOTES)
+    assert not any(text in llm_of(assistant).calls[-1].text for text in ALICE_NOTES)
 
-        stranger = assistant.answer(question, face(STRANGER_FACE), mode=mode)
-        assert stranger.decision == "fallback" and stranger.notes == [] and stranger.path is None
-        prompt = llm_of(assistant).calls[-1].text
-        assert not any(text in prompt for text in ALICE_NOTES + BOB_NOTES)
+    stranger = assistant.answer(question, face(STRANGER_FACE))
+    assert stranger.decision == "fallback" and stranger.notes == [] and stranger.path is None
+    prompt = llm_of(assistant).calls[-1].text
+    assert not any(text in prompt for text in ALICE_NOTES + BOB_NOTES)
 
 
 def test_unknown_person_gets_an_answer_without_personal_memory(assistant: Assistant) -> None:
@@ -266,7 +265,6 @@ def test_remember_stores_only_for_the_verified_person(assistant: Assistant, stor
 
 
 def test_familiarity_cache_is_invalidated_by_a_new_note(assistant: Assistant) -> None:
-    assistant.config.retrieval.mode = "familiarity"
     assistant.retriever._familiarity_cache.ttl_s = 60.0
     first = assistant.answer("Where did I move?", face(ALICE_FACE))
     again = assistant.answer("Where did I move?", face(ALICE_FACE))
@@ -303,10 +301,10 @@ def test_real_text_encoder_retrieves_the_owners_relevant_note(
     populate(store, text_encoder)
     llm = ScriptedLLM(default="ok")
     assistant = Assistant(store, text_encoder, llm, config, thresholds={"face": TAU})  # type: ignore[arg-type]
-    alice = assistant.answer("What kind of dog did I get?", face(ALICE_FACE), k=1, mode="familiarity")
+    alice = assistant.answer("What kind of dog did I get?", face(ALICE_FACE), k=1)
     assert [item.note.content for item in alice.notes] == [ALICE_NOTES[0]]
     assert alice.notes[0].similarity > 0.3
-    bob = assistant.answer("What kind of dog did Alice get?", face(BOB_FACE), k=3, mode="adaptive")
+    bob = assistant.answer("What kind of dog did Alice get?", face(BOB_FACE), k=3)
     assert {item.note.content for item in bob.notes} == set(BOB_NOTES)
     note_id = assistant.remember("My favourite food is ramen", face(BOB_FACE))
     assert note_id is not None
@@ -414,18 +412,17 @@ def test_stranger_gets_public_notes_only_and_is_told_no_personal_memory_was_used
     _shared(store, encoder, ids)
     assistant = Assistant(store, encoder, ScriptedLLM(default="ok"), config, thresholds={"face": TAU})
     question = "When is the family dinner and when does the library close?"
-    for mode in ("familiarity", "recollection", "adaptive"):
-        stranger = assistant.answer(question, face(STRANGER_FACE), mode=mode)
-        assert stranger.decision == "fallback" and stranger.identity is None
-        assert [item.note.content for item in stranger.notes] == [PUBLIC_NOTE]
-        assert not stranger.used_personal_memory and stranger.as_dict()["used_personal_memory"] is False
-        nobody = assistant.answer(question, None, mode=mode)
-        assert [item.note.content for item in nobody.notes] == [PUBLIC_NOTE]
-        bob = assistant.answer(question, face(BOB_FACE), mode=mode)
-        assert FAMILY_NOTE not in {item.note.content for item in bob.notes}  # not a member
-        alice = assistant.answer(question, face(ALICE_FACE), mode=mode)
-        assert {FAMILY_NOTE, PUBLIC_NOTE} <= {item.note.content for item in alice.notes}
-        assert alice.used_personal_memory
+    stranger = assistant.answer(question, face(STRANGER_FACE))
+    assert stranger.decision == "fallback" and stranger.identity is None
+    assert [item.note.content for item in stranger.notes] == [PUBLIC_NOTE]
+    assert not stranger.used_personal_memory and stranger.as_dict()["used_personal_memory"] is False
+    nobody = assistant.answer(question, None)
+    assert [item.note.content for item in nobody.notes] == [PUBLIC_NOTE]
+    bob = assistant.answer(question, face(BOB_FACE))
+    assert FAMILY_NOTE not in {item.note.content for item in bob.notes}  # not a member
+    alice = assistant.answer(question, face(ALICE_FACE))
+    assert {FAMILY_NOTE, PUBLIC_NOTE} <= {item.note.content for item in alice.notes}
+    assert alice.used_personal_memory
 
 
 def test_used_notes_are_reinforced_and_faded_ones_archived(store: SqliteStore, config: KioskConfig) -> None:
@@ -435,13 +432,13 @@ def test_used_notes_are_reinforced_and_faded_ones_archived(store: SqliteStore, c
     config.forgetting.half_life_days = 30.0
     assistant = Assistant(store, encoder, ScriptedLLM(default="ok"), config, thresholds={"face": TAU})
     assistant.clock = lambda: datetime(2024, 3, 20, tzinfo=UTC)
-    result = assistant.answer("my dog Biscuit", face(ALICE_FACE), mode="familiarity")
+    result = assistant.answer("my dog Biscuit", face(ALICE_FACE))
     used = store.get_notes(result.retrieval.note_ids)
     assert used and all(n.reinforcements == 1 and n.last_used_at == assistant.clock() for n in used)
     assert all(n.reinforcements == 0 for n in store.list_notes(ids["Bob"]))  # not retrieved, not reinforced
 
     assistant.clock = lambda: datetime(2025, 3, 20, tzinfo=UTC)  # a year on: every note is below 5 %
-    later = assistant.answer("my dog Biscuit", face(ALICE_FACE), mode="familiarity")
+    later = assistant.answer("my dog Biscuit", face(ALICE_FACE))
     assert later.notes == [] and later.decision == "owner"
     assert all(n.archived for n in store.list_notes(ids["Alice"]))
     assert all(not n.archived for n in store.list_notes(ids["Bob"]))  # only the asker's pool was swept

@@ -4,8 +4,9 @@ the LLM / gate policy."""
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,7 +17,11 @@ from kiosk.assistant import Assistant
 from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError, DataError, KioskError
 from kiosk.llm.locked import LockedLLM, close_llm
+from kiosk.memory.forgetting import FADED_BELOW, FadedNote, faded_by_owner
 from kiosk.memory.sensitivity import validate_category
+
+if TYPE_CHECKING:
+    from kiosk.calibration.run import CalibrationResult
 
 log = logging.getLogger("kiosk.app")
 
@@ -80,6 +85,11 @@ class Admin:
         self.assistant.retriever.forget_owner(note.owner_id)
         return note.sensitivity
 
+    def faded_notes(self, below: float = FADED_BELOW) -> dict[str, list[FadedNote]]:
+        """What faded, by person (and group, public): each note's dates, uses and strength, never its text; an
+        archived note is listed too (its owner still sees it in "my memories" and can restore it)."""
+        return faded_by_owner(self.store, self.assistant.clock(), self.assistant.decay, below)
+
     # --- calibration --------------------------------------------------------------------------------
     def run_calibration(self, modality: str, folder: Path, progress: Progress) -> CalibrationView:
         from kiosk.calibration.embed import encoder_name, load_embedder
@@ -104,29 +114,47 @@ class Admin:
         result = run_calibration(
             spec, embedder, encoder_name=encoder_name(self.config, modality), progress=report, command="admin screen"
         )
-        calibration = result.calibration
-        points = calibration.operating_points
-        return CalibrationView(
+        return _calibration_view(modality, result)
+
+    def run_site_calibration(self, modality: str, target_far: float, progress: Progress) -> CalibrationView:
+        """Propose tau for `target_far` from the enrolled people's own frames and the shipped impostor cohort."""
+        from kiosk.calibration.embed import encoder_name
+        from kiosk.calibration.schema import EncoderInfo
+        from kiosk.calibration.site import calibrate_site, describe_proposal
+
+        progress(0.0, f"Scoring the enrolled {modality} frames…")
+        templates = self.store.templates(modality)
+        encoder = self.live.face if modality == "face" else self.live.palm
+        if encoder is None:
+            raise CalibrationError(f"this terminal has no {modality} encoder", "pick the modality it uses")
+        sha = encoder.model_sha256
+        site = calibrate_site(
+            self.config,
+            templates,
             modality=modality,
-            genuine=np.asarray(result.analysis.scores.genuine),
-            impostor=np.asarray(result.analysis.scores.impostor),
-            thresholds={rule: point.threshold for rule, point in points.items()},
-            far={rule: point.far.value for rule, point in points.items()},
-            frr={rule: point.frr.value for rule, point in points.items()},
-            default_rule=calibration.rule,
-            counts={"genuine": calibration.counts.genuine, "impostor": calibration.counts.impostor},
-            eer=calibration.figures.eer,
-            unresolved={rule: point.note for rule, point in points.items() if not point.resolved},
-            payload=result,
+            encoder=EncoderInfo(name=encoder_name(self.config, modality), sha256=sha),
+            target_far=target_far,
+            command="admin screen (site)",
         )
+        progress(1.0, "Done")
+        view = _calibration_view(modality, site.result)
+        return replace(view, default_rule="far", notes=tuple(describe_proposal(site.proposal)))
 
     def apply_calibration(self, result: CalibrationView, rule: str) -> float:
         from kiosk.calibration.active import calibration_path
         from kiosk.calibration.run import CalibrationResult
+        from kiosk.calibration.site import active_threshold_or_none
 
         if not isinstance(result.payload, CalibrationResult):
             raise CalibrationError("this calibration result cannot be applied", "run the calibration again")
         chosen = result.payload.with_rule(rule)  # type: ignore[arg-type]
+        if chosen.calibration.benchmark == "site":
+            calibrated = active_threshold_or_none(self.config, result.modality, chosen.calibration.encoder.sha256)
+            if calibrated is not None and chosen.threshold < calibrated:
+                raise CalibrationError(
+                    f"the site proposal {chosen.threshold:.4f} is under the active calibration's tau {calibrated:.4f}",
+                    f"only `kiosk calibrate {result.modality} --site --apply --below-calibration` lowers the gate",
+                )
         json_path, _png = chosen.apply(self.config.paths.calibration_dir)
         if self.assistant.thresholds is not None:
             self.assistant.thresholds[result.modality] = chosen.threshold
@@ -162,3 +190,21 @@ class Admin:
             self.owns_llm = True
             self.config.llm.model = llm_model
         self.config.gate.policy = gate_policy  # type: ignore[assignment]
+
+
+def _calibration_view(modality: str, result: CalibrationResult) -> CalibrationView:
+    calibration = result.calibration
+    points = calibration.operating_points
+    return CalibrationView(
+        modality=modality,
+        genuine=np.asarray(result.analysis.scores.genuine),
+        impostor=np.asarray(result.analysis.scores.impostor),
+        thresholds={rule: point.threshold for rule, point in points.items()},
+        far={rule: point.far.value for rule, point in points.items()},
+        frr={rule: point.frr.value for rule, point in points.items()},
+        default_rule=calibration.rule,
+        counts={"genuine": calibration.counts.genuine, "impostor": calibration.counts.impostor},
+        eer=calibration.figures.eer,
+        unresolved={rule: point.note for rule, point in points.items() if not point.resolved},
+        payload=result,
+    )

@@ -153,6 +153,11 @@ def load_kiosk(
     live.threshold_problem = problem
     challenge = ChallengeSession(liveness, config.pad.challenge, audit)
     app = KioskApp(config, assistant, shared_llm, live, challenge, audit, owns_llm=owned_llm is not None)
+    if config.ui.enrich_notes_when_idle:
+        from kiosk.app.enrichment import IdleEnrichment
+
+        app.enrichment = IdleEnrichment.for_store(store, text_encoder, shared_llm)
+        app.enrichment.start()
     live.start()
     progress(0.97, "Warming up the language model…")
     try:

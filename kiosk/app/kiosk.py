@@ -11,6 +11,7 @@ from pathlib import Path
 
 from kiosk.app.admin import Admin
 from kiosk.app.answers import Answers
+from kiosk.app.enrichment import IdleEnrichment
 from kiosk.app.enrolment import Enrolment
 from kiosk.app.live import LiveCamera
 from kiosk.app.memories import OwnMemories
@@ -57,6 +58,8 @@ class KioskApp:
         self.enrolment = Enrolment(self.store, live, challenge, audit)
         self.memories = OwnMemories(assistant, audit, on_forgotten=live.forget_templates)
         self.admin = Admin(config, assistant, live, llm, owns_llm=owns_llm)
+        self.enrichment: IdleEnrichment | None = None
+        """Set by load_kiosk when ui.enrich_notes_when_idle is on: told of every use so it waits."""
 
     @property
     def thresholds(self) -> dict[str, float]:
@@ -72,13 +75,20 @@ class KioskApp:
 
     # --- conversation -------------------------------------------------------------------------------
     def answer(self, question: str, verification: Verification, on_token: TokenSink) -> AnswerView:
+        if self.enrichment is not None:
+            self.enrichment.touch()
         return self.answers.answer(question, verification, on_token)
 
     def prepare(self, partial_question: str) -> None:
+        if self.enrichment is not None:
+            self.enrichment.touch()
         self.answers.prepare(partial_question)
 
     def remember(self, text: str, verification: Verification) -> int | None:
-        return self.answers.remember(text, verification)
+        note_id = self.answers.remember(text, verification)
+        if self.enrichment is not None:
+            self.enrichment.remembered(note_id)
+        return note_id
 
     # --- enrolment ----------------------------------------------------------------------------------
     def enrollment_sample(self) -> EnrollSample:
@@ -131,6 +141,9 @@ class KioskApp:
     def run_calibration(self, modality: str, folder: Path, progress: Progress) -> CalibrationView:
         return self.admin.run_calibration(modality, folder, progress)
 
+    def run_site_calibration(self, modality: str, target_far: float, progress: Progress) -> CalibrationView:
+        return self.admin.run_site_calibration(modality, target_far, progress)
+
     def apply_calibration(self, result: CalibrationView, rule: str) -> float:
         return self.admin.apply_calibration(result, rule)
 
@@ -141,6 +154,8 @@ class KioskApp:
         self.admin.apply_settings(llm_model, gate_policy)
 
     def close(self) -> None:
+        if self.enrichment is not None:
+            self.enrichment.stop()
         self.live.stop()
         self.store.close()
         if self.admin.owns_llm:

@@ -177,6 +177,7 @@ class CalibrationView:
     eer: float | None = None
     unresolved: dict[str, str] = field(default_factory=dict)  # rule -> why the data cannot resolve it
     payload: object = None
+    notes: tuple[str, ...] = ()  # what the data can and cannot show (a site calibration's proposal, in lines)
 
 
 @dataclass(frozen=True)
@@ -250,6 +251,10 @@ class KioskServices(Protocol):
     def set_member(self, group_id: int, user_id: int, member: bool) -> None: ...
 
     def run_calibration(self, modality: str, folder: Path, progress: Progress) -> CalibrationView: ...
+
+    def run_site_calibration(self, modality: str, target_far: float, progress: Progress) -> CalibrationView:
+        """Propose tau from the enrolled people's own frames and the shipped impostor cohort."""
+        ...
 
     def apply_calibration(self, result: CalibrationView, rule: str) -> float: ...
 

@@ -163,7 +163,6 @@ def register(app: typer.Typer) -> None:
             help="Admin: allow a --threshold under the active calibration's tau (written to the audit log).",
         ),
         policy: str = typer.Option(None, "--policy", help="Gate policy: threshold or best-match."),
-        mode: str = typer.Option(None, "--mode", help="Retrieval path: adaptive, familiarity or recollection."),
         k: int = typer.Option(None, "--k", min=1, help="Notes given to the LLM."),
         no_llm: bool = typer.Option(False, "--no-llm", help="Gate and retrieve only; do not generate an answer."),
         as_json: bool = common.JsonOption,
@@ -180,10 +179,6 @@ def register(app: typer.Typer) -> None:
             if policy not in ("threshold", "best-match"):
                 raise DataError(f"unknown gate policy '{policy}'", "use threshold or best-match")
             config.gate.policy = policy  # type: ignore[assignment]
-        if mode is not None:
-            if mode not in ("adaptive", "familiarity", "recollection"):
-                raise DataError(f"unknown retrieval mode '{mode}'", "use adaptive, familiarity or recollection")
-            config.retrieval.mode = mode  # type: ignore[assignment]
         if probe_npy is not None and (face is not None or palm is not None):
             raise DataError("give --probe-npy alone, or --face and/or --palm", "pick one kind of probe")
         if modality not in ("face", "palm"):

@@ -1,4 +1,4 @@
-"""`kiosk calibrate face|palm --data DIR` and `kiosk calibrate show`."""
+"""`kiosk calibrate face|palm --data DIR`, `kiosk calibrate face|palm --site` and `kiosk calibrate show`."""
 
 from __future__ import annotations
 
@@ -144,6 +144,77 @@ def _calibrate(
     emit(payload, as_json, _summary)
 
 
+def _site_summary(payload: dict[str, Any]) -> str:
+    lines = list(payload["lines"])
+    if payload.get("written"):
+        lines.append(f"applied: wrote {payload['written']}")
+        if not payload["active"]:
+            modality = payload["proposal"]["modality"]
+            lines.append(
+                f"note: to keep it after a restart set gate.{modality}_calibration = "
+                f'"{Path(payload["written"]).name}" (and paths.calibration_dir = "{Path(payload["written"]).parent}")'
+            )
+    else:
+        lines.append("proposal only: nothing written (pass --apply to use it)")
+    return "\n".join(lines)
+
+
+def _calibrate_site(
+    modality: str, target_far: float, apply: bool, below_calibration: bool, out: Path | None, as_json: bool
+) -> None:
+    """Propose tau from the enrolled people's own frames and the shipped cohort; write it only with --apply, and
+    under the active calibration's tau only with --below-calibration (audited)."""
+    from kiosk.calibration.active import calibration_path
+    from kiosk.calibration.embed import encoder_name, load_embedder
+    from kiosk.calibration.schema import EncoderInfo
+    from kiosk.calibration.site import calibrate_site, describe_proposal
+    from kiosk.cli.users import open_store
+    from kiosk.security.audit import audit_log_for
+
+    if not 0 < target_far < 1:
+        raise CalibrationError(f"target FAR {target_far} is not between 0 and 1", "use e.g. --target-far 1e-3")
+    cfg = config()
+    embedder = load_embedder(cfg, modality)
+    store = open_store(cfg)
+    try:
+        templates = store.templates(modality)
+    finally:
+        store.close()
+    site = calibrate_site(
+        cfg,
+        templates,
+        modality=modality,
+        encoder=EncoderInfo(name=encoder_name(cfg, modality, embedder), sha256=embedder.model_sha256),
+        target_far=target_far,
+        command="kiosk " + shlex.join(sys.argv[1:]),
+    )
+    proposal = site.proposal
+    payload: dict[str, Any] = {
+        "proposal": proposal.as_dict(),
+        "lines": describe_proposal(proposal),
+        "written": None,
+    }
+    if apply:
+        if proposal.below_calibration and not below_calibration:
+            raise CalibrationError(
+                f"the site proposal {proposal.threshold:.4f} is under the active {modality} calibration's tau "
+                f"{proposal.calibration_threshold:.4f}; nothing written",
+                "an admin may pass --below-calibration to lower the gate (written to the audit log)",
+            )
+        json_path, _png = site.result.apply(out or cfg.paths.calibration_dir)
+        payload["written"] = str(json_path)
+        payload["active"] = calibration_path(cfg, modality).resolve() == json_path.resolve()
+        audit_log_for(cfg).record(
+            "site-calibration-applied",
+            modality=modality,
+            threshold=proposal.threshold,
+            target_far=target_far,
+            calibrated_threshold=proposal.calibration_threshold,
+            below_calibration=proposal.below_calibration,
+        )
+    emit(payload, as_json, _site_summary)
+
+
 def _show_rows(check: bool) -> list[dict[str, Any]]:
     from kiosk.calibration.active import MODALITIES, calibration_path, load_calibration
     from kiosk.calibration.embed import load_embedder
@@ -175,6 +246,8 @@ def _show_rows(check: bool) -> list[dict[str, Any]]:
     for path in sorted(directory.glob("*.json")) if directory.is_dir() else []:
         if path.resolve() in active_paths or _retrieval_calibration(path) or is_sensitive_file(path):
             continue
+        if path.name.startswith("cohort-"):  # the impostor cohort of site calibration, no threshold
+            continue
         row = {"modality": None, "path": str(path), "active": False}
         try:
             row.update(_describe(load_calibration(path)))
@@ -186,7 +259,7 @@ def _show_rows(check: bool) -> list[dict[str, Any]]:
 
 
 def _retrieval_calibration(path: Path) -> bool:
-    """The text encoder's thresholds (relevance floor, adaptive path) share the folder; they are no biometric τ."""
+    """The text encoder's relevance floor shares the folder; it is no biometric τ."""
     try:
         content = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -237,7 +310,18 @@ def register(app: typer.Typer) -> None:
         @sub.command(modality)
         @handle_errors
         def run(
-            data: Path = typer.Option(..., "--data", help="Image folder with manifest.csv (path,identity)."),
+            data: Path = typer.Option(None, "--data", help="Image folder with manifest.csv (path,identity)."),
+            site: bool = typer.Option(
+                False,
+                "--site",
+                help="Propose tau from the enrolled people's own frames and the shipped impostor cohort.",
+            ),
+            apply: bool = typer.Option(False, "--apply", help="With --site: write the proposal (<modality>-site.json)"),
+            below_calibration: bool = typer.Option(
+                False,
+                "--below-calibration",
+                help="With --site --apply: allow a tau under the active calibration's (written to the audit log).",
+            ),
             pairs: Path = typer.Option(None, "--pairs", help="Explicit pairs file (LFW pairs.txt); default all pairs."),
             all_impostors: bool = typer.Option(
                 False, "--all-impostors", help="With --pairs: impostors = every different-identity pair of its images."
@@ -262,6 +346,13 @@ def register(app: typer.Typer) -> None:
             dry_run: bool = typer.Option(False, "--dry-run", help="Compute and print only; write nothing."),
             as_json: bool = JsonOption,
         ) -> None:
+            if site:
+                if data is not None:
+                    raise DataError("--site uses the enrolled people, not --data", "give one of --site or --data")
+                _calibrate_site(modality, target_far, apply, below_calibration, out, as_json)
+                return
+            if data is None:
+                raise DataError("no data to calibrate on", "give --data DIR (labelled images) or --site")
             _calibrate(
                 modality,
                 data,
@@ -278,7 +369,10 @@ def register(app: typer.Typer) -> None:
                 as_json,
             )
 
-        run.__doc__ = f"Calibrate the {modality} threshold from labelled images; writes JSON + PNG."
+        run.__doc__ = (
+            f"Calibrate the {modality} threshold from labelled images (writes JSON + PNG), or with --site propose "
+            "one from the enrolled people's frames."
+        )
 
     make("face")
     make("palm")

@@ -1,4 +1,4 @@
-"""`kiosk remember` and `kiosk memory import|list|delete|restore|mark|archive-faded`: notes in, looked at, out."""
+"""`kiosk remember` and `kiosk memory import|list|delete|restore|mark|archive-faded|faded`: notes in, looked at, out."""
 
 from __future__ import annotations
 
@@ -276,6 +276,51 @@ def archive_faded_cmd(
 
 
 @handle_errors
+def faded_cmd(
+    below: float = typer.Option(None, "--below", help="Strength under which a note counts as faded (default 0.5)."),
+    as_json: bool = JsonOption,
+) -> None:
+    """List the faded notes of every person, group and the public notes: dates, uses and strength, no text.
+    Nothing is deleted: archived notes stay listed and `kiosk memory restore ID` brings one back."""
+    from datetime import UTC, datetime
+
+    from kiosk.memory.forgetting import FADED_BELOW, Decay, faded_by_owner
+
+    cfg = config()
+    decay = Decay.from_config(cfg.forgetting)
+    chosen = FADED_BELOW if below is None else below
+    if not 0.0 < chosen <= 1.0:
+        raise DataError(f"--below must be in (0, 1], not {chosen}", "use e.g. 0.5 (a half-life or more unused)")
+    with _store(cfg) as store:
+        faded = faded_by_owner(store, datetime.now(UTC), decay, chosen)
+    zone = zone_named(cfg.ui.time_zone)
+    payload = {
+        "below": chosen,
+        "half_life_days": decay.half_life_days,
+        "weight": cfg.forgetting.weight,
+        "owners": {owner: [note.as_dict() for note in notes] for owner, notes in faded.items()},
+    }
+
+    def human(data: dict[str, Any]) -> str:
+        rows = [f"notes with strength < {data['below']} (half-life {data['half_life_days']:g} days)"]
+        if data["weight"] == 0:
+            rows.append("  decay is off in ranking (forgetting.weight = 0): faded notes still rank as fresh ones")
+        for owner, notes in data["owners"].items():
+            rows.append(f"{printable(owner)}: {len(notes)} faded")
+            rows += [
+                f"  #{n['id']} said {local_stamp(n['said_at'], zone)}, last used {local_stamp(n['last_used_at'], zone)}"
+                f", used {n['reinforcements']}x, strength {n['strength']:.3f}"
+                + (" (archived)" if n["archived"] else "")
+                for n in notes
+            ]
+        if not data["owners"]:
+            rows.append("  none")
+        return "\n".join(rows)
+
+    emit(payload, as_json, human)
+
+
+@handle_errors
 def delete_cmd(
     note_id: int = typer.Argument(..., help="Id of the note to delete (with its vector and every link to it)."),
     as_json: bool = JsonOption,
@@ -340,6 +385,7 @@ memory_app.command("delete")(delete_cmd)
 memory_app.command("restore")(restore_cmd)
 memory_app.command("mark")(mark_cmd)
 memory_app.command("archive-faded")(archive_faded_cmd)
+memory_app.command("faded")(faded_cmd)
 memory_app.command("users")(users_cmd)
 
 

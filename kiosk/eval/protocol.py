@@ -330,7 +330,6 @@ def _results(
         "construct": options.construct,
         "answer_tokens": options.answer_tokens,
         "answer_profile": config.llm.answer_profile,
-        "retrieval_mode": config.retrieval.mode,
         "dated_ranking": {"weight": tuning.date_weight, "window_days": tuning.date_window_days},
         "person_ranking": {"weight": tuning.person_weight},
         "decay": {"weight": config.forgetting.weight, "half_life_days": config.forgetting.half_life_days},

@@ -31,6 +31,8 @@ REINFORCEMENT_GROWTH = 2.0
 """g: each retrieval that is used multiplies the note's half-life by this (a stronger memory decays slower)."""
 MAX_HALF_LIFE_DAYS = 3650.0
 """h_max: the cap on a reinforced note's half-life."""
+FADED_BELOW = 0.5
+"""A note has faded once its strength is under one half: more than a half-life since it was said or last used."""
 
 
 @dataclass(frozen=True)
@@ -98,3 +100,62 @@ def archive_faded(store: Store, owner_ids: Sequence[int], now: datetime, decay: 
     if faded:
         store.archive_notes(faded, now)
     return faded
+
+
+@dataclass(frozen=True)
+class FadedNote:
+    """A faded note as the admin sees it: when it was said and used and how strong it is, never its text."""
+
+    note_id: int
+    owner_id: int
+    scope: str
+    said_at: datetime
+    last_used_at: datetime
+    reinforcements: int
+    strength: float
+    archived: bool
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "id": self.note_id,
+            "owner_id": self.owner_id,
+            "scope": self.scope,
+            "said_at": self.said_at.isoformat(),
+            "last_used_at": self.last_used_at.isoformat(),
+            "reinforcements": self.reinforcements,
+            "strength": round(self.strength, 4),
+            "archived": self.archived,
+        }
+
+
+def faded_notes(
+    store: Store, owner_id: int, now: datetime, decay: Decay, below: float = FADED_BELOW
+) -> list[FadedNote]:
+    """The owner's notes whose strength is under `below`, archived ones included, weakest first."""
+    notes = [note for note in store.list_notes(owner_id) if note.id is not None]
+    strengths = note_strengths(notes, now, decay)
+    faded = [
+        FadedNote(
+            int(note.id or 0),
+            note.owner_id,
+            note.scope,
+            note.timestamp,
+            last_use(note),
+            note.reinforcements,
+            float(value),
+            note.archived,
+        )
+        for note, value in zip(notes, strengths.tolist(), strict=True)
+        if value < below
+    ]
+    return sorted(faded, key=lambda item: (item.strength, item.note_id))
+
+
+def faded_by_owner(store: Store, now: datetime, decay: Decay, below: float = FADED_BELOW) -> dict[str, list[FadedNote]]:
+    """Every person's, group's and the public faded notes, by owner name (owners with none left out)."""
+    owners = [(user.name, int(user.id)) for user in store.list_users()]
+    owners += [(f"group:{group.name}", int(group.id)) for group in store.list_groups()]
+    public = store.public_owner_id()
+    owners += [("public", public)] if public is not None else []
+    by_owner = {name: faded_notes(store, owner_id, now, decay, below) for name, owner_id in owners}
+    return {name: notes for name, notes in by_owner.items() if notes}

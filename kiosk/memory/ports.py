@@ -1,6 +1,6 @@
 """The narrow ports of the memory store: what a part of the kiosk needs from memory, one protocol per concern.
 
-Code that needs only one concern can ask for that port (the gate: `Identities`; recollection: `VectorIndex`);
+Code that needs only one concern can ask for that port (the gate: `Identities`; retrieval: `VectorIndex`);
 `kiosk.memory.store.Store` is all of them. Implementations: the SQLite and PostgreSQL adapters of the shared
 SQL logic (kiosk/memory/sql/), and the fleet terminal's FleetStore, which forwards to PostgreSQL.
 """

@@ -15,7 +15,7 @@ from kiosk.retrieval.results import ScoredNote
 from kiosk.retrieval.tuning import RetrievalTuning
 
 IdRanking = Sequence[tuple[int, float]]
-"""(note id, score) best first; the score's scale is the ranker's own (cosine, BM25, recollection)."""
+"""(note id, score) best first; the score's scale is the ranker's own (cosine, BM25)."""
 
 
 def _min_max(values: list[float]) -> list[float]:

@@ -6,7 +6,7 @@ the wrong story) instead of saying it does not know. So when the best retrieved 
 the question is below the floor, the retrieval is emptied and the assistant answers without personal
 memory; the screen says that none of the person's memories matched.
 
-The floor is read off the text encoder's own scale, like the adaptive thresholds (kiosk.retrieval.thresholds):
+The floor is read off the text encoder's own scale (kiosk.retrieval.thresholds):
 the best-note similarity of questions asked against their owner's memories (related) and against another
 person's memories (unrelated). It is the quantile of the related distribution that keeps `RELATED_KEPT` of
 them; the share of unrelated ones it lets through is reported with it. Stored per encoder (sha256) as

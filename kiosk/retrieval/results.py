@@ -11,7 +11,7 @@ if TYPE_CHECKING:
     from kiosk.retrieval.sensitive import Clearance
     from kiosk.retrieval.step_up import StepUp
 
-Path = Literal["familiarity", "recollection", "lexical"]
+Path = Literal["familiarity", "lexical"]
 
 
 @dataclass(frozen=True)
@@ -37,23 +37,12 @@ class ScoredNote:
 
 
 @dataclass(frozen=True)
-class FamiliaritySignal:
-    """RF-Mem's familiarity: mean of the top k_probe similarities and the entropy of their softmax."""
-
-    mean_similarity: float
-    entropy: float
-    probed: int
-
-
-@dataclass(frozen=True)
 class Retrieval:
     """Notes chosen for the context (chronological), the path that chose them, and how long it took."""
 
     path: Path | None
     notes: list[ScoredNote]
-    signal: FamiliaritySignal | None = None
     cache_hit: bool = False
-    rounds: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
     clearance: Clearance | None = None
     """Set by the assistant: whose sensitive notes were allowed, and how many of the top K were withheld."""
@@ -74,15 +63,7 @@ class Retrieval:
         return {
             "path": self.path,
             "notes": [item.as_dict() for item in self.notes],
-            "signal": None
-            if self.signal is None
-            else {
-                "mean_similarity": self.signal.mean_similarity,
-                "entropy": self.signal.entropy,
-                "probed": self.signal.probed,
-            },
             "cache_hit": self.cache_hit,
-            "rounds": self.rounds,
             "timings_ms": dict(self.timings_ms),
             "sensitive": self.clearance.as_dict() if self.clearance is not None else None,
             "below_relevance_floor": self.below_relevance_floor,

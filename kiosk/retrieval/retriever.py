@@ -1,5 +1,5 @@
-"""Retrieval inside the matched pool: familiarity, recollection or the adaptive choice, fused with BM25
-lexical matches of the same pool (unless the tuning's `fusion` is off); chronological out."""
+"""Retrieval inside the matched pool: the familiarity path (cosine top-K), fused with BM25 lexical matches of the
+same pool (unless the tuning's `fusion` is off); chronological out."""
 
 from __future__ import annotations
 
@@ -11,35 +11,18 @@ from datetime import UTC, date, datetime
 import numpy as np
 
 from kiosk.config import ForgettingConfig, RetrievalConfig
-from kiosk.memory.forgetting import pool_strengths
 from kiosk.memory.note import to_epoch
 from kiosk.memory.store import Store
-from kiosk.retrieval.adaptive import choose_path, familiarity_signal, mixing_alpha
 from kiosk.retrieval.cache import VersionedCache, owner_versions
 from kiosk.retrieval.dates import date_windows, named_days
 from kiosk.retrieval.familiarity import exact_similarities, top_similar
 from kiosk.retrieval.hybrid import IdRanking, fuse, fused_ceiling, lexical_hits, scored_notes
 from kiosk.retrieval.mentioned_dates import merged, naming_search, note_days
 from kiosk.retrieval.people import context_speaker, named_people
+from kiosk.retrieval.pool_matrix import PoolMatrix
 from kiosk.retrieval.ranking import PLAIN_COSINE, Ranking, ScopeWeights
-from kiosk.retrieval.recollection import PoolMatrix, RecollectionSettings, Search, SearchResult, recollect
-from kiosk.retrieval.results import FamiliaritySignal, Path, Retrieval, ScoredNote
+from kiosk.retrieval.results import Retrieval, ScoredNote
 from kiosk.retrieval.tuning import DEFAULT_TUNING, RetrievalTuning
-
-Mode = str  # "adaptive" | "familiarity" | "recollection"
-MODES = ("adaptive", "familiarity", "recollection")
-
-
-def _without(search: Search, excluded: frozenset[int]) -> Search:
-    """An exact pool search with `excluded` notes dropped (over-fetched so n results still come back)."""
-    banned = np.fromiter(excluded, dtype=np.int64, count=len(excluded))
-
-    def kept(query: np.ndarray, n: int) -> SearchResult:
-        ids, sims, embeddings = search(query, n + len(excluded))
-        keep = np.flatnonzero(~np.isin(ids, banned))[:n]
-        return ids[keep], sims[keep], embeddings[keep]
-
-    return kept
 
 
 def _kept(ranking: IdRanking, excluded: frozenset[int]) -> IdRanking:
@@ -89,7 +72,6 @@ class Retriever:
         query_text: str,
         *,
         k: int | None = None,
-        mode: Mode | None = None,
         scopes: Mapping[int, str] | None = None,
         now: datetime | None = None,
         exclude: Set[int] = frozenset(),
@@ -99,9 +81,6 @@ class Retriever:
         `asked_at`: the question's local time at the terminal (kiosk.local_time); with it, days named without a
         year ("on the 14th", "next Tuesday") rank the notes said then and the notes that name them."""
         k = k or self.config.k
-        mode = mode or self.config.mode
-        if mode not in MODES:
-            raise ValueError(f"unknown retrieval mode {mode!r}; use one of {MODES}")
         owners = tuple(sorted(set(int(o) for o in owner_ids)))
         if not owners:
             return Retrieval(path=None, notes=[])
@@ -113,7 +92,7 @@ class Retriever:
         excluded = frozenset(int(i) for i in exclude)
         scoped = tuple(sorted(owner_scopes.items()))
         asked_day = (asked_at.date(), str(asked_at.tzinfo)) if asked_at is not None else None
-        key = (mode, owners, scoped, " ".join(query_text.split()).casefold(), k, excluded, asked_day)
+        key = (owners, scoped, " ".join(query_text.split()).casefold(), k, excluded, asked_day)
         cached = self._familiarity_cache.get(key, versions) if not ranking.uses_strength else None
         if cached is not None:
             elapsed = (time.perf_counter() - started) * 1000.0
@@ -121,18 +100,14 @@ class Retriever:
         context = _Context(owners, versions, owner_scopes, scope_kinds, ranking, query_text, excluded, asked_at)
         if self.fusing and self.tuning.dense_weight == 0:
             result = Retrieval("lexical", chronological(self._lexical_only(context, query, k)))
-        elif mode == "recollection":
-            result = self._recollection(context, query, k, signal=None)
-        elif mode == "familiarity" and self.fusing:
+        elif self.fusing:
             dense = self.store.knn(
                 owners, query, min(self.store.max_k, max(k, self.tuning.fusion_depth) + len(excluded))
             )
             result = Retrieval("familiarity", chronological(self._fused(context, dense, query, k)))
-        elif mode == "familiarity":
+        else:
             hits = top_similar(self.store, owners, query, k, ranking, owner_scopes, excluded)
             result = Retrieval("familiarity", chronological(hits))
-        else:
-            result = self._adaptive(context, query, k)
         result = replace(result, timings_ms={"retrieve": (time.perf_counter() - started) * 1000.0})
         if result.path == "familiarity":
             self._familiarity_cache.put(key, versions, result)
@@ -224,60 +199,6 @@ class Retriever:
             return [hit for hit in hits if hit.note.id not in excluded][:k]
         return self._fused(context, [], query, k)
 
-    def _adaptive(self, context: _Context, query: np.ndarray, k: int) -> Retrieval:
-        if self.fusing:
-            depth = max(k, self.tuning.k_probe, self.tuning.fusion_depth)
-            dense = _kept(
-                self.store.knn(context.owners, query, min(self.store.max_k, depth + len(context.excluded))),
-                context.excluded,
-            )
-            similarities = [similarity for _, similarity in dense]
-        else:
-            probed = top_similar(
-                self.store,
-                context.owners,
-                query,
-                max(k, self.tuning.k_probe),
-                context.ranking,
-                context.owner_scopes,
-                context.excluded,
-            )
-            similarities = [item.similarity for item in probed]
-        signal = familiarity_signal(similarities, self.tuning.k_probe, self.tuning.softmax_lambda)
-        path: Path = choose_path(signal, self.tuning)
-        if path == "familiarity":
-            chosen = self._fused(context, dense, query, k) if self.fusing else probed[:k]
-            return Retrieval("familiarity", chronological(chosen), signal=signal)
-        return self._recollection(context, query, k, signal=signal)
-
-    def _recollection(
-        self, context: _Context, query: np.ndarray, k: int, signal: FamiliaritySignal | None
-    ) -> Retrieval:
-        pool = self.pool(context.owners, context.versions)
-        bias = self._pool_bias(pool, context)
-        settings = RecollectionSettings(
-            k=k,
-            beam=self.tuning.beam,
-            fanout=self.tuning.fanout,
-            rounds=self.tuning.rounds,
-            candidates=self.tuning.candidates,
-            alpha=self.tuning.recollection_alpha if self.tuning.recollection_alpha is not None else mixing_alpha(k),
-            seed=self.tuning.kmeans_seed,
-        )
-        alpha = context.ranking.alpha
-        search: Search = lambda q, n: pool.search(q, n, alpha, bias)  # noqa: E731
-        found = recollect(_without(search, context.excluded) if context.excluded else search, query, settings)
-        notes = self.store.get_notes(found.ids)
-        sims = exact_similarities(notes, query)
-        rank_score = dict(zip(found.ids, found.scores, strict=True))
-        scored = [
-            ScoredNote(note, float(sim), rank_score[int(note.id or 0)]) for note, sim in zip(notes, sims, strict=True)
-        ]
-        if self.fusing:  # `scored` is in recollection's ranking order
-            ranked = [(int(item.note.id or 0), item.score) for item in scored]
-            scored = self._fused(context, ranked, query, k)
-        return Retrieval("recollection", chronological(scored), signal=signal, rounds=found.rounds)
-
     def forget_owner(self, owner_id: int) -> int:
         """Evict cached results and pooled embeddings that hold this owner's notes; returns how many."""
         return (
@@ -301,20 +222,6 @@ class Retriever:
         pool = PoolMatrix(ids, embeddings, row_owners, np.concatenate([part[1] for part in parts]))
         self._pools.put(owners, versions, pool)
         return pool
-
-    def _pool_bias(self, pool: PoolMatrix, context: _Context) -> np.ndarray | None:
-        """beta * relevance(scope of the row's owner) + gamma * strength, per pool row; None for plain cosine."""
-        ranking = context.ranking
-        if ranking.is_plain_cosine(context.scope_kinds):
-            return None
-        bias = np.zeros(len(pool), dtype=np.float64)
-        for owner, kind in context.owner_scopes.items():
-            bias[pool.owners == owner] = ranking.scope_bias([kind])[0]
-        if ranking.uses_strength:
-            assert ranking.decay is not None and ranking.now is not None
-            strengths = pool_strengths(self.store, context.owners, ranking.now, ranking.decay)
-            bias += ranking.gamma * np.fromiter((strengths.get(int(i), 0.0) for i in pool.ids), np.float64, len(pool))
-        return bias
 
 
 class _Context:

@@ -74,10 +74,10 @@ def test_decay_archive_restore_round_trip(store: Store) -> None:
     assert strengths[int(fresh.id or 0)] > 0.98
 
     assert archive_faded(store, [ann], now, decay, floor=0.05) == [old.id]
-    # out of retrieval: neither the vector index nor the recollection pool nor the retriever sees it
+    # out of retrieval: neither the vector index nor the in-memory pool nor the retriever sees it
     assert old.id not in {i for i, _ in store.knn([ann], unit(1), 10)}
     assert old.id not in set(store.owner_matrix([ann])[0].tolist())
-    retriever = Retriever(store, RetrievalConfig(mode="familiarity"), tuning=UNCACHED)
+    retriever = Retriever(store, RetrievalConfig(), tuning=UNCACHED)
     assert old.id not in retriever.retrieve([ann], unit(1), "q", k=10).note_ids
     # not lost: still listed, marked, with its content, and nothing else moved
     listed = {n.id: n for n in store.list_notes(ann)}
@@ -125,7 +125,7 @@ def test_an_archived_note_leaves_the_lexical_index_and_restoring_brings_it_back(
     kayak = store.add_note(make_note(ann, "we took the kayak to the lighthouse", seed=1))
     other = store.add_note(make_note(ann, "a kayak race in town", seed=2))
     kayak_id = int(kayak.id or 0)
-    keyword_only = Retriever(store, RetrievalConfig(mode="familiarity"), tuning=replace(UNCACHED, dense_weight=0.0))
+    keyword_only = Retriever(store, RetrievalConfig(), tuning=replace(UNCACHED, dense_weight=0.0))
     assert {i for i, _ in store.lexical([ann], "kayak lighthouse", 10)} == {kayak_id, other.id}
 
     store.archive_notes([kayak_id], NOTE_TIME)
@@ -148,7 +148,7 @@ def test_strength_weight_prefers_the_fresh_note_among_equals(store: Store) -> No
     old = store.add_note(make_note(ann, "old", seed=1))
     new = store.add_note(make_note(ann, "new", seed=1, minutes=60 * 24 * 300))
     now = NOTE_TIME + timedelta(days=301)
-    familiarity, dense = RetrievalConfig(mode="familiarity"), replace(UNCACHED, fusion="off")
+    familiarity, dense = RetrievalConfig(), replace(UNCACHED, fusion="off")
     plain = Retriever(store, familiarity, tuning=dense)
     forgetting = ForgettingConfig(weight=0.1, half_life_days=30)
     decaying = Retriever(store, familiarity, ScopeWeights(), forgetting, dense)

@@ -52,14 +52,14 @@ def household(store: Store) -> Household:
     return Household(store, ann, bob, family.id, notes)
 
 
-def received(home: Household, asker: str | None, mode: str = "familiarity") -> set[int]:
+def received(home: Household, asker: str | None) -> set[int]:
     """Note ids a person in front of the camera (None: nobody) receives for a query near every note."""
     probe = None if asker is None else Probe("face", FACES[asker], SHA, captured_at=0.0)
     decision = gate(probe, home.store.templates("face"), GateRule(TAU, "best-match", 0.05))
     pool = scoped_pool(decision, lambda u: [g.id for g in home.store.groups_of(u)], home.store.public_owner_id())
     retriever = Retriever(
         home.store,
-        RetrievalConfig(mode=mode),  # type: ignore[arg-type]
+        RetrievalConfig(),
         ScopeWeights(),
         ForgettingConfig(),
         RetrievalTuning(cache_ttl_ms=0),
@@ -78,12 +78,11 @@ EXPECTED = {
 }
 
 
-@pytest.mark.parametrize("mode", ["familiarity", "recollection"])
 @pytest.mark.parametrize("scope", ["personal", "group", "public"])
 @pytest.mark.parametrize("asker", ["Ann", "Bob", "stranger", None])
-def test_each_scope_reaches_exactly_its_readers(store: Store, asker: str | None, scope: str, mode: str) -> None:
+def test_each_scope_reaches_exactly_its_readers(store: Store, asker: str | None, scope: str) -> None:
     home = household(store)
-    got = received(home, asker, mode)
+    got = received(home, asker)
     assert (home.notes[scope] in got) == (scope in EXPECTED[asker])
     assert got <= set(home.notes.values())
 

@@ -68,7 +68,7 @@ def test_ask_json_reports_identity_scores_path_notes_and_timings(
     payload = json.loads(result.stdout)
     assert payload["decision"] == "owner" and payload["identity"]["name"] == "Ana"
     assert set(payload["gate"]["scores"]) == {"1", "2"} and payload["gate"]["threshold"] == 0.6
-    assert payload["path"] in ("familiarity", "recollection")
+    assert payload["path"] == "familiarity"
     assert {note["source_ref"] for note in payload["notes"]} == {"Ana:1", "Ana:2", "Ana:3"}
     assert all({"id", "content", "source_ref", "similarity", "timestamp"} <= set(n) for n in payload["notes"])
     assert {"gate", "encode", "retrieve", "total"} <= set(payload["timings_ms"])

@@ -88,12 +88,11 @@ def tom_says(family: Family, text: str) -> int:
 
 @pytest.mark.real_models
 @pytest.mark.parametrize("group_note", GROUP_NOTES)
-@pytest.mark.parametrize("mode", ["adaptive", "familiarity", "recollection"])
 def test_the_group_note_answering_the_question_outranks_unrelated_personal_notes(
-    family: Family, group_note: str, mode: str
+    family: Family, group_note: str
 ) -> None:
     note_id = tom_says(family, group_note)
-    decision, retrieval, _ = family.assistant.retrieve(QUESTION, probe(ANNA_FACE), mode=mode)
+    decision, retrieval, _ = family.assistant.retrieve(QUESTION, probe(ANNA_FACE))
     assert decision.verified_user_id is not None
     assert len(retrieval.notes) == family.assistant.config.retrieval.k  # K of Anna's 11 notes: one is left out
     scores = {item.note.id: item.score for item in retrieval.notes}
@@ -105,10 +104,9 @@ def test_the_group_note_answering_the_question_outranks_unrelated_personal_notes
 
 
 @pytest.mark.real_models
-@pytest.mark.parametrize("mode", ["adaptive", "familiarity", "recollection"])
-def test_an_equally_relevant_personal_note_still_comes_first(family: Family, mode: str) -> None:
+def test_an_equally_relevant_personal_note_still_comes_first(family: Family) -> None:
     group_note = tom_says(family, GROUP_NOTES[0])
     own = family.assistant.remember(GROUP_NOTES[0], probe(ANNA_FACE), when=START + timedelta(days=11))
-    _, retrieval, _ = family.assistant.retrieve(QUESTION, probe(ANNA_FACE), mode=mode)
+    _, retrieval, _ = family.assistant.retrieve(QUESTION, probe(ANNA_FACE))
     ranked = [item.note.id for item in sorted(retrieval.notes, key=lambda item: -item.score)]
     assert ranked[:2] == [own, group_note]

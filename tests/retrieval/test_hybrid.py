@@ -60,7 +60,7 @@ def _world(store: SqliteStore) -> tuple[int, int, np.ndarray, int]:
 def test_fusion_brings_a_lexical_match_the_dense_path_misses(store: SqliteStore) -> None:
     owner, _, query, far = _world(store)
     question = "When did they climb the lighthouse?"
-    familiarity = RetrievalConfig(mode="familiarity")
+    familiarity = RetrievalConfig()
     dense = Retriever(store, familiarity, tuning=RetrievalTuning(fusion="off")).retrieve([owner], query, question, k=5)
     assert far not in dense.note_ids
     fused = Retriever(store, familiarity).retrieve([owner], query, question, k=5)
@@ -71,7 +71,7 @@ def test_fusion_brings_a_lexical_match_the_dense_path_misses(store: SqliteStore)
 
 def test_lexical_only_returns_the_owners_matches_only(store: SqliteStore) -> None:
     owner, other, query, far = _world(store)
-    retriever = Retriever(store, RetrievalConfig(mode="adaptive"), tuning=RetrievalTuning(dense_weight=0.0))
+    retriever = Retriever(store, RetrievalConfig(), tuning=RetrievalTuning(dense_weight=0.0))
     result = retriever.retrieve([owner], query, "the lighthouse?", k=5)
     assert result.path == "lexical" and result.note_ids == [far]
     assert len(retriever.retrieve([other], query, "the lighthouse?", k=5).note_ids) == 5
@@ -93,7 +93,7 @@ def test_a_note_from_the_named_time_is_retrieved_though_others_are_closer(store:
     dated = store.add_note(Note(None, owner, "face", "started lifting", later, embedding=aside))
     store.add_note(Note(None, other, "face", "started lifting", later, embedding=query))
     question = "What did Ann do on 14 August, 2023?"
-    familiarity = RetrievalConfig(mode="familiarity")
+    familiarity = RetrievalConfig()
     plain = Retriever(store, familiarity, tuning=RetrievalTuning(date_weight=0.0)).retrieve(
         [owner], query, question, k=5
     )

@@ -51,7 +51,7 @@ def test_a_note_naming_the_asked_day_is_retrieved_though_it_was_said_days_before
     store.add_note(Note(None, other, "face", "Dentist next Monday at 10", said, embedding=query))
     question = "What is on the 14th?"
     asked = datetime(2026, 12, 12, 9, 0, tzinfo=NEW_YORK)
-    retriever = Retriever(store, RetrievalConfig(mode="familiarity"))
+    retriever = Retriever(store, RetrievalConfig())
     replay = retriever.retrieve([owner], query, question, k=5)
     assert dentist.id not in replay.note_ids  # no local time: "the 14th" names no day
     found = retriever.retrieve([owner], query, question, k=5, asked_at=asked)

@@ -16,7 +16,7 @@ from kiosk.memory.note import EMBEDDING_DIM
 from kiosk.retrieval import Retriever
 from kiosk.retrieval.hybrid import fuse
 from kiosk.retrieval.people import context_speaker, named_people
-from kiosk.retrieval.recollection import PoolMatrix
+from kiosk.retrieval.pool_matrix import PoolMatrix
 from kiosk.retrieval.tuning import RetrievalTuning
 
 
@@ -114,7 +114,7 @@ def test_a_note_the_named_person_said_is_retrieved_though_the_other_speakers_are
     )
     store.add_note(Note(None, other, "face", "I box", start, context="John said this.", embedding=query))
     question = "What exercises has John done?"
-    familiarity = RetrievalConfig(mode="familiarity")
+    familiarity = RetrievalConfig()
     # BM25 matches "John" in every note's context here, so the lexical ranking weighs as much as the dense one.
     balanced = RetrievalTuning(lexical_weight=1.0, person_weight=0.0)
     plain = Retriever(store, familiarity, tuning=balanced).retrieve([owner], query, question, k=5)

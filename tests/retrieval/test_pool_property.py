@@ -190,12 +190,12 @@ def _pool(built: Built, world: World) -> ScopedPool:
     return scoped_pool(decision, lambda u: [g.id for g in built.store.groups_of(u)], built.scopes.public_owner)
 
 
-def _retrieve(built: Built, world: World, mode: str, k: int) -> list[int]:
+def _retrieve(built: Built, world: World, k: int) -> list[int]:
     pool = _pool(built, world)
     retriever = Retriever(
         built.store,
         # The dense path alone: fusion would (rightly) let lexical matches into the top K.
-        RetrievalConfig(mode=mode),  # type: ignore[arg-type]
+        RetrievalConfig(),
         ScopeWeights(beta=world.beta),
         ForgettingConfig(weight=0.0),
         RetrievalTuning(cache_ttl_ms=0, fusion="off"),
@@ -253,7 +253,7 @@ def test_gated_familiarity_equals_per_note_formula(world: World, cleanup: list[S
     built = build(world)
     cleanup.append(built.store)
     templates = built.store.templates()
-    got = _retrieve(built, world, "familiarity", world.k)
+    got = _retrieve(built, world, world.k)
     # Scoped on purpose: a group note reached without a matched member would fail here.
 
     expected = reference_context(
@@ -297,18 +297,17 @@ def _check_lexical(built: Built, world: World) -> None:
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     world=worlds(),
-    mode=st.sampled_from(["familiarity", "recollection", "adaptive"]),
     fusion=st.sampled_from(["weighted", "off", "lexical-only"]),
 )
-def test_every_path_stays_inside_the_gated_pool(world: World, mode: str, fusion: str, cleanup: list[Store]) -> None:
+def test_every_path_stays_inside_the_gated_pool(world: World, fusion: str, cleanup: list[Store]) -> None:
     built = build(world)
     cleanup.append(built.store)
-    _check_paths(built, world, mode, fusion)
+    _check_paths(built, world, fusion)
 
 
-def _check_paths(built: Built, world: World, mode: str, fusion: str) -> None:
+def _check_paths(built: Built, world: World, fusion: str) -> None:
     pool = _pool(built, world)
-    config = RetrievalConfig(mode=mode)  # type: ignore[arg-type]
+    config = RetrievalConfig()
     tuning = RetrievalTuning(
         cache_ttl_ms=0,
         fusion="weighted" if fusion == "lexical-only" else fusion,  # type: ignore[arg-type]
@@ -348,14 +347,13 @@ def _fresh_fleet_store(pg_database: tuple[str, str]) -> Store:
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     world=worlds(),
-    mode=st.sampled_from(["familiarity", "recollection", "adaptive"]),
     fusion=st.sampled_from(["weighted", "off", "lexical-only"]),
 )
 def test_every_path_stays_inside_the_gated_pool_on_the_fleet_store(
-    world: World, mode: str, fusion: str, pg_database: tuple[str, str]
+    world: World, fusion: str, pg_database: tuple[str, str]
 ) -> None:
     with _fresh_fleet_store(pg_database) as store:
-        _check_paths(build(world, store), world, mode, fusion)
+        _check_paths(build(world, store), world, fusion)
 
 
 @settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -375,7 +373,7 @@ def test_gated_familiarity_equals_per_note_formula_on_the_fleet_store(
         built = build(world, store)
         pool = _pool(built, world)
         with owner_scope(store, pool.owner_ids):
-            got = _retrieve(built, world, "familiarity", world.k)
+            got = _retrieve(built, world, world.k)
         expected = reference_context(
             built.notes,
             store.templates(),

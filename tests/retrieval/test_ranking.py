@@ -20,8 +20,7 @@ def _vector(seed: int) -> np.ndarray:
 
 
 @pytest.mark.parametrize("fusion", ["weighted", "off", "lexical-only"])
-@pytest.mark.parametrize("mode", ["familiarity", "recollection", "adaptive"])
-def test_the_pool_scope_outranks_an_equal_public_note(mode: str, fusion: str) -> None:
+def test_the_pool_scope_outranks_an_equal_public_note(fusion: str) -> None:
     with SqliteStore(":memory:") as store:
         first, second = store.add_user("First").id, store.add_user("Second").id
         stamp = datetime(2024, 1, 1, tzinfo=UTC)
@@ -31,7 +30,7 @@ def test_the_pool_scope_outranks_an_equal_public_note(mode: str, fusion: str) ->
             )
             for owner in (first, second)
         }
-        config = RetrievalConfig(mode=mode)  # type: ignore[arg-type]
+        config = RetrievalConfig()
         tuning = RetrievalTuning(
             cache_ttl_ms=0,
             fusion="weighted" if fusion == "lexical-only" else fusion,  # type: ignore[arg-type]

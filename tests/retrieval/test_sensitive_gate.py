@@ -82,27 +82,26 @@ def assistant(store: Store, config: KioskConfig) -> Assistant:
 QUESTION = "What did my doctor say about the biopsy?"
 
 
-def contents(assistant: Assistant, *probes: Probe | None, mode: str = "familiarity") -> list[str]:
+def contents(assistant: Assistant, *probes: Probe | None) -> list[str]:
     second = probes[1] if len(probes) > 1 else None
-    _, retrieval, _ = assistant.retrieve(QUESTION, probes[0], k=3, mode=mode, second_probe=second)
+    _, retrieval, _ = assistant.retrieve(QUESTION, probes[0], k=3, second_probe=second)
     return [item.note.content for item in retrieval.notes]
 
 
-@pytest.mark.parametrize("mode", ["familiarity", "recollection", "adaptive"])
 def test_probe_between_tau_and_the_strict_threshold_gets_everything_but_the_sensitive_note(
-    assistant: Assistant, mode: str
+    assistant: Assistant,
 ) -> None:
     normal = probe("face", "Alice", 0.65)  # passes tau 0.6, not 0.7
-    found = contents(assistant, normal, mode=mode)
+    found = contents(assistant, normal)
     assert ALICE_NOTES[1][0] not in found
     assert ALICE_NOTES[0][0] in found and ALICE_NOTES[2][0] in found
-    _, retrieval, _ = assistant.retrieve(QUESTION, normal, k=3, mode=mode)
+    _, retrieval, _ = assistant.retrieve(QUESTION, normal, k=3)
     assert retrieval.clearance is not None and retrieval.clearance.reason == BELOW_STRICT
     assert retrieval.clearance.threshold == pytest.approx(0.7)
     assert retrieval.withheld_sensitive == 1  # the screen can say one memory needs more proof
 
     strong = probe("face", "Alice", 0.75)
-    assert ALICE_NOTES[1][0] in contents(assistant, strong, mode=mode)
+    assert ALICE_NOTES[1][0] in contents(assistant, strong)
 
 
 def test_the_answer_prompt_never_sees_a_withheld_note(assistant: Assistant) -> None:
@@ -173,7 +172,7 @@ def test_real_encoder_fast_construction_marks_and_withholds(
     AXES["Dana"] = 0
     try:
         weak = probe("face", "Dana", 0.65)
-        _, retrieval, _ = assistant.retrieve("What is my bank PIN?", weak, k=2, mode="familiarity")
+        _, retrieval, _ = assistant.retrieve("What is my bank PIN?", weak, k=2)
         assert [item.note.id for item in retrieval.notes] == [plain.note.id]
         _, retrieval, _ = assistant.retrieve("What is my bank PIN?", probe("face", "Dana", 0.8), k=2)
         assert sensitive.note.id in retrieval.note_ids
@@ -227,7 +226,7 @@ def test_sensitive_group_and_public_notes_need_a_cleared_reader(assistant: Assis
         store.add_note(note)
 
     def found(who: Probe | None) -> set[str]:
-        _, retrieval, _ = assistant.retrieve(QUESTION, who, k=10, mode="familiarity")
+        _, retrieval, _ = assistant.retrieve(QUESTION, who, k=10)
         return {item.note.content for item in retrieval.notes}
 
     cleared = found(probe("face", "Alice", 0.8))  # above tau + 0.1: her group's and the public ones too

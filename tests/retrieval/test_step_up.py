@@ -93,7 +93,7 @@ def test_weak_owner_probe_gets_the_step_up_message_not_i_dont_know(
 ) -> None:
     add(store, people["Alice"], ALLERGY, 5, "health")
     llm = ScriptedLLM(default=IDK)
-    result = make(store, config, 0.5, llm).answer(QUESTION, probe("Alice", 0.65), mode="familiarity")
+    result = make(store, config, 0.5, llm).answer(QUESTION, probe("Alice", 0.65))
     assert result.decision == "owner" and result.notes == []  # the floor emptied the prompt, as before
     assert result.answer == STEP_UP
     assert llm.calls == []  # nothing asked of the model, so nothing of the note could leak through it
@@ -108,7 +108,7 @@ def test_strong_owner_probe_gets_the_answer_from_the_sensitive_note(
 ) -> None:
     add(store, people["Alice"], ALLERGY, 5, "health")
     llm = ScriptedLLM({"penicillin, the doctor": "Yes, to penicillin."}, default=IDK)
-    result = make(store, config, 0.5, llm).answer(QUESTION, probe("Alice", 0.75), mode="familiarity")
+    result = make(store, config, 0.5, llm).answer(QUESTION, probe("Alice", 0.75))
     assert ALLERGY in [item.note.content for item in result.notes]
     assert result.answer == "Yes, to penicillin."
     assert result.as_dict()["step_up"] is None and result.as_dict()["withheld"] == 0
@@ -118,7 +118,7 @@ def test_no_step_up_without_a_matching_sensitive_note(
     store: Store, people: dict[str, int], config: KioskConfig
 ) -> None:
     add(store, people["Alice"], "My blood pressure medicine is taken at night", 5, "health")
-    result = make(store, config, 0.5).answer(QUESTION, probe("Alice", 0.65), mode="familiarity")
+    result = make(store, config, 0.5).answer(QUESTION, probe("Alice", 0.65))
     assert result.retrieval.step_up is None and result.answer == IDK
 
 
@@ -128,7 +128,7 @@ def test_other_notes_answer_as_before_with_the_step_up_hint(
     add(store, people["Alice"], ALLERGY, 5, "health")
     question = "Am I allergic to penicillin or to the beagle puppy Biscuit?"
     llm = ScriptedLLM(default="No.")
-    result = make(store, config, 0.3, llm).answer(question, probe("Alice", 0.65), mode="familiarity")
+    result = make(store, config, 0.3, llm).answer(question, probe("Alice", 0.65))
     assert ALICE_NOTES[0] in [item.note.content for item in result.notes]
     assert ALLERGY not in llm.calls[-1].text
     assert result.answer == "No."
@@ -136,7 +136,7 @@ def test_other_notes_answer_as_before_with_the_step_up_hint(
 
 
 def _seen_by(store: Store, config: KioskConfig, who: Probe | None) -> dict[str, Any]:
-    result = make(store, config, 0.3, ScriptedLLM(default=IDK)).answer(QUESTION, who, mode="familiarity")
+    result = make(store, config, 0.3, ScriptedLLM(default=IDK)).answer(QUESTION, who)
     payload = result.as_dict()
     payload.pop("timings_ms")
     return payload
@@ -159,24 +159,22 @@ def test_group_note_steps_up_for_a_member_only(store: Store, people: dict[str, i
     family = store.add_group("family")
     store.add_member(family.id, people["Alice"])
     add(store, family.id, ALLERGY, 5, "health")
-    assert make(store, config, 0.5).answer(QUESTION, probe("Alice", 0.65), mode="familiarity").answer == STEP_UP
-    bob = make(store, config, 0.5).answer(QUESTION, probe("Bob", 0.65), mode="familiarity")
+    assert make(store, config, 0.5).answer(QUESTION, probe("Alice", 0.65)).answer == STEP_UP
+    bob = make(store, config, 0.5).answer(QUESTION, probe("Bob", 0.65))
     assert bob.answer == IDK and bob.retrieval.step_up is None
 
 
 def test_wording_follows_the_terminal(store: Store, people: dict[str, int], config: KioskConfig) -> None:
     add(store, people["Alice"], ALLERGY, 5, "health")
     config.capture.palm_source = "1"
-    result = make(store, config, 0.5).answer(QUESTION, probe("Alice", 0.65), mode="familiarity")
+    result = make(store, config, 0.5).answer(QUESTION, probe("Alice", 0.65))
     assert "(or put your palm on the scanner)" in result.answer
     config.capture.palm_source = None
     config.sensitive.verification = "face+palm"
-    result = make(store, config, 0.5).answer(QUESTION, probe("Alice", 0.65), mode="familiarity")
+    result = make(store, config, 0.5).answer(QUESTION, probe("Alice", 0.65))
     assert "put your palm on the scanner" in result.answer
     assert result.as_dict()["step_up"]["needs"] == "face+palm"
-    cleared = make(store, config, 0.5).answer(
-        QUESTION, probe("Alice", 0.65), mode="familiarity", second_probe=probe("Alice", 0.9, "palm")
-    )
+    cleared = make(store, config, 0.5).answer(QUESTION, probe("Alice", 0.65), second_probe=probe("Alice", 0.9, "palm"))
     assert ALLERGY in [item.note.content for item in cleared.notes]
 
 

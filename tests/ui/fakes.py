@@ -257,6 +257,13 @@ class FakeServices:
         counts = {"genuine": 300, "impostor": 3000}
         return CalibrationView(modality, genuine, impostor, thresholds, far, frr, "strict", counts, 0.003)
 
+    def run_site_calibration(self, modality: str, target_far: float, progress: Progress) -> CalibrationView:
+        progress(0.5, "scoring the enrolled frames")
+        view = self.run_calibration(modality, Path("."), progress)
+        self.site_target = target_far
+        notes = ("proposed tau 0.5500 for target FAR 0.001", "too few impostor trials (rule of three)")
+        return replace(view, default_rule="far", notes=notes)
+
     def apply_calibration(self, result: CalibrationView, rule: str) -> float:
         self.applied = (result.modality, rule)
         return result.thresholds[rule]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 
 import numpy as np
@@ -9,6 +10,7 @@ from PySide6.QtCore import Qt
 
 from kiosk.app.views import EnrollSample, NoteView
 from kiosk.ui.screens.base import ADMIN, ENROLL, MAIN, MEMORY
+from kiosk.ui.screens.enroll import FACE_POSES, POSE_CHANGE_MS
 
 from .conftest import save_screenshot
 from .fakes import UNKNOWN
@@ -51,6 +53,29 @@ def test_enrollment_wizard_shows_live_hints_and_enrolls(qtbot, make_window, fake
     assert blocker.args[0].name == "Grace" and "Grace" in fake.users.values()
     assert enroll.step == "done" and "Welcome, Grace" in enroll.done_text.text()
     save_screenshot(window, "fake-enroll-done")
+
+
+def test_enrollment_asks_for_each_head_pose_and_waits_for_the_turn(qtbot, make_window, fake) -> None:
+    fake.sample_script = [GOOD] * 5
+    window = make_window(fake)
+    click(qtbot, window.main.enroll_button)
+    enroll = window.enroll
+    click(qtbot, enroll.agree_button)
+    asked_at: dict[str, float] = {}
+    sampled_at: dict[int, float] = {}
+
+    def watch() -> bool:
+        now = time.monotonic()
+        asked_at.setdefault(enroll.hint.text(), now)
+        sampled_at.setdefault(len(enroll.samples), now)
+        return enroll.step != "capture"
+
+    qtbot.waitUntil(watch, timeout=15_000)
+    assert len(enroll.samples) == 5
+    assert [pose for pose in asked_at if pose in FACE_POSES[2:]] == list(FACE_POSES[2:])
+    for index, pose in enumerate(FACE_POSES[2:], start=3):
+        # The frame for a pose is taken only after the person had time to turn.
+        assert sampled_at[index] - asked_at[pose] >= 0.9 * POSE_CHANGE_MS / 1000, (pose, asked_at, sampled_at)
 
 
 def test_enrollment_asks_for_the_liveness_challenge_before_the_name(qtbot, make_window, fake) -> None:

@@ -1,5 +1,5 @@
 """The vector-index and lexical-index ports on SQL: owner-restricted k-NN and keyword search, the pool matrix
-that recollection reads, and the owner versions that retrieval caches are keyed by."""
+that dated and named search read, and the owner versions that retrieval caches are keyed by."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The admin screen's calibration tab: run a calibration on a labelled folder, see the score histograms and the
-operating points, and apply the chosen tau (a destructive action: it may ask for the liveness check first)."""
+"""The admin screen's calibration tab: run a calibration on a labelled folder, or have one proposed for this site
+from the enrolled people's own frames and the shipped impostor cohort; see the score histograms and the operating
+points, and apply the chosen tau (a destructive action: it may ask for the liveness check first)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,9 @@ RULE_NAMES = {
 }
 
 
+SITE_TARGETS = ("1e-3", "1e-4", "1e-2")
+
+
 def _pct(value: float) -> str:
     return f"{value * 100:.2f} %" if value >= 1e-4 else f"{value * 100:.3f} %"
 
@@ -70,6 +74,16 @@ class CalibrationTab(QWidget):
         row.addWidget(browse)
         row.addWidget(self.run_button)
         layout.addLayout(row)
+        site_row = QHBoxLayout()
+        site_row.addWidget(label("Or propose τ for this site from the enrolled people, at target FAR", "muted"))
+        self.site_target = QComboBox()
+        self.site_target.addItems(list(SITE_TARGETS))
+        self.site_button = QPushButton("Propose for this site")
+        self.site_button.clicked.connect(self.run_site_calibration)
+        site_row.addWidget(self.site_target)
+        site_row.addStretch(1)
+        site_row.addWidget(self.site_button)
+        layout.addLayout(site_row)
         self.cal_progress = QProgressBar()
         self.cal_progress.setRange(0, 1000)
         self.cal_status = label("Pick a data folder and run a calibration.", "muted")
@@ -134,6 +148,24 @@ class CalibrationTab(QWidget):
             pool=self.ctx.pool,
         )
 
+    def run_site_calibration(self) -> None:
+        modality = self.modality.currentText()
+        target = float(self.site_target.currentText())
+        self.run_button.setEnabled(False)
+        self.site_button.setEnabled(False)
+        self.apply_button.setEnabled(False)
+        self.cal_progress.setValue(0)
+        self.cal_status.setText("Proposing a threshold for this site…")
+        self.ctx.audit.record("site-calibration-run", modality=modality, target_far=target)
+        services = self.ctx.require_services()
+        submit(
+            lambda progress: services.run_site_calibration(modality, target, progress),
+            self._calibrated,
+            self._calibration_failed,
+            self._calibration_progress,
+            pool=self.ctx.pool,
+        )
+
     def _calibration_progress(self, fraction: float, message: str) -> None:
         self.cal_progress.setValue(int(max(0.0, min(1.0, fraction)) * 1000))
         self.cal_status.setText(message)
@@ -156,7 +188,9 @@ class CalibrationTab(QWidget):
         self.counts.setText(
             f"{result.counts.get('genuine', 0):,} genuine and {result.counts.get('impostor', 0):,} impostor pairs{eer}"
         )
-        self.cal_status.setText("Done. Pick the operating point, then apply it.")
+        self.site_button.setEnabled(True)
+        done = "Done. Pick the operating point, then apply it."
+        self.cal_status.setText("\n".join([*result.notes, done]) if result.notes else done)
         self.rule_buttons[result.default_rule].setChecked(True)
         self._rule_picked(result.default_rule)
         self.apply_button.setEnabled(True)
@@ -167,6 +201,7 @@ class CalibrationTab(QWidget):
 
     def _calibration_failed(self, message: str) -> None:
         self.run_button.setEnabled(True)
+        self.site_button.setEnabled(True)
         self.cal_status.setText(f"Calibration failed: {message}")
         self.ctx.audit.record("calibration-failed", error=message)
         self.done.emit("calibration-failed")
