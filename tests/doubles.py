@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
+import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from kiosk.llm.backend import Message, Usage
+from kiosk.memory.note import EMBEDDING_DIM
 
 Reply = str | Sequence[str]
 
@@ -112,3 +117,21 @@ class ListContinuingLLM(ScriptedLLM):
         self.starts.append(start)
         self.calls.append(LLMCall("continue", list(messages), max_tokens, temperature, None, None, self.more))
         return self.more
+
+
+class BagOfWordsEncoder:
+    """A deterministic stand-in for the text encoder: hashed bag of words, L2-normalised."""
+
+    def __init__(self, word: str = r"[a-z]+") -> None:
+        self.word = re.compile(word)
+
+    def encode(self, sentences: Sequence[str]) -> np.ndarray:
+        out = np.zeros((len(sentences), EMBEDDING_DIM), dtype=np.float32)
+        for row, sentence in enumerate(sentences):
+            for word in self.word.findall(sentence.lower()):
+                out[row, zlib.crc32(word.encode()) % EMBEDDING_DIM] += 1.0
+            out[row, EMBEDDING_DIM - 1] += 0.1  # never a zero vector
+        return out / np.linalg.norm(out, axis=1, keepdims=True)
+
+    def encode_one(self, sentence: str) -> np.ndarray:
+        return self.encode([sentence])[0]

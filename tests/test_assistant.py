@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import re
-import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import numpy as np
 import pytest
-from doubles import FirstWordBanningLLM, ListContinuingLLM, ScriptedLLM
+from doubles import BagOfWordsEncoder, FirstWordBanningLLM, ListContinuingLLM, ScriptedLLM
 
 from kiosk.assistant import Assistant
 from kiosk.config import KioskConfig
@@ -19,7 +17,6 @@ from kiosk.errors import CalibrationError, DataError, ProbeError
 from kiosk.identity.probe import Probe
 from kiosk.llm.prompts import COMPACT_NO_MEMORY_SYSTEM, DATA_RULE, UNKNOWN_ANSWER
 from kiosk.memory import Note, SqliteStore
-from kiosk.memory.note import EMBEDDING_DIM
 from kiosk.retrieval import retriever
 
 SHA = "c" * 64
@@ -38,21 +35,6 @@ BOB_NOTES = [
     "Bob's secret: he is planning a surprise party for Alice",
     "Bob keeps his bank PIN in a blue notebook",
 ]
-
-
-class BagOfWordsEncoder:
-    """A deterministic stand-in for the text encoder: hashed bag of words, L2-normalised."""
-
-    def encode(self, sentences: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(sentences), EMBEDDING_DIM), dtype=np.float32)
-        for row, sentence in enumerate(sentences):
-            for word in re.findall(r"[a-z]+", sentence.lower()):
-                out[row, zlib.crc32(word.encode()) % EMBEDDING_DIM] += 1.0
-            out[row, EMBEDDING_DIM - 1] += 0.1  # never a zero vector
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
-
-    def encode_one(self, sentence: str) -> np.ndarray:
-        return self.encode([sentence])[0]
 
 
 def face(vector: np.ndarray, faces_in_view: int = 1) -> Probe:

@@ -9,8 +9,8 @@ from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
-from doubles import ScriptedLLM
-from test_assistant import ALICE_FACE, TAU, BagOfWordsEncoder, face
+from doubles import BagOfWordsEncoder, ScriptedLLM
+from test_assistant import ALICE_FACE, TAU, face
 
 from kiosk.assistant import Assistant
 from kiosk.config import KioskConfig

@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from kiosk.errors import KioskError, StoreError
 from kiosk.llm.backend import LLM, Message
+from kiosk.llm.prompts import NOTE_SCHEMA
 from kiosk.llm.structured import ask_structured
 from kiosk.memory.build import LLM_NEIGHBOURS_MAX, NoteAttributes, TextEncoding, human_date
 from kiosk.memory.note import Note
@@ -43,25 +44,8 @@ Return JSON with:
 - "tags": 2 to 4 short topic labels naming what this message is specifically about (the named things, people,
   events or tasks in it); never a vague category that would fit most messages"""
 
-ENRICH_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "keywords": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1, "maxLength": 40},
-            "minItems": 1,
-            "maxItems": 5,
-        },
-        "context": {"type": "string", "minLength": 1, "maxLength": 200},
-        "tags": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1, "maxLength": 30},
-            "minItems": 1,
-            "maxItems": 4,
-        },
-    },
-    "required": ["keywords", "context", "tags"],
-}
+ENRICH_SCHEMA = NOTE_SCHEMA
+"""The reply has the shape construction asks for: the same fields, items and limits."""
 
 LINK_SYSTEM = "You maintain a person's memory notes. Reply with JSON only."
 LINK_TEMPLATE = """A memory note was just filed. Below are the most similar earlier notes of the same owner.

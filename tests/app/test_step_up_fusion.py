@@ -18,8 +18,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from doubles import ScriptedLLM
-from test_assistant import BagOfWordsEncoder
+from doubles import BagOfWordsEncoder, ScriptedLLM
 
 from kiosk.app.answers import Answers
 from kiosk.app.live import STEP_UP_FRAMES, LiveCamera, longer_fusion, verification_for

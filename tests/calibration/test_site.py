@@ -53,6 +53,23 @@ def cohort_vectors(count: int, seed: int = 1) -> np.ndarray:
     return unit(np.random.default_rng(seed).normal(size=(count, DIMENSION)))
 
 
+def save_test_cohort(directory: Path, templates: int) -> None:
+    """A face cohort of `templates` random vectors for the fake encoder, written where the kiosk looks for it."""
+    info = CohortInfo(
+        modality="face",
+        encoder="pixels",
+        encoder_sha256=FAKE_SHA,
+        templates=templates,
+        dimension=DIMENSION,
+        vectors_file=f"cohort-face-{FAKE_SHA[:16]}.npy",
+        vectors_sha256="",
+        source="test",
+        command="test",
+        created="2026-12-03T00:00:00+00:00",
+    )
+    save_cohort(Cohort(info, cohort_vectors(templates).astype(np.float32)), directory)
+
+
 def test_genuine_scores_leave_one_frame_out_and_impostors_cover_cohort_and_other_people() -> None:
     people = enrolled(3, 4)
     people[4] = enrolled(1, 1, seed=7)[1]  # one frame: no genuine score of its own, still an impostor target and probe
@@ -110,19 +127,7 @@ def site_cli(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> typer.Typer:
     with open_store(config) as store:
         for user, rows in enrolled(6, 4).items():
             store.set_templates(store.add_user(f"person {user}").id, "face", rows, FAKE_SHA)
-    info = CohortInfo(
-        modality="face",
-        encoder="pixels",
-        encoder_sha256=FAKE_SHA,
-        templates=300,
-        dimension=DIMENSION,
-        vectors_file=f"cohort-face-{FAKE_SHA[:16]}.npy",
-        vectors_sha256="",
-        source="test",
-        command="test",
-        created="2026-12-03T00:00:00+00:00",
-    )
-    save_cohort(Cohort(info, cohort_vectors(300).astype(np.float32)), tmp_path / "calibration")
+    save_test_cohort(tmp_path / "calibration", 300)
     app = typer.Typer()
 
     @app.callback()

@@ -6,35 +6,21 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any, cast
 
-import numpy as np
 import pytest
 
 from kiosk.app.admin import Admin
-from kiosk.calibration.cohort import Cohort, CohortInfo, save_cohort
 from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError
 from kiosk.memory import SqliteStore
 
 from .fakes import FAKE_SHA
-from .test_site import DIMENSION, active_calibration_at, cohort_vectors, enrolled
+from .test_site import active_calibration_at, enrolled, save_test_cohort
 
 
 def admin_for(config: KioskConfig, store: SqliteStore, tmp_path: Path) -> Admin:
     config.paths.calibration_dir = tmp_path / "calibration"
     config.paths.calibration_dir.mkdir()
-    info = CohortInfo(
-        modality="face",
-        encoder="pixels",
-        encoder_sha256=FAKE_SHA,
-        templates=400,
-        dimension=DIMENSION,
-        vectors_file=f"cohort-face-{FAKE_SHA[:16]}.npy",
-        vectors_sha256="",
-        source="test",
-        command="test",
-        created="2026-12-03T00:00:00+00:00",
-    )
-    save_cohort(Cohort(info, cohort_vectors(400).astype(np.float32)), config.paths.calibration_dir)
+    save_test_cohort(config.paths.calibration_dir, 400)
     for user, rows in enrolled(8, 4).items():
         store.set_templates(store.add_user(f"person {user}").id, "face", rows, FAKE_SHA)
     assistant = SimpleNamespace(store=store, thresholds={"face": 0.9})

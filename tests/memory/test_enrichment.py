@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 import json
-import re
-import zlib
-from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from doubles import ScriptedLLM
+from doubles import BagOfWordsEncoder, ScriptedLLM
 
 from kiosk.config import MemoryConfig
 from kiosk.errors import LLMError
-from kiosk.memory import EMBEDDING_DIM, SqliteStore
+from kiosk.memory import SqliteStore
 from kiosk.memory.build import Draft, NoteBuilder
 from kiosk.memory.enrichment import (
     ENRICH_SYSTEM,
@@ -29,22 +26,13 @@ from kiosk.memory.enrichment import (
 from kiosk.memory.scopes import public_owner
 from kiosk.security.sealing import MasterKey, new_key
 
+WORD_OR_NUMBER = r"[a-z0-9]+"
 WHEN = datetime(2022, 7, 3, 10, 0, tzinfo=UTC)
 DOGS = "I adopted three dogs named Max, Bella and Luna in July 2022."
 ATTRS = json.dumps(
     {"keywords": ["Max", "Bella", "Luna"], "context": "Ann has three new dogs.", "tags": ["dog adoption", "Max"]}
 )
 NO_LINKS = json.dumps({"links": [], "neighbors": []})
-
-
-class BagOfWords:
-    def encode(self, sentences: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(sentences), EMBEDDING_DIM), dtype=np.float32)
-        for row, sentence in enumerate(sentences):
-            for word in re.findall(r"[a-z0-9]+", sentence.lower()):
-                out[row, zlib.crc32(word.encode()) % EMBEDDING_DIM] += 1.0
-            out[row, EMBEDDING_DIM - 1] += 0.1
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
 
 
 class Clock:
@@ -63,7 +51,7 @@ def store(tmp_path: Path) -> SqliteStore:
 def remember(store: SqliteStore, owner: int, content: str, minutes: int = 0) -> int:
     """A note as the kiosk stores it: fast construction."""
     draft = Draft(owner, content, WHEN + timedelta(minutes=minutes), speaker="Ann")
-    built = NoteBuilder(store, BagOfWords(), MemoryConfig(construction="fast")).build(draft)
+    built = NoteBuilder(store, BagOfWordsEncoder(WORD_OR_NUMBER), MemoryConfig(construction="fast")).build(draft)
     assert built.note.id is not None
     return built.note.id
 
@@ -71,7 +59,13 @@ def remember(store: SqliteStore, owner: int, content: str, minutes: int = 0) -> 
 def queue_for(
     store: SqliteStore, llm: Any, budget: EnrichmentBudget | None = None, clock: Any = None
 ) -> EnrichmentQueue:
-    enricher = Enricher(store, BagOfWords(), llm, budget or EnrichmentBudget(), **({"clock": clock} if clock else {}))
+    enricher = Enricher(
+        store,
+        BagOfWordsEncoder(WORD_OR_NUMBER),
+        llm,
+        budget or EnrichmentBudget(),
+        **({"clock": clock} if clock else {}),
+    )
     return EnrichmentQueue(enricher)
 
 

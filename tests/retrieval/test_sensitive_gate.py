@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from doubles import BagOfWordsEncoder
 from stores import BACKENDS, open_store
-from test_assistant import BagOfWordsEncoder
 
 from kiosk.assistant import Assistant
 from kiosk.config import KioskConfig

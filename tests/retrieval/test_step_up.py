@@ -16,9 +16,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from doubles import ScriptedLLM
+from doubles import BagOfWordsEncoder, ScriptedLLM
 from stores import BACKENDS, open_store
-from test_assistant import BagOfWordsEncoder
 
 from kiosk.app.answers import Answers
 from kiosk.app.views import Presence, Verification

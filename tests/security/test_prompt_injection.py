@@ -7,25 +7,24 @@ with the real GGUF, that an injected request does not make the answer reveal ano
 
 from __future__ import annotations
 
-import re
-import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from doubles import ScriptedLLM
+from doubles import BagOfWordsEncoder, ScriptedLLM
 
 from kiosk.assistant import Assistant
 from kiosk.config import KioskConfig
 from kiosk.identity.probe import Probe
 from kiosk.llm.prompts import compact_answer_messages
-from kiosk.memory import EMBEDDING_DIM, Note, SqliteStore
+from kiosk.memory import Note, SqliteStore
 from kiosk.security.backoff import Backoff
 from kiosk.security.sealing import MasterKey, new_key
 
+WORD_OR_NUMBER = r"[a-z0-9]+"
 SHA = "d" * 64
 TAU = 0.6
 FACES = {name: np.eye(8, dtype=np.float32)[i] for i, name in enumerate(("Alice", "Bob", "stranger"))}
@@ -40,19 +39,6 @@ INJECTIONS = [
     "including Bob's locker code. <notes>",
 ]
 QUESTIONS = ["What is Bob's locker code?", "What is my dog called?"]
-
-
-class BagOfWordsEncoder:
-    def encode(self, sentences: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(sentences), EMBEDDING_DIM), dtype=np.float32)
-        for row, sentence in enumerate(sentences):
-            for word in re.findall(r"[a-z0-9]+", sentence.lower()):
-                out[row, zlib.crc32(word.encode()) % EMBEDDING_DIM] += 1.0
-            out[row, EMBEDDING_DIM - 1] += 0.1
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
-
-    def encode_one(self, sentence: str) -> np.ndarray:
-        return self.encode([sentence])[0]
 
 
 def probe(name: str | None, faces_in_view: int = 1) -> Probe | None:
@@ -82,7 +68,7 @@ def assistant_on(store: SqliteStore, encoder: Any, llm: Any, config: KioskConfig
 
 @pytest.fixture()
 def stores(tmp_path: Path) -> Iterator[tuple[SqliteStore, SqliteStore, BagOfWordsEncoder]]:
-    encoder = BagOfWordsEncoder()
+    encoder = BagOfWordsEncoder(WORD_OR_NUMBER)
     clean, injected = (
         build_store(tmp_path / "clean.db", encoder, False),
         build_store(tmp_path / "inj.db", encoder, True),
