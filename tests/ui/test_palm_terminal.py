@@ -280,9 +280,12 @@ def test_face_and_palm_clear_a_sensitive_note_that_the_face_alone_does_not(  # t
 
 
 def test_face_and_palm_terminal_enrols_both_in_the_wizard(  # type: ignore[no-untyped-def]
-    qtbot, palm_config, open_kiosk, data_dir, face_tau, palm_tau
+    qtbot, palm_config, open_kiosk, data_dir, face_tau, palm_tau, monkeypatch
 ) -> None:
     config, scanner = palm_config
+    # the recording cannot turn its head when asked: waiting for it would only spread the frames over the clip's
+    # cutaways (the pause is tested in tests/ui/test_screens.py)
+    monkeypatch.setattr("kiosk.ui.screens.enroll.POSE_CHANGE_MS", 0)
     config.capture.face_source = str(data_dir / "face_video" / LIN_VIDEO)
     # the liveness challenge asks for a blink or head turn this looped recording shows only by chance (as in
     # test_real_pipeline's face enrolment)
