@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
@@ -28,12 +27,6 @@ def test_zero_weight_drops_a_ranking_and_ties_break_by_id() -> None:
     assert [i for i, _ in fuse([(5, 0.9), (4, 0.8)], [(9, 3.0)], tuning, 10)] == [5, 4]
     tied = RetrievalTuning(dense_weight=1.0, lexical_weight=1.0)
     assert [i for i, _ in fuse([(7, 0.9)], [(3, 1.0)], tied, 10)] == [3, 7]
-
-
-@pytest.fixture()
-def store() -> Iterator[SqliteStore]:
-    with SqliteStore(":memory:") as opened:
-        yield opened
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:

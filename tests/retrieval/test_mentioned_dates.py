@@ -3,12 +3,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import numpy as np
-import pytest
 
 from kiosk.config import RetrievalConfig
 from kiosk.memory import Note, SqliteStore
@@ -24,12 +22,6 @@ def test_a_notes_days_are_read_from_its_local_time() -> None:
     assert mentioned_days("Dentist on the 14th at 10, pills tonight", said) == {date(2026, 12, 14), date(2026, 11, 20)}
     assert mentioned_days("Moving day is 2 January 2027", said) == {date(2027, 1, 2)}
     assert mentioned_days("Busy next week, then last Friday's bill", said) == set()  # spans, not days
-
-
-@pytest.fixture()
-def store() -> Iterator[SqliteStore]:
-    with SqliteStore(":memory:") as opened:
-        yield opened
 
 
 def _unit(vector: np.ndarray) -> np.ndarray:

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
-import pytest
 
 from kiosk.config import RetrievalConfig
 from kiosk.memory import Note, SqliteStore
@@ -16,12 +14,6 @@ from kiosk.retrieval import Retriever
 
 def unit(vector: np.ndarray) -> np.ndarray:
     return (vector / np.linalg.norm(vector)).astype(np.float32)
-
-
-@pytest.fixture()
-def store() -> Iterator[SqliteStore]:
-    with SqliteStore(":memory:") as opened:
-        yield opened
 
 
 def add(store: SqliteStore, owner: int, embedding: np.ndarray, day: int) -> int:
