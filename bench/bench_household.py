@@ -23,13 +23,21 @@ from kiosk.llm.profiles import PROFILES, answer_profile
 
 
 def runs(default_profile: str) -> list[tuple[str, str, tuple[str, ...]]]:
-    """(label, profile, steps off): the default profile, each of its steps off, every other profile (plain last)."""
+    """(label, profile, steps off): the default profile, each of its steps off, every other profile (plain last),
+    and for a profile adding several steps to the default, that profile with each added step off (what each one
+    does alone)."""
     steps = answer_profile(default_profile).steps
     others = [name for name in PROFILES if name not in (default_profile, "plain")]
+    alone: list[tuple[str, str, tuple[str, ...]]] = []
+    for name in others:
+        added = [step for step in PROFILES[name].steps if step not in steps]
+        if len(added) > 1:
+            alone += [(f"{name} without {step}", name, (step,)) for step in added]
     return [
         (default_profile, default_profile, ()),
         *((f"{default_profile} without {step}", default_profile, (step,)) for step in steps),
         *((name, name, ()) for name in others),
+        *alone,
         ("plain", "plain", ()),
     ]
 
@@ -62,7 +70,8 @@ def main() -> None:
         for split, summary in results["scores"].items():
             tables.setdefault(split, []).extend(score_rows(label, {split: summary}))
         details[label] = {"scores": results["scores"], "answers": results["answers"]}
-        run_key = "default" if label == default else label.replace(f"{default} without ", "without_")
+        run_key = label.replace(f"{default} without ", "without_").replace(" without ", "_without_")
+        run_key = "default" if label == default else run_key
         for split, summary in results["scores"].items():
             for key, _ in FIGURES:
                 figures[f"household.{split}.{run_key}.{key}"] = summary[key]

@@ -136,6 +136,11 @@ class PalmConfig(Section):
     enroll_min_samples: int = Field(
         default=3, ge=1, description="Usable palm samples (after outlier rejection) an enrollment needs."
     )
+    alignment_search: bool = Field(
+        default=True,
+        description="Score palm probes as the best cosine over 27 small shifts/rotations of the ROI (needs a "
+        "calibration made with it).",
+    )
     onnx: PalmOnnxSettings = Field(default_factory=PalmOnnxSettings, description="Settings of the onnx palm encoder.")
 
 
@@ -167,9 +172,12 @@ class LLMConfig(Section):
     gguf_path: Path | None = Field(default=None, description="A deployer's GGUF file; overrides `model`.")
     threads: int = Field(default=0, ge=0, description="CPU threads for llama.cpp; 0 = all cores.")
     max_answer_tokens: int = Field(default=96, ge=1, description="Longest answer in tokens.")
-    answer_profile: Literal["small-model", "careful", "lists", "plain"] = Field(
+    answer_profile: Literal["small-model", "careful", "checked", "lists", "plain"] = Field(
         default="small-model",
-        description="Steps from reply to shown answer: small-model, careful (+ unsure -> I don't know), lists, plain.",
+        description=(
+            "Steps from reply to shown answer: small-model, careful (+ unsure -> I don't know), "
+            "checked (+ answers the notes do not support -> I don't know), lists, plain."
+        ),
     )
     prefill_while_typing: bool = Field(
         default=True,

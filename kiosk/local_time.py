@@ -11,28 +11,26 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-MONTHS = {
-    name: number
-    for number, names in enumerate(
-        (
-            ("january", "jan"),
-            ("february", "feb"),
-            ("march", "mar"),
-            ("april", "apr"),
-            ("may",),
-            ("june", "jun"),
-            ("july", "jul"),
-            ("august", "aug"),
-            ("september", "sep", "sept"),
-            ("october", "oct"),
-            ("november", "nov"),
-            ("december", "dec"),
-        ),
-        start=1,
-    )
-    for name in names
-}
+_MONTH_FORMS = (
+    ("january", "jan"),
+    ("february", "feb"),
+    ("march", "mar"),
+    ("april", "apr"),
+    ("may",),
+    ("june", "jun"),
+    ("july", "jul"),
+    ("august", "aug"),
+    ("september", "sep", "sept"),
+    ("october", "oct"),
+    ("november", "nov"),
+    ("december", "dec"),
+)
+MONTH_NAMES = tuple(forms[0] for forms in _MONTH_FORMS)
+"""The twelve month names, lower case, January first."""
+MONTHS = {name: number for number, names in enumerate(_MONTH_FORMS, start=1) for name in names}
 """Month names and their usual abbreviations -> month number."""
+WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+"""Weekday names, lower case, in datetime.weekday() order."""
 
 Zone = tzinfo | None
 """A time zone; None is the system's (resolved per instant, so its daylight-saving changes are followed)."""
@@ -66,11 +64,13 @@ def local_now(zone: Zone = None) -> datetime:
 
 @dataclass(frozen=True)
 class TerminalClock:
-    """The terminal's wall clock in its zone. `fixed` pins the instant (tests); a clock that is not a
-    TerminalClock (the LoCoMo replay's) has no terminal, so year-less dates in its questions are not resolved."""
+    """The wall clock questions are asked by, in its zone. `fixed` pins the instant (tests, evaluations). A replay
+    with no terminal (LoCoMo) sets `resolves_yearless_days` False: days its questions name without a year stay
+    unresolved, so its retrieval stays as measured."""
 
     zone: Zone = None
     fixed: datetime | None = None
+    resolves_yearless_days: bool = True
 
     def __call__(self) -> datetime:
         return local(self.fixed, self.zone) if self.fixed else local_now(self.zone)

@@ -20,6 +20,11 @@ def _command_line() -> str:
     return "kiosk " + " ".join(shlex.quote(arg) for arg in sys.argv[1:])
 
 
+def _steps(steps_off: str | None) -> tuple[str, ...]:
+    """--steps-off "a, b" -> ("a", "b")."""
+    return tuple(step.strip() for step in steps_off.split(",") if step.strip()) if steps_off else ()
+
+
 @contextmanager
 def _progress(enabled: bool) -> Iterator[Any]:
     """A rich progress bar per stage on stderr (stdout stays clean for --json)."""
@@ -148,6 +153,12 @@ def register(app: typer.Typer) -> None:
             "--operating-point",
             help="Use a named operating point of the calibration (e.g. tau_d, eer, strict) instead of its chosen rule.",
         ),
+        profile: str | None = typer.Option(
+            None, "--profile", help="Answer profile (default: the configured llm.answer_profile)."
+        ),
+        steps_off: str | None = typer.Option(
+            None, "--steps-off", help="Comma-separated steps of the profile to leave out (e.g. complete-lists)."
+        ),
         output: Path | None = typer.Option(None, "--output", help="Results directory (default bench/results)."),
         name: str | None = typer.Option(None, "--name", help="Results file stem (default locomo_<modality>_<llm>)."),
         as_json: bool = JsonOption,
@@ -188,6 +199,8 @@ def register(app: typer.Typer) -> None:
             results_name=name,
             threshold=threshold,
             operating_point=operating_point,
+            profile=profile,
+            steps_off=_steps(steps_off),
             command=_command_line(),
         )
         if output is not None:
@@ -240,7 +253,7 @@ def register(app: typer.Typer) -> None:
             split=split,
             modality=modality,  # type: ignore[arg-type]
             profile=profile,
-            steps_off=tuple(s.strip() for s in steps_off.split(",") if s.strip()) if steps_off else (),
+            steps_off=_steps(steps_off),
             results_dir=output,
             results_name=name,
             command=_command_line(),

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from kiosk.config import PROJECT_ROOT, KioskConfig
-from kiosk.errors import DataError
 from kiosk.eval.answering import ANSWER_STEPS
 from kiosk.eval.household_data import DEFAULT_DIR, HouseQuestion, load_households
 from kiosk.eval.household_metrics import judge, split_summaries
@@ -27,7 +26,7 @@ from kiosk.eval.household_report import household_markdown
 from kiosk.eval.household_store import Biometrics, HouseholdAtTerminal, Modality, household_at_terminal
 from kiosk.eval.stages import Progress, no_progress
 from kiosk.llm.answer_steps import ANSWER_TEMPERATURE, shown_reply
-from kiosk.llm.profiles import AnswerProfile, answer_profile
+from kiosk.llm.profiles import AnswerProfile, profile_without
 from kiosk.memory.scopes import scope_kind
 from kiosk.memory.store import owner_scope
 from kiosk.retrieval.pool import validate_query
@@ -49,20 +48,6 @@ class HouseholdOptions:
     results_name: str | None = None  # default household_<modality>_<profile>
     command: str = ""
     tuning: RetrievalTuning = field(default_factory=lambda: DEFAULT_TUNING)
-
-
-def profile_without(name: str, steps_off: tuple[str, ...]) -> AnswerProfile:
-    """The answer profile `name` without the steps in `steps_off` (each must be one of its steps)."""
-    base = answer_profile(name)
-    unknown = [step for step in steps_off if not base.has(step)]  # type: ignore[arg-type]
-    if unknown:
-        raise DataError(
-            f"the {name} profile has no step {', '.join(unknown)}", f"choose from: {', '.join(base.steps) or 'none'}"
-        )
-    if not steps_off:
-        return base
-    kept = tuple(step for step in base.steps if step not in steps_off)
-    return AnswerProfile(f"{name} without {'+'.join(steps_off)}", kept)
 
 
 def ask(

@@ -44,7 +44,7 @@ from kiosk.eval.models import LoadedLLM, calibrated_threshold, capture_refusal, 
 from kiosk.eval.report import flat_metrics, write_results
 from kiosk.eval.stages import Progress, StageClock, no_progress
 from kiosk.eval.store import build_store, cached_store_path, exclusive, store_key
-from kiosk.llm.profiles import answer_profile
+from kiosk.llm.profiles import AnswerProfile, profile_without
 from kiosk.memory.build import CONSTRUCTION, ConstructionTuning
 from kiosk.retrieval.tuning import DEFAULT_TUNING, RetrievalTuning
 from kiosk.security.backoff import no_backoff
@@ -73,6 +73,8 @@ class EvalOptions:
     threshold: float | None = None  # overrides the calibrated tau (recorded as manual)
     operating_point: str | None = None  # a named operating point of the calibration instead of its chosen rule
     results_name: str | None = None  # default locomo_<modality>_<llm>
+    profile: str | None = None  # answer profile; None: the configured llm.answer_profile
+    steps_off: tuple[str, ...] = ()  # steps of the profile left out (a paired "step off" run)
     command: str = ""
     write: bool = True
     tuning: RetrievalTuning = DEFAULT_TUNING  # a benchmark's retrieval variant (bench/)
@@ -90,6 +92,11 @@ class _Run:
     threshold: float
 
 
+def chosen_profile(config: KioskConfig, options: EvalOptions) -> AnswerProfile:
+    """The answer profile of this run: `options.profile` (else the configured one) without `options.steps_off`."""
+    return profile_without(options.profile or config.llm.answer_profile, options.steps_off)
+
+
 def run_locomo(config: KioskConfig, options: EvalOptions, progress: Progress = no_progress) -> dict[str, Any]:
     """Run the whole protocol; returns the results dict (and writes JSON + markdown when options.write)."""
     from kiosk.calibration.active import active_calibration, calibration_path
@@ -102,6 +109,7 @@ def run_locomo(config: KioskConfig, options: EvalOptions, progress: Progress = n
     config.gate.policy = options.gate_policy
     config.llm.max_answer_tokens = options.answer_tokens
     data_dir = config.paths.eval_data_dir
+    chosen_profile(config, options)  # a profile or step that does not exist is refused before any work
 
     with clock.stage("data"):
         source = locomo_path(data_dir)
@@ -250,7 +258,7 @@ def _evaluate(
 
     # Answers: one LLM call per (condition, question) unless the identical prompt was answered before; the answer
     # after each step of the answer profile is scored, a paired comparison of each step at no extra LLM cost.
-    profile = answer_profile(config.llm.answer_profile)
+    profile = chosen_profile(config, options)
     rows = question_rows(run.questions)
     scored_steps: dict[Condition, dict[str, list[Scored]]] = {}
     with clock.stage("answer"):
@@ -329,7 +337,7 @@ def _results(
         "k": config.retrieval.k,
         "construct": options.construct,
         "answer_tokens": options.answer_tokens,
-        "answer_profile": config.llm.answer_profile,
+        "answer_profile": chosen_profile(config, options).name,
         "dated_ranking": {"weight": tuning.date_weight, "window_days": tuning.date_window_days},
         "person_ranking": {"weight": tuning.person_weight},
         "decay": {"weight": config.forgetting.weight, "half_life_days": config.forgetting.half_life_days},

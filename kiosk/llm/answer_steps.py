@@ -8,7 +8,9 @@ only when the answer profile (kiosk.llm.profiles, llm.answer_profile) lists it.
    a speaker of the notes answered again (reask-speaker-names).
 3. One thing named where the question asks for several: the list completed from the notes (kiosk.llm.lists,
    complete-lists).
-4. An answer the notes about the question do not give: "I don't know" (kiosk.llm.grounding, unknown-ungrounded).
+4. An answer the notes about the question do not give: "I don't know" (kiosk.llm.grounding, unknown-ungrounded);
+   one naming a day, number or name they do not hold (kiosk.llm.unsupported, unknown-unsupported), or choosing what
+   they contradict (kiosk.llm.choices, unknown-contradicted), likewise.
 
 Each step is safe by construction (issue #36): it never removes the part of the reply that answers the question
 (a cut keeps the words choosing between an either/or question's options and a yes/no reply's yes or no, and never
@@ -26,11 +28,13 @@ from dataclasses import dataclass, replace
 
 from kiosk.llm.answer_form import shown_answer
 from kiosk.llm.backend import Message
+from kiosk.llm.choices import checked_choice
 from kiosk.llm.grounding import grounded_answer
 from kiosk.llm.lists import LIST_TOKENS, completed_list
 from kiosk.llm.profiles import AnswerProfile
 from kiosk.llm.prompts import notes_text
 from kiosk.llm.reask import replaced_restatement
+from kiosk.llm.unsupported import supported_answer
 
 # Greedy decoding: the same notes and question always give the same answer (and the eval's answer cache is exact).
 ANSWER_TEMPERATURE = 0.0
@@ -45,7 +49,7 @@ class ShownAnswer:
     listed: str | None = None
     """The list a one-thing answer began, completed (step 3)."""
     ungrounded: str | None = None
-    """"I don't know" in place of an answer the notes about the question do not give (step 4)."""
+    """"I don't know" in place of an answer the notes about the question do not give, or contradict (step 4)."""
 
     @property
     def before_lists(self) -> str:
@@ -102,6 +106,18 @@ def shown_reply(
             concise=concise,
         )
     shown = ShownAnswer(first, replaced, listed)
-    if profile.has("unknown-ungrounded") and notes_given:
-        return replace(shown, ungrounded=grounded_answer(question, shown.text, notes_text(messages)))
+    if not notes_given:
+        return shown
+    notes = notes_text(messages)
+    checks: list[Callable[[str, str, str], str | None]] = []
+    if profile.has("unknown-ungrounded"):
+        checks.append(grounded_answer)
+    if profile.has("unknown-unsupported"):
+        checks.append(supported_answer)
+    if profile.has("unknown-contradicted"):
+        checks.append(checked_choice)
+    for check in checks:
+        withdrawn = check(question, shown.before_grounding, notes)
+        if withdrawn is not None:
+            return replace(shown, ungrounded=withdrawn)
     return shown

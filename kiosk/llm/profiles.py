@@ -4,8 +4,9 @@ A small model has habits a larger one may not: the 0.5B model restates the quest
 own words or only a speaker's name, names one thing where several are asked for, and copies a fact from an
 unrelated note rather than say it does not know. The `small-model` profile (default) takes the steps that
 improved both the household questions and LoCoMo (kiosk.llm.answer_steps runs them, in this order); `careful`
-adds "I don't know" for answers the notes do not give, `lists` the completion of one-thing answers, each better
-on one measure and worse on another; `plain` shows the reply as the model gave it. Whatever the profile, a reply
+adds "I don't know" for answers the notes do not give, `lists` the completion of one-thing answers, `checked`
+"I don't know" for a day, number or name the notes do not hold and for a choice they contradict, each better on one
+measure and worse on another; `plain` shows the reply as the model gave it. Whatever the profile, a reply
 that recites the prompt's rules is never shown.
 """
 
@@ -14,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from kiosk.errors import ConfigError
+from kiosk.errors import ConfigError, DataError
 
 Step = Literal[
     "cut-restatement",  # cut the answer's restatement of the question (kiosk.llm.answer_form)
@@ -23,6 +24,8 @@ Step = Literal[
     "reask-speaker-names",  # with notes, answer again when the answer only names a speaker (kiosk.llm.reask)
     "complete-lists",  # with notes, complete a one-thing answer to a question asking for several (kiosk.llm.lists)
     "unknown-ungrounded",  # with notes, "I don't know" for an answer they do not give (kiosk.llm.grounding)
+    "unknown-unsupported",  # with notes, "I don't know" for a day, number or name they lack (kiosk.llm.unsupported)
+    "unknown-contradicted",  # with notes, "I don't know" for a yes/no or either/or they contradict (kiosk.llm.choices)
 ]
 
 
@@ -48,6 +51,9 @@ PROFILES: dict[str, AnswerProfile] = {
     "careful": AnswerProfile("careful", (*_SMALL_MODEL, "unknown-ungrounded")),
     # One-thing answers completed to lists: +0.4 LoCoMo F1, no gain on the household questions.
     "lists": AnswerProfile("lists", (*_SMALL_MODEL, "complete-lists")),
+    # "I don't know" for a day, number or name the notes about the question do not hold, and for a yes/no or
+    # either/or choice they contradict (issue #36; bench/results/household.md).
+    "checked": AnswerProfile("checked", (*_SMALL_MODEL, "unknown-unsupported", "unknown-contradicted")),
     "plain": AnswerProfile("plain", ()),
 }
 DEFAULT_PROFILE = PROFILES["small-model"]
@@ -61,3 +67,18 @@ def answer_profile(name: str) -> AnswerProfile:
             f"unknown answer profile {name!r} in setting llm.answer_profile", f"use one of: {', '.join(PROFILES)}"
         )
     return profile
+
+
+def profile_without(name: str, steps_off: tuple[str, ...]) -> AnswerProfile:
+    """The answer profile `name` without the steps in `steps_off` (each must be one of its steps): the paired
+    "step off" runs of the evaluations (`kiosk eval household|locomo --steps-off`)."""
+    base = answer_profile(name)
+    unknown = [step for step in steps_off if not base.has(step)]  # type: ignore[arg-type]
+    if unknown:
+        raise DataError(
+            f"the {name} profile has no step {', '.join(unknown)}", f"choose from: {', '.join(base.steps) or 'none'}"
+        )
+    if not steps_off:
+        return base
+    kept = tuple(step for step in base.steps if step not in steps_off)
+    return AnswerProfile(f"{name} without {'+'.join(steps_off)}", kept)

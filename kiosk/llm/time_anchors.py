@@ -19,10 +19,9 @@ from __future__ import annotations
 import re
 from datetime import date, datetime, timedelta
 
-from kiosk.local_time import MONTHS, Zone, local, next_day_of_month, next_weekday
+from kiosk.local_time import MONTHS, WEEKDAYS, Zone, local, next_day_of_month, next_weekday
 from kiosk.memory.note import Note
 
-_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _COUNTS = r"\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|a couple of|couple of|few"
 _SMALL_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
 
@@ -32,8 +31,8 @@ _PATTERN = re.compile(
     r"|(?P<yesterday>yesterday|last night)"
     r"|(?P<today>today|tonight|this morning|this afternoon|this evening)"
     r"|(?P<tomorrow>tomorrow)"
-    r"|(?:last|this past|past) (?P<last_weekday>" + "|".join(_WEEKDAYS) + r")"
-    r"|next (?P<next_weekday>" + "|".join(_WEEKDAYS) + r")"
+    r"|(?:last|this past|past) (?P<last_weekday>" + "|".join(WEEKDAYS) + r")"
+    r"|next (?P<next_weekday>" + "|".join(WEEKDAYS) + r")"
     r"|(?P<last_span>(?:last|this past|past) (?:weekend|week))"
     r"|(?P<next_span>next (?:weekend|week))"
     r"|(?P<last_month>last month)"
@@ -103,8 +102,8 @@ _DATE_FOLLOWS = rf"(?=\s*(?:[.,;:!?)]|$)|\s+(?:{_FOLLOWERS})\b)"
 _NOT_A_MONTH = r"(?!\s+of\s+(?:" + "|".join(MONTHS) + r")\b)"
 _LOCAL_PATTERN = re.compile(
     r"\b(?:"
-    r"next (?P<next_weekday>" + "|".join(_WEEKDAYS) + r")"
-    r"|(?:this|on|by|until|to) (?P<weekday>" + "|".join(_WEEKDAYS) + r")"
+    r"next (?P<next_weekday>" + "|".join(WEEKDAYS) + r")"
+    r"|(?:this|on|by|until|to) (?P<weekday>" + "|".join(WEEKDAYS) + r")"
     r"|the " + _ORDINAL + _NOT_A_MONTH + _DATE_FOLLOWS + r")\b(?! \()",
     re.IGNORECASE,
 )
@@ -125,11 +124,11 @@ def _sentence_around(text: str, match: re.Match[str]) -> str:
 def _local_anchor(match: re.Match[str], text: str, said: date) -> str:
     groups, words = match.groupdict(), match.group(0)
     if groups["next_weekday"]:
-        return f"{words} ({day_text(next_weekday(said, _WEEKDAYS.index(groups['next_weekday'].lower())))})"
+        return f"{words} ({day_text(next_weekday(said, WEEKDAYS.index(groups['next_weekday'].lower())))})"
     if _PAST.search(_sentence_around(text, match)):
         return words
     if groups["weekday"]:
-        return f"{words} ({day_text(next_weekday(said, _WEEKDAYS.index(groups['weekday'].lower())))})"
+        return f"{words} ({day_text(next_weekday(said, WEEKDAYS.index(groups['weekday'].lower())))})"
     if _MONTH_BEFORE.search(text[: match.start()]):  # "November the 14th" already names its month
         return words
     resolved = next_day_of_month(said, int(groups["day"]))

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from kiosk.errors import DataError, DuplicateNote, KioskError, StoreError
+from kiosk.local_time import MONTHS
 from kiosk.memory.build import BuildReport, Draft, Mode, NoteBuilder
 from kiosk.memory.note import User, utc_now
 from kiosk.memory.store import Store
@@ -134,28 +135,6 @@ class ImportReport:
         }
 
 
-_MONTHS = {
-    name: number
-    for number, name in enumerate(
-        [
-            "january",
-            "february",
-            "march",
-            "april",
-            "may",
-            "june",
-            "july",
-            "august",
-            "september",
-            "october",
-            "november",
-            "december",
-        ],
-        start=1,
-    )
-}
-
-
 def parse_session_date(text: str) -> datetime:
     """'1:56 pm on 8 May, 2023' -> 2023-05-08 13:56 UTC (LoCoMo gives no zone; we read it as UTC)."""
     try:
@@ -167,7 +146,7 @@ def parse_session_date(text: str) -> datetime:
         if half.lower() not in ("am", "pm") or not 1 <= hour <= 12:
             raise ValueError(f"bad clock {clock!r}")
         hour = hour % 12 + (12 if half.lower() == "pm" else 0)
-        return datetime(int(year), _MONTHS[month_name.lower()], int(day), hour, minute, tzinfo=UTC)
+        return datetime(int(year), MONTHS[month_name.lower()], int(day), hour, minute, tzinfo=UTC)
     except (ValueError, KeyError) as exc:
         raise DataError(f"session date {text!r} is not like '1:56 pm on 8 May, 2023'", "fix the date") from exc
 

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
-from kiosk.local_time import MONTHS, last_day_of_month, last_weekday, next_day_of_month, next_weekday
+from kiosk.local_time import MONTHS, WEEKDAYS, last_day_of_month, last_weekday, next_day_of_month, next_weekday
 
 _MONTH = r"(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
 _DAY = r"(?P<day>[0-3]?\d)(?:st|nd|rd|th)?"
@@ -64,7 +64,6 @@ def _span(match: re.Match[str]) -> tuple[datetime, datetime] | None:
     return first, after
 
 
-WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 _YEARLESS = (
     re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_MONTH}(?!\w)", re.IGNORECASE),
     re.compile(rf"\b{_MONTH}\s+(?:the\s+)?(?P<day>[0-3]?\d)(?:st|nd|rd|th)?\b", re.IGNORECASE),

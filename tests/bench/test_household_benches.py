@@ -14,7 +14,15 @@ def test_the_comparison_runs_the_default_each_step_off_the_other_profiles_and_pl
     made = runs("small-model")
     assert made[0] == ("small-model", "small-model", ())
     assert made[1 : 1 + len(steps)] == [(f"small-model without {step}", "small-model", (step,)) for step in steps]
-    assert made[1 + len(steps) :] == [("careful", "careful", ()), ("lists", "lists", ()), ("plain", "plain", ())]
+    assert made[1 + len(steps) :] == [
+        ("careful", "careful", ()),
+        ("lists", "lists", ()),
+        ("checked", "checked", ()),
+        # a profile adding two steps to the default: each alone
+        ("checked without unknown-unsupported", "checked", ("unknown-unsupported",)),
+        ("checked without unknown-contradicted", "checked", ("unknown-contradicted",)),
+        ("plain", "plain", ()),
+    ]
 
 
 def _row(answerable: bool, best: float | None, found: bool = True) -> dict[str, Any]:

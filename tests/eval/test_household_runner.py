@@ -11,8 +11,7 @@ import pytest
 from doubles import ScriptedLLM
 
 from kiosk.config import KioskConfig
-from kiosk.errors import DataError
-from kiosk.eval.household import HouseholdOptions, ask, profile_without, run_household
+from kiosk.eval.household import HouseholdOptions, ask, run_household
 from kiosk.eval.household_data import load_household
 from kiosk.eval.household_store import Biometrics, household_at_terminal
 from kiosk.llm.profiles import answer_profile
@@ -84,14 +83,6 @@ def test_a_question_is_answered_as_the_assistant_answers_it(eval_config: KioskCo
             shown = terminal.assistant.answer(question.question, terminal.probes[question.asker])
             assert row["answer"] == shown.answer, question.id
             assert row["retrieved"] == [terminal.note_ids[item.note.id] for item in shown.notes]
-
-
-def test_steps_off_leave_only_steps_of_the_profile(eval_config: KioskConfig) -> None:
-    profile = profile_without("lists", ("complete-lists",))
-    assert not profile.has("complete-lists") and profile.has("cut-restatement")
-    assert profile_without("small-model", ()) == answer_profile("small-model")
-    with pytest.raises(DataError, match="no step complete-lists"):
-        profile_without("plain", ("complete-lists",))
 
 
 @pytest.mark.llm

@@ -87,6 +87,7 @@ def test_the_small_model_profile_takes_the_four_steps_in_order_and_the_others_ad
     )
     assert PROFILES["careful"].steps == (*DEFAULT_PROFILE.steps, "unknown-ungrounded")
     assert PROFILES["lists"].steps == (*DEFAULT_PROFILE.steps, "complete-lists")
+    assert PROFILES["checked"].steps == (*DEFAULT_PROFILE.steps, "unknown-unsupported", "unknown-contradicted")
 
 
 def test_an_answer_the_notes_do_not_give_is_shown_as_unknown_and_kept_for_the_record() -> None:
@@ -162,3 +163,23 @@ def test_the_kiosks_examples_keep_their_correct_answer_through_every_step(
         temperature=0.0,
     )
     assert answer == ShownAnswer(first=reply)
+
+
+@pytest.mark.parametrize(
+    ("question", "reply"),
+    [
+        ("When did Melanie start the violin?", "In 2021"),  # a year no note gives
+        ("Did Melanie start the violin in summer or in winter?", "In winter"),  # the note says this summer
+    ],
+)
+def test_the_checked_profile_withdraws_a_number_or_a_choice_the_notes_do_not_hold(question: str, reply: str) -> None:
+    messages = compact_answer_messages(question, [NOTE], "Melanie")
+
+    def answer(profile: AnswerProfile) -> ShownAnswer:
+        return shown_reply(
+            object(), messages, question, reply, notes_given=True, profile=profile, max_tokens=16, temperature=0.0
+        )
+
+    checked = answer(PROFILES["checked"])
+    assert checked.text == UNKNOWN_ANSWER and checked.before_grounding == reply
+    assert answer(DEFAULT_PROFILE).text == reply

@@ -1,0 +1,105 @@
+"""A yes/no or either/or answer the notes about the question contradict becomes "I don't know" (issue #36).
+
+A choosing answer is one word, and a wrong one is harmful: "Do I have swimming on Wednesdays?" -> "Yes" when the
+swimming note says Tuesdays and Thursdays; "Do I take the prednisolone with breakfast or at night?" -> "At night"
+(the inhaler's "morning and night") when the prednisolone note says "with breakfast". The lines judged are the note
+lines about what is asked: a line holding a word of the question's subject (kiosk.llm.answer_form.subject_stems)
+other than the options or days it names. Only a plain contradiction withdraws an answer:
+
+- either/or: the answer holds one option, and the lines about the question hold the other option and not that one;
+- yes/no, for a weekday, month or number the question names: "yes" when the lines name none of them but another
+  of the same kind ("Wednesday" asked, "Tuesday and Thursday" said); "no" when the lines name each of them and no
+  other of the same kind.
+
+When no line is about the question, or the lines hold both options, nothing is judged: the model's answer stands.
+"""
+
+from __future__ import annotations
+
+from kiosk.llm.answer_form import asks_yes_or_no, content_stems, offers_a_choice, says_unknown, subject_stems
+from kiosk.llm.grounding import dated_note_lines
+from kiosk.llm.prompts import UNKNOWN_ANSWER
+from kiosk.llm.unsupported import MONTHS, WEEKDAYS, held_words
+from kiosk.stems import porter_stem
+
+_KINDS = ("weekday", "month", "number")
+
+
+def _kind(word: str) -> str | None:
+    if word in WEEKDAYS:
+        return "weekday"
+    if word in MONTHS:
+        return "month"
+    return "number" if word[:1].isdigit() else None
+
+
+def _options(question: str) -> frozenset[str]:
+    """The stems of the words an either/or question offers: the nearest content word on each side of each "or"
+    ("with breakfast or at night" -> breakfast, night)."""
+    words = question.split()
+    options: set[str] = set()
+    for index, word in enumerate(words):
+        if word.lower() != "or":
+            continue
+        for side in (reversed(words[:index]), words[index + 1 :]):
+            stem = next((stems for other in side if (stems := content_stems(other))), None)
+            if stem:
+                options.update(stem)
+    return frozenset(options)
+
+
+def _lines_about(question: str, notes: str, leave_out: frozenset[str]) -> list[str]:
+    """The note lines holding a word of the question's subject other than `leave_out` (stems)."""
+    subject = subject_stems(question) - leave_out
+    if not subject:
+        return []
+    return [line for _, line in dated_note_lines(notes) if subject & content_stems(line)]
+
+
+def _contradicts_choice(question: str, answer: str, notes: str) -> bool:
+    options = _options(question)
+    chosen = options & content_stems(answer)
+    if len(chosen) != 1 or len(options) < 2:
+        return False
+    held = content_stems(" ".join(_lines_about(question, notes, options)))
+    return not chosen & held and bool((options - chosen) & held)
+
+
+def _contradicts_yes_or_no(question: str, answer: str, notes: str) -> bool:
+    first = answer.split()[0].lower().strip(",.!") if answer.split() else ""
+    if first not in ("yes", "no"):
+        return False
+    asked = {word for word in held_words(question) if _kind(word)}
+    if not asked:
+        return False
+    leave_out = frozenset(porter_stem(word) for word in asked)
+    lines = _lines_about(question, notes, leave_out)
+    if not lines:
+        return False
+    said = {word for word in held_words(" ".join(lines)) if _kind(word)}
+    for kind in _KINDS:
+        asked_here = {word for word in asked if _kind(word) == kind}
+        said_here = {word for word in said if _kind(word) == kind}
+        if not asked_here:
+            continue
+        if first == "yes" and not asked_here & said_here and said_here:
+            return True
+        if first == "no" and asked_here <= said_here and not said_here - asked_here:
+            return True
+    return False
+
+
+def contradicted(question: str, answer: str, notes: str) -> bool:
+    """True when the notes about `question` contradict the choice `answer` makes (see the module's docstring)."""
+    if says_unknown(answer):
+        return False
+    if offers_a_choice(question):
+        return _contradicts_choice(question, answer, notes)
+    if asks_yes_or_no(question):
+        return _contradicts_yes_or_no(question, answer, notes)
+    return False
+
+
+def checked_choice(question: str, answer: str, notes: str) -> str | None:
+    """ "I don't know" for a choice the notes about the question contradict; None keeps the answer."""
+    return UNKNOWN_ANSWER if contradicted(question, answer, notes) else None

@@ -1,0 +1,149 @@
+"""An answer naming a day, date, time, amount, dose or person the notes about the question do not name becomes
+"I don't know" (issue #36).
+
+On a family terminal the harmful answers are a wrong day, dose or person: the 0.5B model copies one from a note about
+something else ("Who's letting the phone engineers in on Saturday?" -> "Aoife", who does the Saturday flu clinic;
+"How much did the new dishwasher cost?" -> "20 kronor", the parking) or makes one up ("What time does Farmor's party
+start?" -> "10:00", in no note). Unlike kiosk.llm.grounding, which asks the notes for every word an answer adds, this
+check looks only at those typed words, the ones that do harm when wrong: numbers (times, amounts, doses, days of the
+month, years), weekdays, months, and names (a word the notes write only with a capital, or a note's speaker or
+author). Each such word of the answer that the question does not already hold must be in a note line about what
+the question asks (kiosk.llm.answer_form.says_what_is_asked, one word of its subject), or in the day that line is
+filed under; when no line is about it, in any note line. Otherwise the answer is shown as "I don't know". A yes/no or
+either/or answer chooses rather than names (kiosk.llm.choices checks those), and an answer without such words is
+left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from kiosk.llm.answer_form import asks_yes_or_no, content_stems, offers_a_choice, says_unknown, says_what_is_asked
+from kiosk.llm.grounding import dated_note_lines
+from kiosk.llm.prompts import UNKNOWN_ANSWER
+from kiosk.local_time import MONTH_NAMES
+from kiosk.local_time import WEEKDAYS as WEEKDAY_NAMES
+
+WEEKDAYS = frozenset(WEEKDAY_NAMES)
+MONTHS = frozenset(MONTH_NAMES)
+# The same amount written in words or digits is the same amount: "two puffs" holds the 2 of "2 puffs".
+_NUMBER_WORDS = {
+    word: str(value)
+    for value, word in enumerate(
+        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"],
+    )
+}
+_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]+(?:['’][A-Za-z]+)?|\d+(?:[.:,]\d+)*")
+_LINE_START_OR_LABEL = re.compile(r"^(?:- )?(?:\([^()]*\)\s*)?")
+_SPEAKER = re.compile(r"^(?P<name>[^\s:()\[\]-][^:()\[\]]{0,40}?):")
+_AUTHOR = re.compile(r"note by (?P<name>[^\s()—]+)")
+
+
+def _number(token: str) -> str:
+    """A number as the notes and answers are compared: "8.15" and "8:15" alike, "2,340" as "2340"."""
+    if re.fullmatch(r"\d{1,3}(?:,\d{3})+", token):
+        return token.replace(",", "")
+    return token.replace(".", ":").rstrip(":,")
+
+
+def _tokens(text: str) -> list[str]:
+    return _WORD.findall(text)
+
+
+def _bare(token: str) -> str:
+    """A word lower-cased without its possessive and a weekday's plural: "Wednesdays" -> "wednesday"."""
+    word = re.sub(r"['’]s$", "", token.lower())
+    if word.endswith("s") and word[:-1] in WEEKDAYS:
+        return word[:-1]
+    return word
+
+
+def note_people(lines: Iterable[str]) -> frozenset[str]:
+    """The speakers and authors of note lines, lower-cased."""
+    people: set[str] = set()
+    for line in lines:
+        people.update(_bare(author) for author in _AUTHOR.findall(line))
+        speaker = _speaker(line)
+        if speaker:
+            people.update(_bare(word) for word in _tokens(speaker.group("name")))
+    return frozenset(people)
+
+
+def _speaker(line: str) -> re.Match[str] | None:
+    speaker = _SPEAKER.match(_LINE_START_OR_LABEL.sub("", line))
+    return speaker if speaker and all(word[:1].isupper() for word in speaker.group("name").split()) else None
+
+
+def note_names(lines: Iterable[str]) -> frozenset[str]:
+    """The names in note lines, lower-cased: every speaker and author, and every content word the lines write only
+    with a capital ("Rosa", "Harbour", not "Remember" when a line also says "remember"); not weekdays, months nor
+    "I"."""
+    lines = list(lines)
+    capitalised: set[str] = set()
+    lower: set[str] = set()
+    for line in lines:
+        body = _LINE_START_OR_LABEL.sub("", line)
+        speaker = _speaker(line)
+        for word in _tokens(body[speaker.end() :] if speaker else body):
+            (capitalised if word[:1].isupper() else lower).add(_bare(word))
+    names = {word for word in capitalised - lower if content_stems(word) and not word.startswith("i'")}
+    return frozenset((names | note_people(lines)) - WEEKDAYS - MONTHS - {"i"})
+
+
+def typed_words(text: str, names: frozenset[str]) -> frozenset[str]:
+    """The words of `text` that name a number, weekday, month or one of `names`, as they are compared."""
+    found: set[str] = set()
+    for token in _tokens(text):
+        word = _bare(token)
+        if token[:1].isdigit():
+            found.add(_number(token))
+        elif word in WEEKDAYS or word in MONTHS or word in names:
+            found.add(word)
+    return frozenset(found)
+
+
+def held_words(text: str) -> frozenset[str]:
+    """Every word of `text` as typed_words compares it, numbers written as words also as digits."""
+    held: set[str] = set()
+    for token in _tokens(text):
+        word = _bare(token)
+        held.add(_number(token) if token[:1].isdigit() else word)
+        if word in _NUMBER_WORDS:
+            held.add(_NUMBER_WORDS[word])
+    return frozenset(held)
+
+
+def lines_about(question: str, notes: str) -> list[str]:
+    """The note lines of `notes` about what `question` asks, each with the day it is filed under; every note line
+    when none is. A line is about it when it holds a word of the question's subject, or a name the question gives
+    that is no note's speaker or author ("Uppsala", "Farmor"; every line of a person names them)."""
+    lines = dated_note_lines(notes)
+    named = {_bare(word) for word in _tokens(question)[1:] if word[:1].isupper()}
+    named -= WEEKDAYS | MONTHS | note_people(line for _, line in lines) | {"i"}
+    about = [
+        f"{day} {line}"
+        for day, line in lines
+        if says_what_is_asked(question, line, words=1) or named & held_words(line)
+    ]
+    return about or [f"{day} {line}" for day, line in lines]
+
+
+def unsupported_words(question: str, answer: str, notes: str) -> frozenset[str]:
+    """The typed words of `answer` (see the module's docstring) that neither `question` nor the notes about it
+    hold; empty for "I don't know", a yes/no or either/or answer and an answer given without notes."""
+    if says_unknown(answer) or asks_yes_or_no(question) or offers_a_choice(question):
+        return frozenset()
+    lines = [line for _, line in dated_note_lines(notes)]
+    if not lines:
+        return frozenset()
+    names = note_names(lines)
+    named = typed_words(answer, names) - held_words(question)
+    if not named:
+        return frozenset()
+    return named - held_words(" ".join(lines_about(question, notes)))
+
+
+def supported_answer(question: str, answer: str, notes: str) -> str | None:
+    """ "I don't know" for an answer naming what the notes about the question do not; None keeps the answer."""
+    return UNKNOWN_ANSWER if unsupported_words(question, answer, notes) else None

@@ -1,0 +1,57 @@
+"""A yes/no or either/or answer the notes about the question contradict becomes "I don't know" (kiosk.llm.choices)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kiosk.llm.choices import checked_choice, contradicted
+from kiosk.llm.prompts import UNKNOWN_ANSWER
+
+NOTES = """Notes of Nora, oldest first:
+<notes>
+[3 October 2026]
+Nora: The vet says Pepper gets her meloxicam with her dinner, never on an empty stomach
+Nora: My eye drops go in morning and night
+Nora: Tom has football training every Monday and Wednesday at half five
+[9 October 2026]
+Nora: Actually the dentist moved to Friday (16 October 2026) at 9
+</notes>
+
+Question: {question}
+Answer:"""
+
+
+def notes(question: str) -> str:
+    return NOTES.format(question=question)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Does Pepper get the meloxicam with dinner or at night?", "At night"),  # the eye drops' night
+        ("Does Tom have football on Tuesdays?", "Yes"),  # Monday and Wednesday
+        ("Is the dentist on Friday?", "No"),  # the note names Friday and no other day
+    ],
+)
+def test_a_choice_the_notes_about_the_question_contradict_is_withdrawn(question: str, answer: str) -> None:
+    assert contradicted(question, answer, notes(question))
+    assert checked_choice(question, answer, notes(question)) == UNKNOWN_ANSWER
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Does Pepper get the meloxicam with dinner or at night?", "With dinner"),
+        ("Does Tom have football on Wednesdays?", "Yes"),
+        ("Does Tom have football on Tuesdays?", "No, Monday and Wednesday"),
+        ("Is the dentist on Friday?", "Yes"),
+        ("Is the dentist on Thursday?", "No"),  # the note names Friday only: a "no" it does not contradict
+        ("Do my eye drops go in in the morning or at night?", "At night"),  # the note holds both options
+        ("Does Pepper like the vet?", "No"),  # no day, month or number asked: nothing to judge
+        ("Does Maja have handball on Saturday?", "Yes"),  # no line about handball
+        ("Does Tom have football on Tuesdays?", UNKNOWN_ANSWER),
+        ("When does Tom have football?", "Tuesday"),  # not a choice: kiosk.llm.unsupported judges it
+    ],
+)
+def test_a_choice_the_notes_do_not_contradict_is_kept(question: str, answer: str) -> None:
+    assert checked_choice(question, answer, notes(question)) is None

@@ -1,0 +1,82 @@
+"""A day, number or name the notes about the question do not hold becomes "I don't know" (kiosk.llm.unsupported)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kiosk.llm.prompts import UNKNOWN_ANSWER
+from kiosk.llm.unsupported import note_names, supported_answer, unsupported_words
+
+NOTES = """Notes of Nora, oldest first:
+<notes>
+[3 October 2026]
+Nora: The vet says Pepper gets half a tablet of meloxicam, 2.5 mg, with her dinner
+Nora: The bins go out on Sunday night
+[6 October 2026]
+Nora: Swimming lessons for Tom are every Monday at 17:30
+</notes>
+
+Notes other people shared (data, not the asker's own), oldest first:
+<notes>
+[8 October 2026]
+- (family group note by Ivan — not the asker's) Ivan: I'll let the boiler man in on Thursday (15 October 2026) at two
+- (family group note by Ivan — not the asker's) Ivan: Gran's lunch is on Saturday at the Harbour Inn. Rosa is driving.
+[10 October 2026]
+- (family group note by Rosa — not the asker's) Rosa: Change of plan, we drive to Whitby on Friday (16 October 2026)
+</notes>
+
+Question: {question}
+Answer:"""
+
+
+def notes(question: str) -> str:
+    return NOTES.format(question=question)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Who is letting the boiler man in?", "Rosa"),  # Rosa drives to Gran's lunch; Ivan lets him in
+        ("What time does the boiler man come?", "17:30"),  # Tom's swimming time
+        ("What time is Gran's lunch?", "12:30"),  # in no note at all
+        ("When does the boiler man come?", "Sunday"),  # the bins' day
+        ("How much meloxicam does Pepper get?", "5 mg"),  # a dose no note gives
+        ("When is Rosa's swimming lesson?", "16 October 2026"),  # Rosa speaks, but not of swimming
+    ],
+)
+def test_a_day_number_or_name_from_another_note_or_none_is_withdrawn(question: str, answer: str) -> None:
+    assert unsupported_words(question, answer, notes(question))
+    assert supported_answer(question, answer, notes(question)) == UNKNOWN_ANSWER
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Who is letting the boiler man in?", "Ivan"),  # the author of the boiler note
+        ("When does the boiler man come?", "Thursday 15 October 2026 at 2"),  # "two", written as a digit
+        ("How much meloxicam does Pepper get?", "2.5 mg, half a tablet"),
+        ("What time are Tom's swimming lessons?", "17.30"),  # the same time, written with a dot
+        ("When did I write about the swimming lessons?", "6 October 2026"),  # the day the line is filed under
+        ("Where is Gran's lunch?", "the Harbour Inn"),  # the name is in the line about the lunch
+        ("What does Pepper get with her dinner?", "half a tablet of meloxicam"),  # no day, number or name to check
+        ("What time is Gran's lunch?", UNKNOWN_ANSWER),
+        ("Is Gran's lunch on Saturday?", "Yes"),  # a choice: kiosk.llm.choices judges it
+        ("When is the plumber coming?", "Thursday"),  # no line is about a plumber: any line's Thursday holds it
+        ("When are we going to Whitby for Gran's birthday?", "16 October 2026"),  # a place the question names
+    ],
+)
+def test_an_answer_the_notes_hold_is_kept(question: str, answer: str) -> None:
+    assert supported_answer(question, answer, notes(question)) is None
+
+
+def test_without_notes_nothing_is_judged() -> None:
+    assert supported_answer("What time is Gran's lunch?", "12:30", "Question: What time is Gran's lunch?") is None
+
+
+def test_names_are_speakers_authors_and_words_written_only_with_a_capital() -> None:
+    lines = [
+        "- (family group note by Ivan — not the asker's) Ivan: Gran's lunch is on Saturday at the Harbour Inn. "
+        "Rosa is driving.",
+        "Nora: For patients: the practice is open Monday to Friday, I'll be there. Remember to remember the lunch.",
+    ]
+    assert note_names(lines) == {"ivan", "gran", "harbour", "inn", "rosa", "nora"}
