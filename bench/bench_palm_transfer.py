@@ -1,5 +1,5 @@
-"""Palm across sessions: the shipped cosine matcher vs the shift/rotation search, tuned and reported on
-disjoint Tongji halves, and FAR/FRR when a threshold calibrated on one half is applied to the other.
+"""Palm across sessions: the plain cosine matcher vs the shift/rotation search (the kiosk default), tuned and
+reported on disjoint Tongji halves, and FAR/FRR when a threshold calibrated on one half is applied to the other.
 
 OPENBLAS_NUM_THREADS=1 nice -n 10 .venv/bin/python -m bench.bench_palm_transfer [--timing-probes 30]
 
@@ -26,17 +26,19 @@ import numpy as np
 
 from bench.bench_palm import load_tongji
 from bench.common import percentiles_ms, table, write_results
-from bench.palm_match import AlignmentSearch, best_alignment_scores, realigned_rois
 from kiosk.config import load_config
 from kiosk.errors import KioskError
 from kiosk.identity.palm import load_palm_embedder
+from kiosk.identity.palm_alignment import SHIPPED_SEARCH, AlignmentSearch, realigned_rois
 from kiosk.identity.palm_encoders import RoiEncoder
 from kiosk.identity.palm_roi import prepare_roi, to_gray
 
+PREVIOUS_SHIPPED = "palm-tongji.json before the search (all Tongji)"
+PREVIOUS_SHIPPED_TAU = 0.34077042341232305  # the cosine-only calibration shipped until session 20
 TUNE_PALMS = range(1, 51)
 SEED = 20261203
 TARGET_FAR = 1e-4
-SEARCH = AlignmentSearch(shift_px=4.0, rotation_deg=4.0)
+SEARCH = SHIPPED_SEARCH  # the grid palm.alignment_search turns on (kiosk.identity.palm_alignment)
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,12 @@ def variant_vectors(
     encoder: RoiEncoder, rois: list[np.ndarray | None], search: AlignmentSearch
 ) -> list[np.ndarray | None]:
     return [None if roi is None else encoder.encode(realigned_rois(roi, search)) for roi in rois]
+
+
+def best_alignment_scores(variant_vectors: np.ndarray, templates: np.ndarray) -> np.ndarray:
+    """(N,) per template: the largest cosine over the probe's variants, as the gate scores a probe with variants
+    (kiosk.identity.gate.user_scores; all inputs unit vectors)."""
+    return np.asarray((templates @ variant_vectors.T).max(axis=1), dtype=np.float32)
 
 
 def trial_scores(
@@ -191,7 +199,7 @@ def main() -> None:
         ("shifted", "search"): variant_vectors(encoder, shifted, SEARCH),
     }
     halves = {"tune_1_50": np.isin(labels, list(TUNE_PALMS)), "heldout_51_100": ~np.isin(labels, list(TUNE_PALMS))}
-    shipped = float(load_shipped_threshold(config))
+    shipped, shipped_search = load_shipped_calibration(config)
     results: dict[str, Any] = {}
     scores: dict[tuple[str, str, str], tuple[np.ndarray, np.ndarray]] = {}
     for (probe_set, matcher), vectors in probes.items():
@@ -216,20 +224,25 @@ def main() -> None:
                         "frr": frr,
                     }
                 )
-    for half in halves:
-        for probe_set in ("clean", "shifted"):
-            far, frr = rates(*scores[(half, probe_set, "cosine")], shipped)
-            transfer.append(
-                {
-                    "calibrated_on": "shipped palm-tongji.json (all Tongji)",
-                    "applied_to": half,
-                    "probes": probe_set,
-                    "matcher": "cosine",
-                    "threshold": shipped,
-                    "far": far,
-                    "frr": frr,
-                }
-            )
+    shipped_rows = [
+        (f"shipped {config.gate.palm_calibration} (all Tongji)", "search" if shipped_search else "cosine", shipped),
+        (PREVIOUS_SHIPPED, "cosine", PREVIOUS_SHIPPED_TAU),
+    ]
+    for calibrated_on, matcher, threshold in shipped_rows:
+        for half in halves:
+            for probe_set in ("clean", "shifted"):
+                far, frr = rates(*scores[(half, probe_set, matcher)], threshold)
+                transfer.append(
+                    {
+                        "calibrated_on": calibrated_on,
+                        "applied_to": half,
+                        "probes": probe_set,
+                        "matcher": matcher,
+                        "threshold": threshold,
+                        "far": far,
+                        "frr": frr,
+                    }
+                )
     usable = [roi for roi in clean if roi is not None]
     sample = np.random.default_rng(1).choice(len(usable), size=min(args.timing_probes, len(usable)), replace=False)
     timings = gate_timings(encoder, [usable[i] for i in sample], encoder.dimension)
@@ -244,15 +257,18 @@ def main() -> None:
         "timing_probes": len(sample),
         "blas_threads": os.environ.get("OPENBLAS_NUM_THREADS", "default"),
         "shipped_threshold": shipped,
+        "shipped_alignment_search": shipped_search,
         "run_s": time.perf_counter() - started,
         "load_average_end": list(os.getloadavg()),
     }
     write_results("palm_transfer", figures, markdown(figures))
 
 
-def load_shipped_threshold(config: Any) -> float:
+def load_shipped_calibration(config: Any) -> tuple[float, bool]:
+    """The shipped palm tau and whether it was made with the search (its probes' matcher)."""
     path = config.paths.calibration_dir / config.gate.palm_calibration
-    return float(json.loads(path.read_text())["threshold"])
+    calibration = json.loads(path.read_text())
+    return float(calibration["threshold"]), bool(calibration.get("alignment_search", False))
 
 
 def pct(value: float) -> str:
@@ -317,8 +333,9 @@ def markdown(figures: dict[str, Any]) -> str:
     transfer_headers = ["calibrated on (FAR 1e-4, same-session trials)", "applied to", "probes", "matcher"]
     timing_headers = ["matcher", "enrolled palms", "probe encode ms", "scoring ms", "total ms", "us per comparison"]
     return f"""Encoder `{figures["encoder"]}` (the shipped training-free competitive code). Matchers: **cosine**
-(today: one cosine per template) and **search** (bench/palm_match.py: the probe ROI re-sampled at every
-combination of {grid}: 27 variants, score = the largest cosine over them).
+(`palm.alignment_search = false`: one cosine per template) and **search** (`palm.alignment_search = true`, the
+default: kiosk/identity/palm_alignment.py re-samples the probe ROI at every combination of {grid}: 27 variants;
+the gate scores a template as the largest cosine over them).
 
 Data: Tongji contactless (PalmNet ROI subset, 100 palms, {refused["images"]} ROIs). **tune_1_50** (palms 1-50)
 made every choice (the search grid; the session-shift ranges were fixed before any measurement);

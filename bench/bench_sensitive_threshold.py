@@ -33,6 +33,7 @@ import numpy as np
 from bench.common import RESULTS, command_line, table, write_results
 from kiosk.app.enrolment import Enrolment
 from kiosk.app.live import STEP_UP_FRAMES, STEP_UP_WAIT_S, STEP_UP_WINDOW_S, longer_fusion
+from kiosk.calibration.aligned import probe_rows, searches
 from kiosk.calibration.data import read_manifest
 from kiosk.calibration.embed import embed_paths, embedding_cache, encoder_name, load_embedder
 from kiosk.calibration.fused_trials import ChosenThreshold, choose_threshold, fused_trials
@@ -80,14 +81,25 @@ def capped(paths: list[Path], identities: list[str], minimum: int) -> tuple[list
     return [p for p, _ in kept], [name for _, name in kept]
 
 
-def embedded(config: KioskConfig, modality: str, data_dir: Path) -> tuple[np.ndarray, list[str], Any]:
+def embedded(
+    config: KioskConfig, modality: str, data_dir: Path
+) -> tuple[np.ndarray, list[str], Any, np.ndarray | None]:
+    """Vectors, identities and the embedder; with palm.alignment_search on, each image's re-aligned vectors too
+    (n, V, d), which the probes carry (kiosk.calibration.aligned)."""
     images = read_manifest(data_dir)
     paths, identities = capped(images.paths, images.identities, ENROL + 1)
     embedder = load_embedder(config, modality)
     result = embed_paths(embedder, paths, cache=embedding_cache(config, embedder, data_dir))
     keep = np.flatnonzero(result.valid)
     print(f"{modality}: {len(keep)} of {len(paths)} images embedded ({result.cached} cached)")
-    return result.vectors[keep], [identities[i] for i in keep], embedder
+    variants = None
+    if searches(embedder):
+        rows = [probe_rows(embedder, paths[i]) for i in keep]  # type: ignore[arg-type]
+        if any(row is None for row in rows):
+            raise RuntimeError("an image the embedder accepted was refused as a probe")
+        variants = np.stack([row[1:] for row in rows if row is not None])
+        print(f"{modality}: {variants.shape[1]} re-aligned variants per probe image")
+    return result.vectors[keep], [identities[i] for i in keep], embedder, variants
 
 
 def video_figures(embedder: FaceEmbedder, data_dir: Path, threshold: float, tau: float) -> dict[int, dict[str, Any]]:
@@ -136,7 +148,13 @@ def video_figures(embedder: FaceEmbedder, data_dir: Path, threshold: float, tau:
 
 
 def calibration_file(
-    modality: str, chosen: ChosenThreshold, embedder: Any, config: KioskConfig, dataset: str, counts: tuple[int, int]
+    modality: str,
+    chosen: ChosenThreshold,
+    embedder: Any,
+    config: KioskConfig,
+    dataset: str,
+    counts: tuple[int, int],
+    alignment_search: bool = False,
 ) -> SensitiveCalibration:
     fused = FUSE_FRAMES[modality]  # type: ignore[index]
     main = chosen.at(fused)
@@ -155,11 +173,18 @@ def calibration_file(
             f"enrol {ENROL} images per identity (max cosine over templates); probe = mean of k other images "
             f"(k in {[row.frames for row in chosen.trade_off]}); impostors: every probe vs every other enrolled "
             "identity; threshold holds the target FAR for every k"
+            + (
+                "; probes carry their images' re-alignments fused variant by variant, a template scores the best "
+                "cosine over them (palm.alignment_search)"
+                if alignment_search
+                else ""
+            )
         ),
         identities=counts[0],
         gallery=counts[1],
         created=datetime.now(UTC),
         command=command_line(),
+        alignment_search=alignment_search,
     )
 
 
@@ -446,14 +471,14 @@ def main() -> None:
         ("face", "lfw3d_frontalized", "LFW3D", args.draws),
         ("palm", "palm_tongji_palmnet", "Tongji", args.palm_draws),
     ):
-        vectors, identities, embedder = embedded(config, modality, data / folder)
+        vectors, identities, embedder, variants = embedded(config, modality, data / folder)
         tau = active_threshold(config, modality, embedder.model_sha256)
         frames = FRAMES[modality]
-        trials = fused_trials(vectors, identities, frames, enrol=ENROL, draws=draws)
-        chosen = choose_threshold(trials, args.target_far)
+        trials = fused_trials(vectors, identities, frames, enrol=ENROL, draws=draws, variants=variants)
+        chosen = choose_threshold(trials, args.target_far, above=tau)
         tau_rows = [at_threshold(trials[k].scores, k, tau) for k in frames]
         for target in SWEEP:
-            swept = choose_threshold(trials, target)
+            swept = choose_threshold(trials, target, above=tau)
             sweep_rows.append(
                 [
                     f"{modality}, {dataset}",
@@ -475,7 +500,8 @@ def main() -> None:
                     [f"face, {dataset}, {broad[k].identities} identities", str(k), _far(checked.far), _pct(checked.frr)]
                 )
         counts = (trials[1].identities, trials[1].gallery)
-        calibration = calibration_file(modality, chosen, embedder, config, f"{dataset} ({data / folder})", counts)
+        source = f"{dataset} ({data / folder})"
+        calibration = calibration_file(modality, chosen, embedder, config, source, counts, variants is not None)
         if modality == "face":
             video = video_figures(embedder, data, chosen.threshold, tau)
             step_up = video[VIDEO_FRAMES[-1]]["frr_sensitive"]
@@ -520,6 +546,11 @@ def main() -> None:
             f"by every frame count; FRR with the live fusion ({main_point.frames} frames): {_pct(main_point.frr)}"
             f" -> {path.name}"
         )
+        if variants is not None:
+            notes.append(
+                f"  - {modality} probes carry their images' {variants.shape[1]} re-alignments (palm.alignment_search, "
+                "the gate's scoring); templates one vector per image"
+            )
         longest = chosen.trade_off[-1]
         goal = "met" if longest.frr.value <= GOAL_FRR else "NOT met"
         notes.append(

@@ -60,7 +60,22 @@ def active_calibration(config: KioskConfig, modality: str, model_sha256: str) ->
             f"sha256 {calibration.encoder.sha256[:12]}… but the active one is sha256 {model_sha256[:12]}…",
             f"run `kiosk calibrate {modality} --data DIR` with the active encoder",
         )
+    check_alignment_search(config, calibration, path)
     return calibration
+
+
+def check_alignment_search(config: KioskConfig, calibration: Calibration, path: Path) -> None:
+    """A palm tau holds only for probes scored the way its trials were: with the re-alignment search (which raises
+    impostor scores) or without it. A mismatch with `palm.alignment_search` is refused, never silently used."""
+    if calibration.modality != "palm" or calibration.alignment_search == config.palm.alignment_search:
+        return
+    made = "with" if calibration.alignment_search else "without"
+    now = "on" if config.palm.alignment_search else "off"
+    raise CalibrationError(
+        f"refusing to gate palm: {path} was made {made} the re-alignment search but palm.alignment_search is {now}",
+        f"set palm.alignment_search = {str(calibration.alignment_search).lower()}, or run "
+        "`kiosk calibrate palm --data DIR` with the current setting",
+    )
 
 
 def active_threshold(config: KioskConfig, modality: str, model_sha256: str) -> float:

@@ -11,6 +11,7 @@ single-frame probe is the one an impostor's luck rides on.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from dataclasses import dataclass
 
@@ -41,11 +42,15 @@ def fused_trials(
     enrol: int = 3,
     draws: int = 20,
     seed: int = 0,
+    variants: np.ndarray | None = None,
 ) -> dict[int, FusedScores]:
     """Genuine and impostor scores of probes fused from k images, for each k in `frames`.
 
     Identities with `enrol` + max(frames) images give genuine trials (the same identities and enrolment for every
     k, so the rows compare); identities with only `enrol` images are enrolled too, as impostor-only gallery.
+    `variants` (n, V, d): each image's re-aligned vectors (palm.alignment_search); a probe then carries them fused
+    variant by variant (kiosk.identity.palm_alignment.fuse_aligned) and scores a template as the best cosine over
+    its vector and variants, as the gate does. Templates stay one vector per image.
     """
     by_identity: dict[str, list[int]] = defaultdict(list)
     for index, identity in enumerate(identities):
@@ -72,11 +77,15 @@ def fused_trials(
     owners = np.asarray(owner_of_probe)
     result: dict[int, FusedScores] = {}
     for k in frames:
-        probes = _unit(vectors[np.stack(chosen[k])].mean(axis=1))
-        per_user = (probes @ templates.T).reshape(len(probes), len(names), enrol).max(axis=2)
-        genuine = per_user[np.arange(len(probes)), owners]
+        picked = np.stack(chosen[k])
+        cosines = _unit(vectors[picked].mean(axis=1)) @ templates.T
+        for variant in range(0 if variants is None else variants.shape[1]):
+            assert variants is not None
+            np.maximum(cosines, _unit(variants[picked, variant].mean(axis=1)) @ templates.T, out=cosines)
+        per_user = cosines.reshape(len(picked), len(names), enrol).max(axis=2)
+        genuine = per_user[np.arange(len(picked)), owners]
         mask = np.ones_like(per_user, dtype=bool)
-        mask[np.arange(len(probes)), owners] = False
+        mask[np.arange(len(picked)), owners] = False
         result[k] = FusedScores(k, ScoreSets.from_arrays(genuine, per_user[mask]), len(probe_pool), len(names))
     return result
 
@@ -96,10 +105,17 @@ class ChosenThreshold:
         return next(row for row in self.trade_off if row.frames == frames)
 
 
-def choose_threshold(trials: dict[int, FusedScores], target_far: float) -> ChosenThreshold:
-    """The lowest threshold that holds `target_far` for every frame count, with FAR and FRR per count."""
+def choose_threshold(trials: dict[int, FusedScores], target_far: float, above: float | None = None) -> ChosenThreshold:
+    """The lowest threshold that holds `target_far` for every frame count, with FAR and FRR per count.
+
+    `above`: the gate's tau. A sensitive threshold at or below it would be ignored by the kiosk (it then falls back
+    to tau + margin, kiosk.retrieval.sensitive.strict_threshold), so when tau already holds the target the result
+    is the next 1e-4 step above tau.
+    """
     points = {k: threshold_at_far(fused.scores, target_far) for k, fused in trials.items()}
     threshold = max(point.threshold for point in points.values())
+    if above is not None and threshold <= above:
+        threshold = math.floor(above * 1e4 + 1) / 1e4
     rows = [
         FusedPoint(
             frames=k,

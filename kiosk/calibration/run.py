@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 
 from kiosk.calibration import data as datasets
+from kiosk.calibration.aligned import ordered_pair_scores, searches
 from kiosk.calibration.cache import EmbeddingCache
 from kiosk.calibration.embed import Embedder, Embeddings, Progress, embed_paths
 from kiosk.calibration.schema import (
@@ -79,6 +80,7 @@ class CollectedScores:
     dataset: DatasetInfo
     warnings: list[str]
     seconds: dict[str, float]
+    alignment_search: bool = False
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,7 @@ class CalibrationResult:
             extra_warnings=[w for w in self.calibration.warnings if w not in self.analysis.warnings],
             seconds=self.calibration.seconds,
             command=self.calibration.command,
+            alignment_search=self.calibration.alignment_search,
         )
         return CalibrationResult(calibration, analysis)
 
@@ -198,6 +201,7 @@ def build_calibration(
     extra_warnings: list[str] | None = None,
     seconds: dict[str, float] | None = None,
     command: str | None = None,
+    alignment_search: bool = False,
 ) -> Calibration:
     analysis = _with_target(analysis, target_far)
     points = operating_points(analysis, target_far)
@@ -250,6 +254,7 @@ def build_calibration(
         created=datetime.now(UTC).replace(microsecond=0),
         seconds=dict(seconds or {}),
         command=command,
+        alignment_search=alignment_search,
     )
 
 
@@ -268,8 +273,10 @@ def calibrate_scores(
     seconds: dict[str, float] | None = None,
     command: str | None = None,
     bootstrap: bool = True,
+    alignment_search: bool = False,
 ) -> CalibrationResult:
-    """Calibrate from ready-made score sets (cosine similarities)."""
+    """Calibrate from ready-made score sets (cosine similarities); `alignment_search`: the probes carried their
+    re-alignments (palm.alignment_search), which the file records."""
     if modality not in ("face", "palm"):
         raise CalibrationError(f"unknown modality '{modality}'", "use 'face' or 'palm'")
     started = time.perf_counter()
@@ -289,6 +296,7 @@ def calibrate_scores(
         extra_warnings=warnings,
         seconds=timing,
         command=command,
+        alignment_search=alignment_search,
     )
     return CalibrationResult(calibration, analysis)
 
@@ -342,6 +350,12 @@ def collect_scores(
         raise DataError(f"data folder {spec.data_dir} does not exist", "give --data DIR with the images")
     seconds: dict[str, float] = {}
     warnings: list[str] = []
+    search = searches(embedder)
+    if search and spec.pairs_file is not None:
+        raise CalibrationError(
+            "a calibration with palm.alignment_search scores every ordered pair of a manifest, not a pairs file",
+            "calibrate from a folder with manifest.csv (no --pairs), or set palm.alignment_search = false",
+        )
     if spec.pairs_file is not None:
         pairs = datasets.read_pairs(spec.data_dir, spec.pairs_file)
         images = pairs.images
@@ -377,11 +391,24 @@ def collect_scores(
             readable = datasets.LabelledImages([images.paths[i] for i in valid], identities)
             datasets.check_identities(readable, "the readable images")
         _, available = datasets.all_pair_counts(identities)
+        available *= 2 if search else 1  # the search scores every ordered pair (kiosk.calibration.aligned)
         keep = datasets.impostor_keep_probability(available, spec.max_impostors)
         if keep < 1.0:
             warnings.append(f"impostor pairs sampled: {keep:.4%} of {available:,} (deterministic, seed {spec.seed})")
         labels = np.unique(np.asarray(identities), return_inverse=True)[1]
-        all_genuine, impostor = all_pair_scores(embeddings.vectors[valid], labels, keep, spec.seed, progress)
+        if search:
+            paths = [images.paths[i] for i in valid]
+            all_genuine, impostor = ordered_pair_scores(
+                embedder,  # type: ignore[arg-type]
+                paths,
+                embeddings.vectors[valid],
+                labels,
+                keep,
+                spec.seed,
+                progress,
+            )
+        else:
+            all_genuine, impostor = all_pair_scores(embeddings.vectors[valid], labels, keep, spec.seed, progress)
         if spec.pairs_file is None:
             genuine = all_genuine
     seconds["score"] = round(time.perf_counter() - started, 3)
@@ -398,7 +425,7 @@ def collect_scores(
         cached_embeddings=embeddings.cached,
         impostor_fraction=keep,
     )
-    return CollectedScores(genuine, impostor, available, dataset, warnings, seconds)
+    return CollectedScores(genuine, impostor, available, dataset, warnings, seconds, search)
 
 
 def run_calibration(
@@ -431,6 +458,7 @@ def run_calibration(
         seconds=collected.seconds,
         command=command,
         bootstrap=bootstrap,
+        alignment_search=collected.alignment_search,
     )
     if progress is not None:
         progress("analyse", 1, 1)

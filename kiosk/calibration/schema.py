@@ -120,3 +120,10 @@ class Calibration(_Model):
     seconds: dict[str, float] = Field(default_factory=dict, description="Wall time per stage.")
     plot: str | None = Field(default=None, description="PNG file name next to this JSON.")
     command: str | None = Field(default=None, description="Command that produced this file.")
+    alignment_search: bool = Field(
+        default=False,
+        description=(
+            "Palm: probes were scored as the best cosine over their ROI's re-alignments (palm.alignment_search), "
+            "every ordered pair of images; the kiosk refuses it when the setting differs."
+        ),
+    )

@@ -50,6 +50,10 @@ class SensitiveCalibration(_Model):
     gallery: int = Field(description="Identities enrolled (genuine ones plus impostor-only ones).")
     created: datetime
     command: str | None = None
+    alignment_search: bool = Field(
+        default=False,
+        description="Palm: probes carried their ROI's re-alignments (palm.alignment_search); used only with it.",
+    )
 
 
 def sensitive_path(calibration_dir: Path, modality: str) -> Path:
@@ -69,8 +73,12 @@ def _read(path: Path, _stamp: tuple[int, int]) -> SensitiveCalibration | None:
         return None  # the product then falls back to tau + margin, as without a file
 
 
-def calibrated_sensitive_threshold(calibration_dir: Path, modality: str, model_sha256: str) -> float | None:
-    """The shipped sensitive threshold for `modality` made with this encoder, or None (no file, another encoder)."""
+def calibrated_sensitive_threshold(
+    calibration_dir: Path, modality: str, model_sha256: str, alignment_search: bool = False
+) -> float | None:
+    """The shipped sensitive threshold for `modality` made with this encoder, or None (no file, another encoder,
+    or a palm file made with the re-alignment search on when `alignment_search` is off, or the other way round:
+    the gate's calibration is refused then, kiosk.calibration.active)."""
     path = sensitive_path(calibration_dir, modality)
     try:
         stat = path.stat()
@@ -79,10 +87,14 @@ def calibrated_sensitive_threshold(calibration_dir: Path, modality: str, model_s
     calibration = _read(path, (stat.st_size, stat.st_mtime_ns))
     if calibration is None or calibration.modality != modality or calibration.encoder.sha256 != model_sha256:
         return None
+    if modality == "palm" and calibration.alignment_search != alignment_search:
+        return None
     return calibration.threshold
 
 
 def sensitive_threshold(config: KioskConfig, modality: str, model_sha256: str, tau: float) -> float:
     """The cosine a sensitive note needs: configured value, else the shipped calibrated one, else tau + margin."""
-    calibrated = calibrated_sensitive_threshold(Path(config.paths.calibration_dir), modality, model_sha256)
+    calibrated = calibrated_sensitive_threshold(
+        Path(config.paths.calibration_dir), modality, model_sha256, config.palm.alignment_search
+    )
     return strict_threshold(config.sensitive, modality, tau, calibrated)

@@ -232,6 +232,14 @@ def calibrate_site(
     command: str,
 ) -> SiteCalibration:
     """Propose tau for `target_far` from the enrolled people's frames and the shipped cohort of this encoder."""
+    if modality == "palm" and config.palm.alignment_search:
+        # The gate scores palm probes over their ROI's re-alignments, which raises impostor scores; the site has only
+        # one stored vector per enrolled frame and cohort image, so its trials would under-state FAR.
+        raise CalibrationError(
+            "palm site calibration cannot score the enrolled frames as the gate does: with palm.alignment_search on, "
+            "probes carry their ROI's re-alignments and the kiosk keeps no enrolment images to re-align",
+            "keep the shipped palm calibration, or set palm.alignment_search = false before calibrating the site",
+        )
     cohort = load_cohort(Path(config.paths.calibration_dir), modality, encoder.sha256)
     scores = site_scores(templates, cohort.vectors, modality, encoder.sha256)
     proposal = propose(scores, target_far, modality, active_threshold_or_none(config, modality, encoder.sha256))

@@ -71,9 +71,8 @@ def probe_from_image(path: Path, modality: Modality, config: KioskConfig, *, roi
     from kiosk.identity.palm import load_palm_embedder
 
     palm_embedder = load_palm_embedder(config)
-    embed = palm_embedder.embed_roi if roi else palm_embedder.embed_image
-    vector = np.asarray(embed(image), dtype=np.float32)
-    return Probe("palm", vector, palm_embedder.model_sha256, captured_at)
+    vectors = palm_embedder.probe_vectors(image, roi=roi)  # with its re-alignments when palm.alignment_search
+    return Probe("palm", vectors.vector, palm_embedder.model_sha256, captured_at, variants=vectors.variants)
 
 
 class _LazyTextEncoder:

@@ -8,9 +8,9 @@ A-Mem's single-pool retrieval over every user's notes; Gold evidence is the ques
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -21,6 +21,7 @@ from kiosk.eval.locomo import Conversation, Question
 from kiosk.eval.models import embed_benchmark_image
 from kiosk.eval.stages import Progress
 from kiosk.identity.probe import Probe
+from kiosk.local_time import TerminalClock
 
 if TYPE_CHECKING:
     from kiosk.memory.note import Note
@@ -51,13 +52,26 @@ class Contexts:
     leaks: dict[str, int] = field(default_factory=lambda: {"notes": 0, "from_false_matches": 0, "questions": 0})
 
 
-def benchmark_probe(vector: np.ndarray, modality: str, sha: str) -> Probe:
-    """A probe of a benchmark image's embedding, made by the encoder of sha256 `sha`."""
-    return Probe(modality=modality, vector=vector, model_sha256=sha, captured_at=time.time())  # type: ignore[arg-type]
+def benchmark_probe(vector: np.ndarray, modality: str, sha: str, variants: np.ndarray | None = None) -> Probe:
+    """A probe of a benchmark image's embedding (and its re-aligned variants), made by the encoder of sha256 `sha`."""
+    return Probe(
+        modality=modality,  # type: ignore[arg-type]
+        vector=vector,
+        model_sha256=sha,
+        captured_at=time.time(),
+        variants=variants,
+    )
 
 
-def _fixed_clock(moment: datetime) -> Callable[[], datetime]:
-    return lambda: moment
+def benchmark_image_probe(embedder: Any, modality: str, path: Path) -> Probe:
+    """The probe a terminal makes of a benchmark image: a palm ROI carries its re-alignments when the embedder's
+    `palm.alignment_search` is on, as the scanner's probes do."""
+    if modality != "palm":
+        return benchmark_probe(embed_benchmark_image(embedder, modality, path), modality, embedder.model_sha256)
+    from kiosk.identity.face import read_image
+
+    vectors = embedder.probe_vectors(read_image(path), roi=True)
+    return benchmark_probe(vectors.vector, modality, embedder.model_sha256, vectors.variants)
 
 
 def enroll(
@@ -79,11 +93,7 @@ def enroll(
             raise DataError(f"user {conversation.sample_id} missing from the store", "delete bench/cache/stores")
         gallery = embed_benchmark_image(embedder, modality, image_root / binding.gallery_image)
         store.set_templates(user.id, modality, gallery[None, :], embedder.model_sha256)
-        probe = benchmark_probe(
-            embed_benchmark_image(embedder, modality, image_root / binding.probe_image),
-            modality,
-            embedder.model_sha256,
-        )
+        probe = benchmark_image_probe(embedder, modality, image_root / binding.probe_image)
         users[conversation.sample_id] = UserSetup(conversation, user.id, binding, probe)
         progress("enroll", done, len(conversations))
     return users
@@ -141,7 +151,7 @@ def retrieve_contexts(
         setup = users[question.conversation_id]
         intruder = users[non_owner_of(bindings, order.index(question.conversation_id)).user]
         # Strength decays from each note's date to when the conversation's questions are asked, not to today.
-        assistant.clock = _fixed_clock(setup.conversation.asked_at)
+        assistant.clock = TerminalClock(UTC, fixed=setup.conversation.asked_at, resolves_yearless_days=False)
         for condition in conditions:
             notes: list[Note]
             person: str | None = None

@@ -15,7 +15,6 @@ attack). Answers, remembering, "my memories", forget-me, the CLI and the evaluat
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol
@@ -141,32 +140,53 @@ class UserScores:
 
 
 def validate_probe(probe: Probe, dimension: int | None = None) -> np.ndarray:
-    """The probe's vector as unit-length float64; ProbeError for a wrong shape, NaN/inf or a zero vector."""
+    """The probe's vector as unit-length float64; ProbeError for a wrong shape, NaN/inf or a zero vector (the
+    re-aligned variants, if any, are checked the same way: `probe_rows`)."""
+    return probe_rows(probe, dimension)[0]
+
+
+def probe_rows(probe: Probe, dimension: int | None = None) -> np.ndarray:
+    """(1 + V, D) unit-length float64: the probe's vector, then its re-aligned variants (palm.alignment_search)."""
     vector = np.asarray(probe.vector)
     if vector.ndim != 1 or vector.size == 0:
         raise ProbeError(
             f"the {probe.modality} probe has shape {vector.shape}, expected one vector",
             "pass a single embedding (1-D array)",
         )
-    if not np.issubdtype(vector.dtype, np.number):
-        raise ProbeError(f"the {probe.modality} probe is not numeric ({vector.dtype})", "pass a float embedding")
     if dimension is not None and vector.shape[0] != dimension:
         raise ProbeError(
             f"the {probe.modality} probe has {vector.shape[0]} dimensions but the enrolled templates have {dimension}",
             "use the embedder the users were enrolled with",
         )
-    values = vector.astype(np.float64)
+    rows = [_unit_rows(vector[None, :], probe.modality, "probe")]
+    if probe.variants is not None:
+        variants = np.asarray(probe.variants)
+        if variants.ndim != 2 or variants.shape[0] == 0 or variants.shape[1] != vector.shape[0]:
+            raise ProbeError(
+                f"the {probe.modality} probe's re-aligned variants have shape {variants.shape}, expected "
+                f"(V, {vector.shape[0]})",
+                "pass one row per re-alignment, as long as the probe vector",
+            )
+        rows.append(_unit_rows(variants, probe.modality, "probe's re-aligned variants"))
+    return np.concatenate(rows)
+
+
+def _unit_rows(rows: np.ndarray, modality: str, what: str) -> np.ndarray:
+    if not np.issubdtype(rows.dtype, np.number):
+        raise ProbeError(f"the {modality} {what} is not numeric ({rows.dtype})", "pass a float embedding")
+    values = rows.astype(np.float64)
     if not np.all(np.isfinite(values)):
-        raise ProbeError(f"the {probe.modality} probe contains NaN or infinite values", "capture a new probe")
-    norm = float(np.linalg.norm(values))
-    if norm == 0.0 or not math.isfinite(norm):
-        raise ProbeError(f"the {probe.modality} probe is a zero vector", "capture a new probe")
-    return values / norm
+        raise ProbeError(f"the {modality} {what} contains NaN or infinite values", "capture a new probe")
+    norms = np.linalg.norm(values, axis=1, keepdims=True)
+    if np.any(norms == 0.0) or not np.all(np.isfinite(norms)):
+        raise ProbeError(f"the {modality} {what} contains a zero vector", "capture a new probe")
+    return values / norms
 
 
 def user_scores(probe: Probe, templates: Sequence[TemplateLike]) -> UserScores:
     """Max cosine per enrolled user over that user's templates of the probe's modality and encoder.
 
+    A probe with re-aligned variants scores each template as the largest cosine over its vector and variants.
     Templates made by another encoder model are skipped: their cosines live on a different scale.
     """
     usable = [t for t in templates if t.modality == probe.modality and t.model_sha256 == probe.model_sha256]
@@ -177,12 +197,12 @@ def user_scores(probe: Probe, templates: Sequence[TemplateLike]) -> UserScores:
             f"enrolled {probe.modality} templates have mixed dimensions {sorted(dimensions)}",
             "re-enroll the users with one embedder",
         )
-    probe_vector = validate_probe(probe, dimensions.pop() if dimensions else None)
+    rows = probe_rows(probe, dimensions.pop() if dimensions else None)
     if not usable:
         return UserScores({}, skipped)
     matrix = np.stack([np.asarray(t.vector, dtype=np.float64) for t in usable])
     norms = np.linalg.norm(matrix, axis=1)
-    cosines = (matrix @ probe_vector) / np.where(norms > 0, norms, 1.0)
+    cosines = (matrix @ rows.T).max(axis=1) / np.where(norms > 0, norms, 1.0)
     scores: dict[int, float] = {}
     for template, cosine in zip(usable, cosines, strict=True):
         value = float(cosine)

@@ -1,6 +1,8 @@
 """The palm embedder: image -> palm ROI -> fixed-length L2-normalised vector, compared by cosine.
 
-The encoder behind it is the one `palm.encoder` names (kiosk.identity.palm_encoders).
+The encoder behind it is the one `palm.encoder` names (kiosk.identity.palm_encoders). Probes also carry the
+vectors of the ROI's re-alignments when `palm.alignment_search` is on (kiosk.identity.palm_alignment);
+templates stay one vector per image.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Literal
 import numpy as np
 
 from kiosk.config import KioskConfig
+from kiosk.identity.palm_alignment import SHIPPED_SEARCH, AlignedVectors, AlignmentSearch, realigned_rois
 from kiosk.identity.palm_encoders import PALM_ENCODERS, RoiEncoder
 from kiosk.identity.palm_roi import PalmRoi, PalmRoiExtractor, prepare_roi
 from kiosk.models import ModelStore
@@ -32,6 +35,7 @@ class PalmEmbedder:
         self.dimension = encoder.dimension
         self._store = store
         self._extractor: PalmRoiExtractor | None = None
+        self.alignment: AlignmentSearch | None = SHIPPED_SEARCH if config.palm.alignment_search else None
 
     @property
     def extractor(self) -> PalmRoiExtractor:
@@ -65,6 +69,19 @@ class PalmEmbedder:
             return np.empty((0, self.dimension), dtype=np.float32)
         stacked = np.stack(rois)
         return np.concatenate([self.encoder.encode(stacked[i : i + BATCH]) for i in range(0, len(stacked), BATCH)])
+
+    def probe_vectors(self, image: np.ndarray, *, roi: bool = False) -> AlignedVectors:
+        """A probe image (full hand, or a pre-cropped ROI with `roi`) -> its vector and, with the search on, its
+        re-alignments' vectors; ProbeError when no usable palm is in view."""
+        normalised = prepare_roi(image).roi if roi else self.extract_roi(image).roi
+        return self.encode_probe_roi(normalised)
+
+    def encode_probe_roi(self, roi: np.ndarray) -> AlignedVectors:
+        """A normalised ROI as a probe: one vector, plus the variants when `palm.alignment_search` is on."""
+        if self.alignment is None:
+            return AlignedVectors(self.encode_rois([roi])[0])
+        vectors = self.encode_rois(list(realigned_rois(roi, self.alignment)))
+        return AlignedVectors(vectors[0], vectors[1:])  # row 0 is the unchanged ROI
 
     def close(self) -> None:
         if self._extractor is not None:

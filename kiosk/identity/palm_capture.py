@@ -3,7 +3,8 @@
 The scanner is any frame source (`capture.palm_source`): a UVC camera (often near-infrared gray), a folder
 a vendor SDK writes images to, or a video file. Full-hand frames go through landmarks and the palm ROI;
 an ROI scanner (`palm.roi_input`) delivers the ROI itself. Frames the quality gates refuse are skipped;
-the last refusal is the reason given when no usable palm arrives in time.
+the last refusal is the reason given when no usable palm arrives in time. With `palm.alignment_search` on,
+each frame also gives its ROI's re-aligned vectors and the probe carries them fused (kiosk.identity.palm_alignment).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import numpy as np
 from kiosk.config import KioskConfig
 from kiosk.errors import ProbeError
 from kiosk.identity.palm import PalmEmbedder
+from kiosk.identity.palm_alignment import AlignedVectors, fuse_aligned
 from kiosk.identity.probe import Probe
 from kiosk.identity.sources import FrameSource, SourceState, configured_source
 from kiosk.identity.verify import FUSE_FRAMES, FUSE_MAX_AGE_S
@@ -42,10 +44,14 @@ class PalmCapture:
     def embed_frame(self, image: np.ndarray) -> np.ndarray:
         return self.embedder.embed_roi(image) if self.roi_input else self.embedder.embed_image(image)
 
+    def probe_frame(self, image: np.ndarray) -> AlignedVectors:
+        """One frame as probe vectors: with `palm.alignment_search` on, its re-alignments too."""
+        return self.embedder.probe_vectors(image, roi=self.roi_input)
+
     def probe(self, timeout_s: float = 5.0) -> Probe:
         """Average up to `fuse_frames` good, recent frames into a probe; ProbeError with the reason if none."""
         deadline = time.monotonic() + timeout_s
-        good: list[tuple[float, np.ndarray]] = []
+        good: list[tuple[float, AlignedVectors]] = []
         last_index, reason = -1, "no frame arrived from the palm scanner"
         while time.monotonic() < deadline and len(good) < self.fuse_frames:
             frame = self.source.wait_for_frame(last_index, timeout=min(0.5, max(0.01, deadline - time.monotonic())))
@@ -56,21 +62,21 @@ class PalmCapture:
                 continue
             last_index = frame.index
             try:
-                good.append((frame.timestamp, self.embed_frame(frame.image)))
+                good.append((frame.timestamp, self.probe_frame(frame.image)))
             except ProbeError as exc:
                 reason = exc.message
         now = self._clock()
         recent = [(stamp, vector) for stamp, vector in good if now - stamp <= self.max_age_s]
         if not recent:
             raise ProbeError(f"no usable palm: {reason}", "hold the open palm still over the scanner")
-        fused = np.mean([vector for _, vector in recent], axis=0)
-        fused = (fused / max(float(np.linalg.norm(fused)), 1e-12)).astype(np.float32)
+        fused = fuse_aligned([vectors for _, vectors in recent])
         return Probe(
             modality="palm",
-            vector=fused,
+            vector=fused.vector,
             model_sha256=self.embedder.model_sha256,
             captured_at=max(stamp for stamp, _ in recent),
             frames=len(recent),
+            variants=fused.variants,
         )
 
 

@@ -22,6 +22,9 @@ class Probe:
     frames: int = 1  # frames fused
     faces_in_view: int = 1  # >1 => "two people in view": the app hides personal memory
     liveness: LivenessVerdict | None = None  # passive presentation-attack verdict over the probe's frames
+    # (V, D) unit vectors of the probe ROI's re-alignments (palm.alignment_search): the gate scores a template as
+    # the best cosine over `vector` and these. None: the vector alone.
+    variants: np.ndarray | None = None
 
     @property
     def liveness_blocks(self) -> bool:

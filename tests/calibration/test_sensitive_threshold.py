@@ -4,6 +4,7 @@ FAR, the shipped file, and which threshold the product uses (override > calibrat
 from __future__ import annotations
 
 import json
+import math
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -64,6 +65,17 @@ def test_threshold_holds_the_target_far_for_every_frame_count() -> None:
         assert chosen.threshold >= row.threshold_at_target
     # fused probes keep more owners above it than single crops do
     assert chosen.at(5).frr.value < chosen.at(1).frr.value
+
+
+def test_a_threshold_the_gate_tau_already_holds_is_moved_just_above_tau() -> None:
+    vectors, names = noisy_identities(people=60, images=10, noise=1.0)
+    trials = fused_trials(vectors, names, (1, 3), draws=20)
+    free = choose_threshold(trials, 1e-3)
+    assert choose_threshold(trials, 1e-3, above=free.threshold - 0.05).threshold == free.threshold
+    tau = free.threshold + 0.01234
+    moved = choose_threshold(trials, 1e-3, above=tau)
+    assert moved.threshold == pytest.approx(math.floor(tau * 1e4) / 1e4 + 1e-4) and moved.threshold > tau
+    assert all(row.far.value <= free.at(row.frames).far.value for row in moved.trade_off)
 
 
 def write_file(folder: Path, modality: str, threshold: float, sha: str = SHA) -> Path:

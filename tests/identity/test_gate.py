@@ -93,6 +93,35 @@ def test_scores_are_max_over_templates_of_probe_modality_and_encoder() -> None:
     assert result.skipped_templates == 1
 
 
+def test_a_probe_with_variants_scores_each_template_by_its_best_row() -> None:
+    """palm.alignment_search: a template's score is the largest cosine over the probe vector and its variants."""
+    variants = np.stack([unit(0, 1, 0), unit(0, 0, 1)])
+    plain = user_scores(probe(unit(1, 0, 0)), TEMPLATES).scores
+    searched = user_scores(probe(unit(1, 0, 0), variants=variants), TEMPLATES).scores
+    assert searched[1] == pytest.approx(1.0) == plain[1]  # the vector itself is still a candidate
+    assert plain[2] == pytest.approx(0.0) and searched[2] == pytest.approx(1.0)  # a variant matches user 2
+    assert searched[3] == pytest.approx(max(plain[3], float(unit(0.7, 0.7, 0) @ unit(0, 1, 0))))
+    decision = gate(probe(unit(1, 0, 0), variants=variants[1:]), TEMPLATES, GateRule(0.9))
+    assert decision.scores == pytest.approx(plain)  # a variant matching nobody changes nothing
+
+
+@pytest.mark.parametrize(
+    ("variants", "message"),
+    [
+        (np.zeros((2, 3), np.float32), "zero vector"),
+        (np.array([[1.0, np.nan, 0.0]], np.float32), "NaN"),
+        (np.ones((2, 4), np.float32), r"expected \(V, 3\)"),
+        (np.ones(3, np.float32), r"expected \(V, 3\)"),
+        (np.empty((0, 3), np.float32), r"expected \(V, 3\)"),
+    ],
+)
+def test_bad_variants_are_rejected_like_a_bad_vector(variants: np.ndarray, message: str) -> None:
+    with pytest.raises(ProbeError, match=message):
+        gate(probe(unit(1, 0, 0), variants=variants), TEMPLATES, GateRule(0.5))
+    with pytest.raises(ProbeError, match=message):
+        gate(probe(unit(1, 0, 0), variants=variants, faces_in_view=2), TEMPLATES, GateRule(0.5))
+
+
 def test_threshold_policy_opens_every_owner_that_passes() -> None:
     decision = gate(probe(unit(0.8, 0.6, 0)), TEMPLATES, GateRule(0.75, "threshold"))
     assert decision.matched_owner_ids == (3, 1)  # best first

@@ -55,6 +55,8 @@ def test_roi_scanner_folder_gives_a_fused_probe(
         capture.source.stop()
     assert probe.modality == "palm" and probe.model_sha256 == embedder.model_sha256
     assert probe.frames == 3 and probe.vector.shape == (embedder.dimension,)
+    assert probe.variants is not None and probe.variants.shape == (26, embedder.dimension)  # palm.alignment_search
+    assert np.allclose(np.linalg.norm(probe.variants, axis=1), 1.0, atol=1e-5)
     same_palm = embedder.embed_roi(read(images[5]))
     other_palm = embedder.embed_roi(read(Path(str(images[0]).replace("0044_", "0045_"))))
     assert float(probe.vector @ same_palm) > 0.5 > float(probe.vector @ other_palm)

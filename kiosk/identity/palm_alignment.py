@@ -1,16 +1,16 @@
-"""Shift- and rotation-tolerant palm matching: the best cosine over small re-alignments of the probe ROI.
+"""Shift- and rotation-tolerant palm probes: the probe ROI re-sampled at small re-alignments, each one encoded.
 
 Two ROIs of one palm taken in different sessions are offset by a few pixels and degrees (the hand lies
 differently, the landmarks wobble). CompCode/BOCV matchers answer with the best score over small translations;
-here the probe ROI is re-sampled on a small grid of shifts and rotations, every variant is encoded, and a
-template's score is the largest cosine over the variants. Templates stay one vector per enrolment image.
-
-The search raises impostor scores too, so it needs its own threshold (bench/results/palm_transfer.md). It lives in
-bench/ until the probe can carry the variants to the gate (a probe is one vector today).
+here the probe ROI is re-sampled on a small grid of shifts and rotations and every variant is encoded. The gate
+scores a template as the largest cosine over the probe's vector and its variants (kiosk.identity.gate); templates
+stay one vector per enrolment image. The search raises impostor scores too, so it has its own calibration
+(`alignment_search` in the calibration file; bench/results/palm_transfer.md).
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import cv2
@@ -31,6 +31,10 @@ class AlignmentSearch:
         angles = _steps(self.rotation_deg)
         shifts = _steps(self.shift_px)
         return [(angle, dx, dy) for angle in angles for dx in shifts for dy in shifts]
+
+
+SHIPPED_SEARCH = AlignmentSearch()
+"""The grid `palm.alignment_search` turns on: 27 variants, chosen on Tongji palms 1-50."""
 
 
 def _steps(limit: float) -> list[float]:
@@ -56,14 +60,32 @@ def realigned_rois(roi: np.ndarray, search: AlignmentSearch) -> np.ndarray:
 
 
 def encode_realigned(encoder: RoiEncoder, roi: np.ndarray, search: AlignmentSearch) -> np.ndarray:
-    """(V, D) unit vectors of one normalised probe ROI's re-alignments."""
+    """(V, D) unit vectors of one normalised probe ROI's re-alignments; row 0 is the ROI as captured."""
     return encoder.encode(realigned_rois(roi, search))
 
 
-def best_alignment_scores(variant_vectors: np.ndarray, templates: np.ndarray) -> np.ndarray:
-    """(N,) per template: the largest cosine over the probe's variants (all inputs unit vectors)."""
-    if variant_vectors.ndim != 2 or templates.ndim != 2 or variant_vectors.shape[1] != templates.shape[1]:
-        raise ValueError(f"shapes {variant_vectors.shape} and {templates.shape} are not (V, D) and (N, D)")
-    if len(templates) == 0:
-        return np.empty(0, dtype=np.float32)
-    return np.asarray((templates @ variant_vectors.T).max(axis=1), dtype=np.float32)
+@dataclass(frozen=True)
+class AlignedVectors:
+    """One palm ROI encoded: its own vector and, with the search on, its re-alignments' vectors."""
+
+    vector: np.ndarray  # (D,) unit
+    variants: np.ndarray | None = None  # (V, D) unit rows, or None without the search
+
+
+def fuse_aligned(frames: Sequence[AlignedVectors]) -> AlignedVectors:
+    """Several frames of one palm as one probe: the normalised mean of the vectors, and of each re-alignment
+    across frames (variant k of the fused probe is the fused frames moved by offset k). Variants are kept only
+    when every frame has them."""
+    if not frames:
+        raise ValueError("no frames to fuse")
+    vector = _unit(np.mean([frame.vector for frame in frames], axis=0))
+    stacks = [frame.variants for frame in frames]
+    if any(variants is None for variants in stacks):
+        return AlignedVectors(vector)
+    variants = _unit(np.mean(np.stack(stacks), axis=0))  # type: ignore[arg-type]
+    return AlignedVectors(vector, variants)
+
+
+def _unit(values: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(values, axis=-1, keepdims=True)
+    return (values / np.maximum(norms, 1e-12)).astype(np.float32)
