@@ -28,7 +28,9 @@ from bench.common import RESULTS, command_line, percentiles_ms, table, write_res
 from bench.sensitive_household import household_section
 from bench.sensitive_llm import CLASSIFY_SCHEMA, CLASSIFY_SYSTEM, classify_llm
 from bench.sensitive_sample import load_turns
-from kiosk.config import load_config
+from kiosk.calibration.schema import Rate
+from kiosk.calibration.sensitive import SensitiveCalibration, sensitive_path
+from kiosk.config import PROJECT_ROOT, load_config
 from kiosk.llm import create_llm
 from kiosk.memory.sensitivity import classify_rules
 from kiosk.models import ModelStore
@@ -38,17 +40,64 @@ LABELS = HERE / "labels" / "sensitive_locomo200.csv"
 HELDOUT = HERE / "labels" / "sensitive_rules_heldout.csv"
 CACHE = HERE / "cache" / "sensitive_llm.json"
 THRESHOLD_LINK = (
-    "The sensitive threshold with fused multi-frame probes (its FRR and FAR): "
+    "How it was chosen, the trade-off per target FAR and the face-video checks: "
     "[sensitive_threshold.md](sensitive_threshold.md)."
 )
+GOAL_FRR = 0.05
 LOCOMO_HEADING = "## LoCoMo: 200 hand-labelled turns"
 
 
+def _frr(rate: Rate) -> str:
+    return f"{100 * rate.value:.2f} % ({rate.errors}/{rate.trials:,})"
+
+
+def _far(rate: Rate) -> str:
+    return f"{rate.value:.1e} ({rate.errors}/{rate.trials:,})"
+
+
+def threshold_section(calibration_dir: Path = PROJECT_ROOT / "calibration") -> tuple[dict[str, float], str]:
+    """The shipped sensitive thresholds (calibration/sensitive-*.json): FRR and FAR of fused probes per frame count,
+    read from the files the kiosk uses."""
+    figures: dict[str, float] = {}
+    rows: list[list[str]] = []
+    for modality in ("face", "palm"):
+        path = sensitive_path(calibration_dir, modality)
+        if not path.exists():
+            continue
+        shipped = SensitiveCalibration.model_validate_json(path.read_text(encoding="utf-8"))
+        dataset = shipped.dataset.split(" (")[0]
+        for point in shipped.trade_off:
+            live = " (live fusion)" if point.frames == shipped.frames_fused else ""
+            rows.append(
+                [
+                    f"{modality}, {dataset}",
+                    f"{shipped.threshold:.4f}",
+                    f"{point.frames}{live}",
+                    _frr(point.frr),
+                    "met" if point.frr.value <= GOAL_FRR else "not met",
+                    _far(point.far),
+                ]
+            )
+            key = f"{modality}.{dataset.lower()}.fused_{point.frames}"
+            figures[f"{key}.frr"], figures[f"{key}.far"] = point.frr.value, point.far.value
+    header = ["modality, data set", "shipped threshold", "frames fused", "FRR (owner withheld)", "goal FRR <= 5 %"]
+    markdown = "\n\n".join(
+        [
+            "## Sensitive threshold: fused probes",
+            "From the shipped calibration/sensitive-*.json (target FAR 1e-5; the threshold was chosen and is "
+            "measured on the same data set, so these are tuned figures). " + THRESHOLD_LINK,
+            table([*header, "FAR (impostor trials)"], rows),
+        ]
+    )
+    return figures, markdown
+
+
 def write_sensitive(locomo_figures: dict[str, Any], locomo_markdown: str) -> Path:
-    """sensitive.md and .json: the household section (computed now) and the LoCoMo one given."""
+    """sensitive.md and .json: the threshold and household sections (computed now) and the LoCoMo one given."""
+    threshold_figures, threshold_markdown = threshold_section()
     household_figures, household_markdown = household_section()
-    body = f"{THRESHOLD_LINK}\n\n{household_markdown}\n\n{LOCOMO_HEADING}\n\n{locomo_markdown}"
-    figures = {**household_figures, **locomo_figures}
+    body = f"{threshold_markdown}\n\n{household_markdown}\n\n{LOCOMO_HEADING}\n\n{locomo_markdown}"
+    figures = {**threshold_figures, **household_figures, **locomo_figures}
     return write_results("sensitive", figures, body, extra={"locomo_markdown": locomo_markdown})
 
 
