@@ -151,7 +151,7 @@ class Assistant:
         self.retriever = Retriever(store, config.retrieval, SCOPE_WEIGHTS, config.forgetting)
         self.decay = Decay.from_config(config.forgetting)
         self._last_sweep: dict[tuple[int, ...], datetime] = {}
-        self.clock: Callable[[], datetime] = TerminalClock(zone_named(config.ui.time_zone))
+        self.clock = TerminalClock(zone_named(config.ui.time_zone))
         self.backoff = backoff or verification_backoff(config.security)
         self.audit = audit
 
@@ -294,7 +294,7 @@ class Assistant:
         pool = self.pool(decision)
         timings["gate"] = _ms_since(started)
         now = self.clock()
-        asked_at = now if isinstance(self.clock, TerminalClock) else None
+        asked_at = now if self.clock.resolves_yearless_days else None
         with owner_scope(self.store, pool.owner_ids):
             self._sweep(pool.owner_ids, now)
             if not any(self.store.count_notes(owner) for owner in pool.owner_ids):
@@ -382,10 +382,9 @@ class Assistant:
             for item in chronological(retrieval.notes)
             if not (is_foreign(item.note, asker) and note_reads_as_instructions(item.note))
         ]
-        zone = self.clock.zone if isinstance(self.clock, TerminalClock) else zone_named(self.config.ui.time_zone)
-        lines = [terminal_line(note, zone) for note in ordered if not is_foreign(note, asker)]
+        lines = [terminal_line(note, self.clock.zone) for note in ordered if not is_foreign(note, asker)]
         shared = [
-            (terminal_line(note, zone), shared_label(note.scope, self._author_name(note)))
+            (terminal_line(note, self.clock.zone), shared_label(note.scope, self._author_name(note)))
             for note in ordered
             if is_foreign(note, asker)
         ]

@@ -16,6 +16,11 @@ from kiosk.memory.note import EMBEDDING_DIM
 Reply = str | Sequence[str]
 
 
+def unit(vector: np.ndarray) -> np.ndarray:
+    """`vector` scaled to length 1, as float32 (how the store keeps embeddings)."""
+    return (vector / np.linalg.norm(vector)).astype(np.float32)
+
+
 @dataclass
 class LLMCall:
     kind: str  # "chat" or "stream"

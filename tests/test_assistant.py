@@ -16,6 +16,7 @@ from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError, DataError, ProbeError
 from kiosk.identity.probe import Probe
 from kiosk.llm.prompts import COMPACT_NO_MEMORY_SYSTEM, DATA_RULE, UNKNOWN_ANSWER
+from kiosk.local_time import TerminalClock
 from kiosk.memory import Note, SqliteStore
 from kiosk.retrieval import retriever
 
@@ -413,13 +414,13 @@ def test_used_notes_are_reinforced_and_faded_ones_archived(store: SqliteStore, c
     config.forgetting.archive_below = 0.05
     config.forgetting.half_life_days = 30.0
     assistant = Assistant(store, encoder, ScriptedLLM(default="ok"), config, thresholds={"face": TAU})
-    assistant.clock = lambda: datetime(2024, 3, 20, tzinfo=UTC)
+    assistant.clock = TerminalClock(UTC, fixed=datetime(2024, 3, 20, tzinfo=UTC))
     result = assistant.answer("my dog Biscuit", face(ALICE_FACE))
     used = store.get_notes(result.retrieval.note_ids)
     assert used and all(n.reinforcements == 1 and n.last_used_at == assistant.clock() for n in used)
     assert all(n.reinforcements == 0 for n in store.list_notes(ids["Bob"]))  # not retrieved, not reinforced
 
-    assistant.clock = lambda: datetime(2025, 3, 20, tzinfo=UTC)  # a year on: every note is below 5 %
+    assistant.clock = TerminalClock(UTC, fixed=datetime(2025, 3, 20, tzinfo=UTC))  # a year on: all below 5 %
     later = assistant.answer("my dog Biscuit", face(ALICE_FACE))
     assert later.notes == [] and later.decision == "owner"
     assert all(n.archived for n in store.list_notes(ids["Alice"]))

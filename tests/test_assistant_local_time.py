@@ -36,7 +36,7 @@ def terminal(tmp_path: Path, config: KioskConfig, monkeypatch: pytest.MonkeyPatc
 
 
 def test_the_terminal_clock_follows_the_configured_zone(terminal: Assistant) -> None:
-    assert isinstance(terminal.clock, TerminalClock) and terminal.clock.zone == NEW_YORK
+    assert terminal.clock.zone == NEW_YORK and terminal.clock.resolves_yearless_days
 
 
 def test_a_note_said_at_nine_pm_is_stamped_shown_and_anchored_on_that_local_day(terminal: Assistant) -> None:
@@ -54,8 +54,8 @@ def test_a_note_said_at_nine_pm_is_stamped_shown_and_anchored_on_that_local_day(
 
 
 def test_only_a_terminal_clock_resolves_days_without_a_year(terminal: Assistant) -> None:
-    """The LoCoMo replay sets a plain clock (kiosk.eval.conditions): its retrieval, and so its prompts, stay as
-    they were; a terminal's question carries its local time."""
+    """The LoCoMo replay's clock does not resolve them (kiosk.eval.conditions): its retrieval, and so its prompts,
+    stay as they were; a terminal's question carries its local time."""
     seen: list[object] = []
     search = terminal.retriever.retrieve
 
@@ -65,7 +65,7 @@ def test_only_a_terminal_clock_resolves_days_without_a_year(terminal: Assistant)
 
     terminal.remember("Dinner with Tom on the 14th", face(ALICE_FACE))
     terminal.retriever.retrieve = spy  # type: ignore[method-assign]
-    terminal.clock = lambda: THURSDAY_9PM
+    terminal.clock = TerminalClock(NEW_YORK, fixed=THURSDAY_9PM, resolves_yearless_days=False)
     terminal.retrieve("What is on the 14th?", face(ALICE_FACE))
     terminal.clock = TerminalClock(NEW_YORK, fixed=THURSDAY_9PM)
     terminal.retrieve("What is on the 14th?", face(ALICE_FACE))

@@ -16,6 +16,7 @@ import pytest
 from kiosk.app.admin import Admin
 from kiosk.app.build import build_assistant
 from kiosk.config import KioskConfig, SecurityConfig
+from kiosk.local_time import TerminalClock
 from kiosk.memory import SqliteStore, Store
 from kiosk.memory.forgetting import Decay, faded_by_owner, faded_notes
 from kiosk.security.sealing import master_key_for
@@ -78,7 +79,7 @@ def test_the_admin_sees_what_faded_at_the_terminals_time(config: KioskConfig) ->
     with SqliteStore(":memory:") as store:
         ids = _notes(store)
         assistant = build_assistant(settings, store, cast(Any, None), thresholds={"face": 0.5})
-        assistant.clock = lambda: NOTE_TIME + 90 * DAY
+        assistant.clock = TerminalClock(fixed=NOTE_TIME + 90 * DAY)
         admin = Admin(settings, assistant, cast(Any, None), cast(Any, None), owns_llm=False)
         faded = admin.faded_notes()
         assert {owner: [item.note_id for item in notes] for owner, notes in faded.items()} == {

@@ -6,6 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
+from doubles import unit
 
 from kiosk.config import RetrievalConfig
 from kiosk.memory import Note, SqliteStore
@@ -29,22 +30,18 @@ def test_zero_weight_drops_a_ranking_and_ties_break_by_id() -> None:
     assert [i for i, _ in fuse([(7, 0.9)], [(3, 1.0)], tied, 10)] == [3, 7]
 
 
-def _unit(vector: np.ndarray) -> np.ndarray:
-    return (vector / np.linalg.norm(vector)).astype(np.float32)
-
-
 def _world(store: SqliteStore) -> tuple[int, int, np.ndarray, int]:
     """One owner whose only note naming the lighthouse is far from the question in embedding space."""
     rng = np.random.default_rng(3)
     owner, other = store.add_user("ann").id, store.add_user("bob").id
-    query = _unit(rng.standard_normal(EMBEDDING_DIM))
+    query = unit(rng.standard_normal(EMBEDDING_DIM))
     start = datetime(2023, 5, 1, tzinfo=UTC)
     for day in range(20):
-        near = _unit(query + 0.5 * _unit(rng.standard_normal(EMBEDDING_DIM)))
+        near = unit(query + 0.5 * unit(rng.standard_normal(EMBEDDING_DIM)))
         store.add_note(Note(None, owner, "face", f"chat on day {day}", start + timedelta(days=day), embedding=near))
         store.add_note(Note(None, other, "face", "the lighthouse", start + timedelta(days=day), embedding=near))
     far = store.add_note(
-        Note(None, owner, "face", "we climbed the lighthouse", start, embedding=_unit(-query)),
+        Note(None, owner, "face", "we climbed the lighthouse", start, embedding=unit(-query)),
     )
     assert far.id is not None
     return owner, other, query, far.id
@@ -76,13 +73,13 @@ def test_a_note_from_the_named_time_is_retrieved_though_others_are_closer(store:
     knows which of them fall in the days after 14 August."""
     rng = np.random.default_rng(5)
     owner, other = store.add_user("ann").id, store.add_user("bob").id
-    query = _unit(rng.standard_normal(EMBEDDING_DIM))
+    query = unit(rng.standard_normal(EMBEDDING_DIM))
     start = datetime(2023, 8, 1, tzinfo=UTC)
     for day in range(10):
-        near = _unit(query + 0.3 * _unit(rng.standard_normal(EMBEDDING_DIM)))
+        near = unit(query + 0.3 * unit(rng.standard_normal(EMBEDDING_DIM)))
         store.add_note(Note(None, owner, "face", f"chat {day}", start + timedelta(days=day), embedding=near))
     later = datetime(2023, 8, 15, tzinfo=UTC)
-    aside = _unit(rng.standard_normal(EMBEDDING_DIM))
+    aside = unit(rng.standard_normal(EMBEDDING_DIM))
     dated = store.add_note(Note(None, owner, "face", "started lifting", later, embedding=aside))
     store.add_note(Note(None, other, "face", "started lifting", later, embedding=query))
     question = "What did Ann do on 14 August, 2023?"

@@ -7,6 +7,7 @@ from datetime import UTC, date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 import numpy as np
+from doubles import unit
 
 from kiosk.config import RetrievalConfig
 from kiosk.memory import Note, SqliteStore
@@ -24,21 +25,17 @@ def test_a_notes_days_are_read_from_its_local_time() -> None:
     assert mentioned_days("Busy next week, then last Friday's bill", said) == set()  # spans, not days
 
 
-def _unit(vector: np.ndarray) -> np.ndarray:
-    return (vector / np.linalg.norm(vector)).astype(np.float32)
-
-
 def test_a_note_naming_the_asked_day_is_retrieved_though_it_was_said_days_before(store: SqliteStore) -> None:
     rng = np.random.default_rng(7)
     owner, other = store.add_user("anna").id, store.add_user("tom").id
-    query = _unit(rng.standard_normal(EMBEDDING_DIM))
+    query = unit(rng.standard_normal(EMBEDDING_DIM))
     start = datetime(2026, 12, 1, 15, 0, tzinfo=UTC)
     for day in range(10):
-        near = _unit(query + 0.3 * _unit(rng.standard_normal(EMBEDDING_DIM)))
+        near = unit(query + 0.3 * unit(rng.standard_normal(EMBEDDING_DIM)))
         store.add_note(Note(None, owner, "face", f"chat {day}", start + timedelta(hours=12 * day), embedding=near))
     # Thursday 10 December, 9 pm in New York: "next Monday" is the 14th there
     said = datetime(2026, 12, 11, 2, 0, tzinfo=UTC)
-    aside = _unit(rng.standard_normal(EMBEDDING_DIM))
+    aside = unit(rng.standard_normal(EMBEDDING_DIM))
     dentist = store.add_note(Note(None, owner, "face", "Dentist next Monday at 10", said, embedding=aside))
     store.add_note(Note(None, other, "face", "Dentist next Monday at 10", said, embedding=query))
     question = "What is on the 14th?"

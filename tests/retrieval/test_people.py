@@ -3,12 +3,12 @@ the fusion (the retriever's on the real store; the figures on LoCoMo are in benc
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
+from doubles import unit
 
 from kiosk.config import RetrievalConfig
 from kiosk.memory import Note, SqliteStore
@@ -69,26 +69,15 @@ def test_named_search_keeps_the_named_rows_and_tells_nothing_when_all_rows_are_n
         PoolMatrix(np.array([1]), embeddings[:1]).named_search(query, 5, frozenset({"Ann"}))
 
 
-@pytest.fixture()
-def store(tmp_path) -> Iterator[SqliteStore]:  # type: ignore[no-untyped-def]
-    opened = SqliteStore(tmp_path / "people.db")
-    yield opened
-    opened.close()
-
-
-def _unit(vector: np.ndarray) -> np.ndarray:
-    return vector / np.linalg.norm(vector)
-
-
 def test_a_note_the_named_person_said_is_retrieved_though_the_other_speakers_are_closer(store: SqliteStore) -> None:
     """Tim's notes are nearer the question and name John as well (he replies to him); only the named ranking
     knows that John himself said the kickboxing note."""
     rng = np.random.default_rng(7)
     owner, other = store.add_user("ann").id, store.add_user("bob").id
-    query = _unit(rng.standard_normal(EMBEDDING_DIM))
+    query = unit(rng.standard_normal(EMBEDDING_DIM))
     start = datetime(2023, 8, 1, tzinfo=UTC)
     for day in range(10):
-        near = _unit(query + 0.3 * _unit(rng.standard_normal(EMBEDDING_DIM)))
+        near = unit(query + 0.3 * unit(rng.standard_normal(EMBEDDING_DIM)))
         store.add_note(
             Note(
                 None,
@@ -100,7 +89,7 @@ def test_a_note_the_named_person_said_is_retrieved_though_the_other_speakers_are
                 embedding=near,
             )
         )
-    aside = _unit(query + 1.5 * _unit(rng.standard_normal(EMBEDDING_DIM)))
+    aside = unit(query + 1.5 * unit(rng.standard_normal(EMBEDDING_DIM)))
     johns = store.add_note(
         Note(
             None,

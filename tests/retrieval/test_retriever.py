@@ -5,15 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import numpy as np
+from doubles import unit
 
 from kiosk.config import RetrievalConfig
 from kiosk.memory import Note, SqliteStore
 from kiosk.memory.note import EMBEDDING_DIM
 from kiosk.retrieval import Retriever
-
-
-def unit(vector: np.ndarray) -> np.ndarray:
-    return (vector / np.linalg.norm(vector)).astype(np.float32)
 
 
 def add(store: SqliteStore, owner: int, embedding: np.ndarray, day: int) -> int:
