@@ -16,8 +16,6 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
-from kiosk.identity.palm_encoders import RoiEncoder
-
 
 @dataclass(frozen=True)
 class AlignmentSearch:
@@ -57,11 +55,6 @@ def realigned_rois(roi: np.ndarray, search: AlignmentSearch) -> np.ndarray:
             cv2.warpAffine(roi, matrix, (side_x, side_y), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT_101)
         )
     return np.stack(variants)
-
-
-def encode_realigned(encoder: RoiEncoder, roi: np.ndarray, search: AlignmentSearch) -> np.ndarray:
-    """(V, D) unit vectors of one normalised probe ROI's re-alignments; row 0 is the ROI as captured."""
-    return encoder.encode(realigned_rois(roi, search))
 
 
 @dataclass(frozen=True)
