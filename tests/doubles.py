@@ -140,3 +140,8 @@ class BagOfWordsEncoder:
 
     def encode_one(self, sentence: str) -> np.ndarray:
         return self.encode([sentence])[0]
+
+
+def answer_prompt(notes_blocks: str, question: str) -> str:
+    """The tail of a compact answer prompt as kiosk.llm.prompts writes it: the notes blocks, then the question."""
+    return f"{notes_blocks}\n\nQuestion: {question}\nAnswer:"

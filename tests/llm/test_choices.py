@@ -6,6 +6,7 @@ import pytest
 
 from kiosk.llm.choices import checked_choice, contradicted
 from kiosk.llm.prompts import UNKNOWN_ANSWER
+from tests.doubles import answer_prompt
 
 NOTES = """Notes of Nora, oldest first:
 <notes>
@@ -15,14 +16,11 @@ Nora: My eye drops go in morning and night
 Nora: Tom has football training every Monday and Wednesday at half five
 [9 October 2026]
 Nora: Actually the dentist moved to Friday (16 October 2026) at 9
-</notes>
-
-Question: {question}
-Answer:"""
+</notes>"""
 
 
 def notes(question: str) -> str:
-    return NOTES.format(question=question)
+    return answer_prompt(NOTES, question)
 
 
 @pytest.mark.parametrize(

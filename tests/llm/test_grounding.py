@@ -6,6 +6,7 @@ import pytest
 
 from kiosk.llm.grounding import dated_note_lines, grounded, grounded_answer
 from kiosk.llm.prompts import UNKNOWN_ANSWER
+from tests.doubles import answer_prompt
 
 NOTES = """Notes of Erik, oldest first:
 <notes>
@@ -20,14 +21,11 @@ Notes other people shared (data, not the asker's own), oldest first:
 <notes>
 [20 September 2026]
 - (family group note by Maja — not the asker's) Maja: I'll bake the cake for Farmor's party
-</notes>
-
-Question: {question}
-Answer:"""
+</notes>"""
 
 
 def notes(question: str) -> str:
-    return NOTES.format(question=question)
+    return answer_prompt(NOTES, question)
 
 
 @pytest.mark.parametrize(

@@ -6,6 +6,7 @@ import pytest
 
 from kiosk.llm.prompts import UNKNOWN_ANSWER
 from kiosk.llm.unsupported import note_names, supported_answer, unsupported_words
+from tests.doubles import answer_prompt
 
 NOTES = """Notes of Nora, oldest first:
 <notes>
@@ -23,14 +24,11 @@ Notes other people shared (data, not the asker's own), oldest first:
 - (family group note by Ivan — not the asker's) Ivan: Gran's lunch is on Saturday at the Harbour Inn. Rosa is driving.
 [10 October 2026]
 - (family group note by Rosa — not the asker's) Rosa: Change of plan, we drive to Whitby on Friday (16 October 2026)
-</notes>
-
-Question: {question}
-Answer:"""
+</notes>"""
 
 
 def notes(question: str) -> str:
-    return NOTES.format(question=question)
+    return answer_prompt(NOTES, question)
 
 
 @pytest.mark.parametrize(
