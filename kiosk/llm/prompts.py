@@ -219,7 +219,7 @@ def compact_notes(notes: Sequence[MemoryLine]) -> str:
 
 
 # A line of the compact notes starts with its speaker: "Calvin: ...".
-_NOTE_SPEAKER = re.compile(r"^(?P<name>[^\s:()\[\]-][^:()\[\]]{0,40}?):", re.MULTILINE)
+NOTE_SPEAKER = re.compile(r"^(?P<name>[^\s:()\[\]-][^:()\[\]]{0,40}?):", re.MULTILINE)
 
 
 def notes_text(messages: Sequence[Message]) -> str:
@@ -242,7 +242,7 @@ def speaker_lines(prompt: str) -> dict[str, list[str]]:
     """What each speaker of note_speakers says in the prompt's notes: lower-cased name -> their lines' text."""
     said: dict[str, list[str]] = {}
     for line in inside_notes(prompt).splitlines():
-        match = _NOTE_SPEAKER.match(line)
+        match = NOTE_SPEAKER.match(line)
         if match:
             said.setdefault(match.group("name").lower(), []).append(line[match.end() :].strip())
     return said
@@ -250,6 +250,10 @@ def speaker_lines(prompt: str) -> dict[str, list[str]]:
 
 SharedLine = tuple[MemoryLine, str]
 """A group or public note another person wrote, and its label (shared_label)."""
+
+
+# The author a shared_label names: "(public note by Tony — not the asker's)" -> Tony.
+LABEL_AUTHOR = re.compile(r"note by (?P<name>[^\s()—]+)")
 
 
 def shared_label(scope: str, author: str | None) -> str:

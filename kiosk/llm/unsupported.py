@@ -21,7 +21,7 @@ from collections.abc import Iterable
 
 from kiosk.llm.answer_form import asks_yes_or_no, content_stems, offers_a_choice, says_unknown, says_what_is_asked
 from kiosk.llm.grounding import dated_note_lines
-from kiosk.llm.prompts import UNKNOWN_ANSWER
+from kiosk.llm.prompts import LABEL_AUTHOR, NOTE_SPEAKER, UNKNOWN_ANSWER
 from kiosk.local_time import MONTH_NAMES
 from kiosk.local_time import WEEKDAYS as WEEKDAY_NAMES
 
@@ -36,8 +36,6 @@ _NUMBER_WORDS = {
 }
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]+(?:['’][A-Za-z]+)?|\d+(?:[.:,]\d+)*")
 _LINE_START_OR_LABEL = re.compile(r"^(?:- )?(?:\([^()]*\)\s*)?")
-_SPEAKER = re.compile(r"^(?P<name>[^\s:()\[\]-][^:()\[\]]{0,40}?):")
-_AUTHOR = re.compile(r"note by (?P<name>[^\s()—]+)")
 
 
 def _number(token: str) -> str:
@@ -63,7 +61,7 @@ def note_people(lines: Iterable[str]) -> frozenset[str]:
     """The speakers and authors of note lines, lower-cased."""
     people: set[str] = set()
     for line in lines:
-        people.update(_bare(author) for author in _AUTHOR.findall(line))
+        people.update(_bare(author) for author in LABEL_AUTHOR.findall(line))
         speaker = _speaker(line)
         if speaker:
             people.update(_bare(word) for word in _tokens(speaker.group("name")))
@@ -71,7 +69,7 @@ def note_people(lines: Iterable[str]) -> frozenset[str]:
 
 
 def _speaker(line: str) -> re.Match[str] | None:
-    speaker = _SPEAKER.match(_LINE_START_OR_LABEL.sub("", line))
+    speaker = NOTE_SPEAKER.match(_LINE_START_OR_LABEL.sub("", line))
     return speaker if speaker and all(word[:1].isupper() for word in speaker.group("name").split()) else None
 
 

@@ -14,6 +14,7 @@ from kiosk.config import MemoryConfig
 from kiosk.llm.prompts import (
     COMPACT_NO_MEMORY_SYSTEM,
     COMPACT_SYSTEM,
+    LABEL_AUTHOR,
     MAX_NOTE_WORDS,
     NOTE_SYSTEM,
     UNKNOWN_ANSWER,
@@ -21,6 +22,7 @@ from kiosk.llm.prompts import (
     compact_notes,
     note_speakers,
     notes_text,
+    shared_label,
     speaker_of,
 )
 from kiosk.memory import SqliteStore
@@ -126,3 +128,8 @@ def test_notes_built_in_each_mode_keep_their_speaker(tmp_path: Path, text_encode
     assert [speaker_of(note.context) for note in notes] == ["Anna", "Anna", "Anna"]
     lines = [(note.timestamp, note.content, note.context) for note in notes]
     assert note_speakers(notes_text(compact_answer_messages("How is my knee?", lines, "Anna"))) == {"anna"}
+
+
+def test_the_author_of_a_shared_label_is_read_back_from_it() -> None:
+    labels = [shared_label("group:family", "Ivan"), shared_label("public", "Tony"), shared_label("public", None)]
+    assert [LABEL_AUTHOR.findall(label) for label in labels] == [["Ivan"], ["Tony"], ["someone"]]
