@@ -207,42 +207,33 @@ def main() -> None:
             key = (half, probe_set, matcher)
             scores[key] = trial_scores(vectors, templates, labels, np.flatnonzero(mask), matcher == "search")
             results["/".join(key)] = summary(*scores[key])
-    transfer = []
-    for source, target in (("tune_1_50", "heldout_51_100"), ("heldout_51_100", "tune_1_50")):
-        for matcher in ("cosine", "search"):
-            threshold = results[f"{source}/clean/{matcher}"]["threshold_at_far_1e-4"]
-            for probe_set in ("clean", "shifted"):
-                far, frr = rates(*scores[(target, probe_set, matcher)], threshold)
-                transfer.append(
-                    {
-                        "calibrated_on": source,
-                        "applied_to": target,
-                        "probes": probe_set,
-                        "matcher": matcher,
-                        "threshold": threshold,
-                        "far": far,
-                        "frr": frr,
-                    }
-                )
     shipped_rows = [
         (f"shipped {config.gate.palm_calibration} (all Tongji)", "search" if shipped_search else "cosine", shipped),
         (PREVIOUS_SHIPPED, "cosine", PREVIOUS_SHIPPED_TAU),
     ]
-    for calibrated_on, matcher, threshold in shipped_rows:
-        for half in halves:
-            for probe_set in ("clean", "shifted"):
-                far, frr = rates(*scores[(half, probe_set, matcher)], threshold)
-                transfer.append(
-                    {
-                        "calibrated_on": calibrated_on,
-                        "applied_to": half,
-                        "probes": probe_set,
-                        "matcher": matcher,
-                        "threshold": threshold,
-                        "far": far,
-                        "frr": frr,
-                    }
-                )
+    # (threshold from, applied to, matcher, threshold): each half's own FAR-1e-4 point on the other half, then the
+    # shipped thresholds on both halves.
+    plans = [
+        (source, target, matcher, results[f"{source}/clean/{matcher}"]["threshold_at_far_1e-4"])
+        for source, target in (("tune_1_50", "heldout_51_100"), ("heldout_51_100", "tune_1_50"))
+        for matcher in ("cosine", "search")
+    ]
+    plans += [(source, half, matcher, threshold) for source, matcher, threshold in shipped_rows for half in halves]
+    transfer = []
+    for calibrated_on, applied_to, matcher, threshold in plans:
+        for probe_set in ("clean", "shifted"):
+            far, frr = rates(*scores[(applied_to, probe_set, matcher)], threshold)
+            transfer.append(
+                {
+                    "calibrated_on": calibrated_on,
+                    "applied_to": applied_to,
+                    "probes": probe_set,
+                    "matcher": matcher,
+                    "threshold": threshold,
+                    "far": far,
+                    "frr": frr,
+                }
+            )
     usable = [roi for roi in clean if roi is not None]
     sample = np.random.default_rng(1).choice(len(usable), size=min(args.timing_probes, len(usable)), replace=False)
     timings = gate_timings(encoder, [usable[i] for i in sample], encoder.dimension)

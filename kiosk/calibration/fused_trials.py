@@ -79,9 +79,9 @@ def fused_trials(
     for k in frames:
         picked = np.stack(chosen[k])
         cosines = _unit(vectors[picked].mean(axis=1)) @ templates.T
-        for variant in range(0 if variants is None else variants.shape[1]):
-            assert variants is not None
-            np.maximum(cosines, _unit(variants[picked, variant].mean(axis=1)) @ templates.T, out=cosines)
+        if variants is not None:  # one variant at a time: all at once would hold probes x variants x templates
+            for variant in range(variants.shape[1]):
+                np.maximum(cosines, _unit(variants[picked, variant].mean(axis=1)) @ templates.T, out=cosines)
         per_user = cosines.reshape(len(picked), len(names), enrol).max(axis=2)
         genuine = per_user[np.arange(len(picked)), owners]
         mask = np.ones_like(per_user, dtype=bool)
