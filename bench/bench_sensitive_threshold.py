@@ -33,7 +33,7 @@ import numpy as np
 from bench.common import RESULTS, command_line, table, write_results
 from kiosk.app.enrolment import Enrolment
 from kiosk.app.live import STEP_UP_FRAMES, STEP_UP_WAIT_S, STEP_UP_WINDOW_S, longer_fusion
-from kiosk.calibration.aligned import probe_rows, searches
+from kiosk.calibration.aligned import image_probe_rows, searches
 from kiosk.calibration.data import read_manifest
 from kiosk.calibration.embed import embed_paths, embedding_cache, encoder_name, load_embedder
 from kiosk.calibration.fused_trials import ChosenThreshold, choose_threshold, fused_trials
@@ -94,7 +94,7 @@ def embedded(
     print(f"{modality}: {len(keep)} of {len(paths)} images embedded ({result.cached} cached)")
     variants = None
     if searches(embedder):
-        rows = [probe_rows(embedder, paths[i]) for i in keep]  # type: ignore[arg-type]
+        rows = [image_probe_rows(embedder, paths[i]) for i in keep]  # type: ignore[arg-type]
         if any(row is None for row in rows):
             raise RuntimeError("an image the embedder accepted was refused as a probe")
         variants = np.stack([row[1:] for row in rows if row is not None])

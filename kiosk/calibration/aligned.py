@@ -31,7 +31,7 @@ def searches(embedder: object) -> bool:
     return getattr(embedder, "alignment", None) is not None and callable(getattr(embedder, "probe_vectors", None))
 
 
-def probe_rows(embedder: AlignedEmbedder, path: Path) -> np.ndarray | None:
+def image_probe_rows(embedder: AlignedEmbedder, path: Path) -> np.ndarray | None:
     """(1 + V, D) unit rows of one calibration image as a probe (its vector, then its variants), or None when the
     capture gates refuse it (then it is no template either: embed_paths refused it too)."""
     try:
@@ -57,7 +57,7 @@ def ordered_pair_scores(
     genuine: list[np.ndarray] = []
     impostor: list[np.ndarray] = []
     for index, path in enumerate(paths):
-        rows = probe_rows(embedder, path)
+        rows = image_probe_rows(embedder, path)
         if rows is not None:
             scores = (templates @ rows.T).max(axis=1).astype(np.float64)
             others = np.arange(len(paths)) != index
