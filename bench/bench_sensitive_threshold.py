@@ -7,7 +7,7 @@ Face: LFW3D frontalized crops, identities with >= 3 images (at most 20 each, the
 enrolled from 3 random crops (3 templates, the gate takes the best); identities with 3 + 5 crops or more also give
 probes: the mean of k other crops (k = 1, 3, 5; `--draws` random draws each). Impostor trials: every probe against
 every other enrolled identity. Palm: Tongji ROIs, the same protocol. The threshold is the lowest one whose FAR is at
-most the target for probes of every k (the single-frame probe has the widest impostor tail), and is written to
+most the target for probes of every k (on LFW3D the most-frame probe needs the highest), and is written to
 calibration/sensitive-<modality>.json for the active encoder. `--video-only` runs only the face video enrolled
 as the kiosk enrols (enrolled_video_section) at the shipped thresholds and rewrites just that section of the
 results. Face video: the live camera's own fusion (ProbeFuser, FUSE_MAX_AGE_S) on the 10 s clip analysed at
@@ -37,10 +37,9 @@ from kiosk.calibration.aligned import image_probe_rows, searches
 from kiosk.calibration.data import read_manifest
 from kiosk.calibration.embed import embed_paths, embedding_cache, encoder_name, load_embedder
 from kiosk.calibration.fused_trials import ChosenThreshold, choose_threshold, fused_trials
-from kiosk.calibration.schema import EncoderInfo, Rate
+from kiosk.calibration.schema import EncoderInfo, FusedPoint, Rate
 from kiosk.calibration.scores import RateCount
 from kiosk.calibration.sensitive import (
-    FusedPoint,
     SensitiveCalibration,
     calibrated_sensitive_threshold,
     sensitive_path,

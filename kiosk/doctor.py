@@ -106,7 +106,9 @@ def calibration_trial_checks(calibration: Calibration) -> list[Check]:
 
     modality, target = calibration.modality, calibration.target_far
     trials, needed = calibration.counts.impostor, trials_needed(target)
-    if calibration.rule not in ("far", "strict") or trials >= needed:
+    if calibration.rule == "fused" and calibration.fused is not None:  # the fused probes' trials set its tau
+        trials = min(row.far.trials for row in calibration.fused.trade_off)
+    if calibration.rule not in ("far", "strict", "fused") or trials >= needed:
         return []
     return [
         Check(

@@ -1,25 +1,30 @@
-"""Fused multi-frame probe trials, and the sensitive threshold they support at a target FAR.
+"""Fused multi-frame probe trials, and the thresholds they support at a target FAR (the gate's 'fused' rule and
+the sensitive-note threshold).
 
-A sensitive note asks for more proof than the gate's tau. The live camera never compares one crop: it fuses its
-last few good frames (kiosk.identity.verify.ProbeFuser), so the owner's genuine scores are those of fused probes.
-Trials here copy that: each identity is enrolled from `enrol` images (one template each; the gate takes the best),
-and a probe is the L2-normalised mean of `frames` other images of one identity. Genuine trials score a probe
-against its own identity; impostor trials against every other enrolled identity. The threshold holds the target
-FAR for every probe the fuser can make (1 .. max frames): fused impostors crowd around their mean, so the
-single-frame probe is the one an impostor's luck rides on.
+The live camera never compares one crop: it fuses its last few good frames (kiosk.identity.verify.ProbeFuser),
+so the owner's genuine scores are those of fused probes. Trials here copy that: each identity is enrolled from
+`enrol` images (one template each; the gate takes the best), and a probe is the L2-normalised mean of `frames`
+other images of one identity. Genuine trials score a probe against its own identity; impostor trials against
+every other enrolled identity. A threshold holds the target FAR for every probe the fuser can make (1 .. max
+frames): averaging removes an impostor's image noise too, which lifts the cosine to a look-alike's template, so
+on LFW3D the probe of the most frames needs the highest threshold.
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 import numpy as np
 
-from kiosk.calibration.schema import Rate
-from kiosk.calibration.scores import RateCount, ScoreSets, threshold_at_far
-from kiosk.calibration.sensitive import FusedPoint
+from kiosk.calibration.embed import Embeddings
+from kiosk.calibration.schema import FusedGate, FusedPoint, OperatingPoint, Rate
+from kiosk.calibration.scores import RateCount, ScoreAnalysis, ScoreSets, threshold_at_far
+from kiosk.identity.verify import FUSE_FRAMES
+
+FUSED_ENROL = 3  # templates per person in the gate's fused trials: the enrolment wizard keeps several poses
+MIN_FUSED_IDENTITIES = 20  # fewer people with enough images say too little about an FRR to choose by it
 
 
 @dataclass(frozen=True)
@@ -116,13 +121,77 @@ def choose_threshold(trials: dict[int, FusedScores], target_far: float, above: f
     threshold = max(point.threshold for point in points.values())
     if above is not None and threshold <= above:
         threshold = math.floor(above * 1e4 + 1) / 1e4
-    rows = [
+    rows = _trade_off(trials, {k: point.threshold for k, point in points.items()}, threshold)
+    return ChosenThreshold(threshold, target_far, all(point.resolved for point in points.values()), rows)
+
+
+def _trade_off(trials: dict[int, FusedScores], at_target: dict[int, float], threshold: float) -> list[FusedPoint]:
+    return [
         FusedPoint(
             frames=k,
-            threshold_at_target=points[k].threshold,
+            threshold_at_target=at_target[k],
             far=_rate(trials[k].scores.far(threshold)),
             frr=_rate(trials[k].scores.frr(threshold)),
         )
         for k in sorted(trials)
     ]
-    return ChosenThreshold(threshold, target_far, all(point.resolved for point in points.values()), rows)
+
+
+def fused_gate(trials: dict[int, FusedScores], target_far: float, floor: float, enrol: int = 3) -> FusedGate:
+    """The gate's fused trials: the threshold holding `target_far` for every frame count, and FAR/FRR per count
+    at the threshold the 'fused' rule applies, max(`floor`, that threshold) (`floor`: the 'strict' rule's)."""
+    chosen = choose_threshold(trials, target_far)
+    longest = trials[max(trials)]
+    at_target = {row.frames: row.threshold_at_target for row in chosen.trade_off}
+    return FusedGate(
+        target_far=target_far,
+        threshold=chosen.threshold,
+        resolved=chosen.resolved,
+        frames_fused=max(trials),
+        enrol=enrol,
+        identities=longest.identities,
+        gallery=longest.gallery,
+        trade_off=_trade_off(trials, at_target, max(floor, chosen.threshold)),
+    )
+
+
+def live_fused_trials(
+    modality: str, search: bool, embeddings: Embeddings, identities: list[str], seed: int, warnings: list[str]
+) -> dict[int, FusedScores] | None:
+    """Probes fused from 1 .. the live camera's frames (FUSE_FRAMES) over the readable images, or None and why."""
+    if search:
+        warnings.append("no fused trials: they are not made with palm.alignment_search (the 'fused' rule is off)")
+        return None
+    frames = FUSE_FRAMES[modality]  # type: ignore[index]
+    valid = np.flatnonzero(embeddings.valid)
+    readable = [identities[i] for i in valid]
+    counts = Counter(readable)
+    people = sum(1 for n in counts.values() if n >= FUSED_ENROL + frames)
+    if people < MIN_FUSED_IDENTITIES:
+        warnings.append(
+            f"no fused trials: {people} people have {FUSED_ENROL + frames}+ images, {MIN_FUSED_IDENTITIES} are needed "
+            "(the 'fused' rule is off)"
+        )
+        return None
+    vectors = embeddings.vectors[valid]
+    return fused_trials(vectors, readable, tuple(range(1, frames + 1)), enrol=FUSED_ENROL, seed=seed)
+
+
+def fused_operating_point(analysis: ScoreAnalysis, fused: FusedGate, strict: float) -> OperatingPoint:
+    """The 'fused' rule's point: max(strict, `fused.threshold`), with the FAR and FRR of probes fused from the live
+    camera's frames, which it is chosen for."""
+    live = next(row for row in fused.trade_off if row.frames == fused.frames_fused)
+    single = analysis.scores.frr(max(strict, fused.threshold))
+    source = "strict" if strict >= fused.threshold else f"fused FAR {fused.target_far:g}"
+    return OperatingPoint(
+        rule="fused",
+        threshold=max(strict, fused.threshold),
+        far=live.far,
+        frr=live.frr,
+        resolved=fused.resolved,
+        note=(
+            f"max(strict, threshold holding FAR {fused.target_far:g} for probes of 1-{fused.frames_fused} frames) = "
+            f"{source}; FAR and FRR here: probes fused from {fused.frames_fused} frames "
+            f"({fused.identities} people enrolled from {fused.enrol} images); single images: FRR {single.value:.1%}"
+        ),
+    )

@@ -1,4 +1,5 @@
-"""Calibration end to end: data -> embeddings -> genuine/impostor scores -> figures -> threshold.
+"""Calibration end to end: data -> embeddings -> genuine/impostor scores (kiosk.calibration.collect) -> figures
+-> threshold.
 
 Callable from the CLI and from the Qt admin screen: `run_calibration` (data + embedder) or
 `calibrate_scores` (score sets) return a `CalibrationResult`; nothing is written until `.apply(out_dir)`.
@@ -9,84 +10,51 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import time
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 
-from kiosk.calibration import data as datasets
-from kiosk.calibration.aligned import ordered_pair_scores, searches
 from kiosk.calibration.cache import EmbeddingCache
-from kiosk.calibration.embed import Embedder, Embeddings, Progress, embed_paths
+from kiosk.calibration.collect import DataSpec, collect_scores
+from kiosk.calibration.embed import Embedder, Progress
+from kiosk.calibration.fused_trials import (
+    FUSED_ENROL,
+    MIN_FUSED_IDENTITIES,
+    FusedScores,
+    fused_gate,
+    fused_operating_point,
+)
 from kiosk.calibration.schema import (
     Calibration,
     Counts,
     DatasetInfo,
     EncoderInfo,
     Figures,
+    FusedGate,
     OperatingPoint,
     Rate,
     Rule,
     TargetFar,
 )
 from kiosk.calibration.scores import RateCount, ScoreAnalysis, ScoreSets, analyse, threshold_at_far
-from kiosk.errors import CalibrationError, DataError
+from kiosk.errors import CalibrationError
+from kiosk.identity.verify import FUSE_FRAMES
 
 DEFAULT_TARGET_FAR = 1e-4
 REPORTED_FARS = (1e-3, 1e-4)
-DEFAULT_MAX_IMPOSTORS = 2_000_000
-_BLOCK_ELEMENTS = 8_000_000
-
-
-@dataclass(frozen=True)
-class DataSpec:
-    """Where the labelled images are and how to pair them."""
-
-    data_dir: Path
-    pairs_file: Path | None = None
-    all_impostors: bool = False  # with a pairs file: impostors = every different-identity pair of its images
-    manifest: Path | None = None
-    identity_column: str | None = None
-    benchmark: str | None = None
-    max_impostors: int | None = DEFAULT_MAX_IMPOSTORS
-    max_identities: int | None = None
-    seed: int = 0
-    max_unreadable_fraction: float = 0.2
-
-    @property
-    def protocol(self) -> str:
-        if self.pairs_file is None:
-            return "all-pairs"
-        return "pairs+all-impostors" if self.all_impostors else "pairs"
-
-    def benchmark_name(self) -> str:
-        if self.benchmark:
-            return self.benchmark
-        name = self.data_dir.resolve().name.lower()
-        for known in ("lfw", "tongji"):
-            if known in name:
-                return known
-        return re.sub(r"[^a-z0-9]+", "-", name).strip("-") or "data"
-
-
-@dataclass(frozen=True)
-class CollectedScores:
-    genuine: np.ndarray
-    impostor: np.ndarray
-    impostor_available: int
-    dataset: DatasetInfo
-    warnings: list[str]
-    seconds: dict[str, float]
-    alignment_search: bool = False
+RuleChoice = Rule | Literal["auto"]
+"""'auto': the 'fused' rule when the data supports its trials, else 'strict'."""
 
 
 @dataclass(frozen=True)
 class CalibrationResult:
     calibration: Calibration
     analysis: ScoreAnalysis
+    fused: dict[int, FusedScores] | None = None  # the fused trials, so another target FAR can be picked
 
     @property
     def threshold(self) -> float:
@@ -99,6 +67,7 @@ class CalibrationResult:
         calibration = build_calibration(
             analysis,
             rule=rule,
+            fused=_fused_gate(self.fused, analysis, target),
             target_far=target,
             modality=self.calibration.modality,
             benchmark=self.calibration.benchmark,
@@ -110,7 +79,7 @@ class CalibrationResult:
             command=self.calibration.command,
             alignment_search=self.calibration.alignment_search,
         )
-        return CalibrationResult(calibration, analysis)
+        return CalibrationResult(calibration, analysis, self.fused)
 
     @property
     def file_stem(self) -> str:
@@ -168,30 +137,48 @@ def _operating_point(analysis: ScoreAnalysis, rule: str, threshold: float, resol
     )
 
 
-def operating_points(analysis: ScoreAnalysis, target_far: float) -> dict[str, OperatingPoint]:
+def strict_threshold(analysis: ScoreAnalysis, target_far: float) -> float:
+    return max(analysis.intersection.tau_d, analysis.far_targets[target_far].threshold)
+
+
+def operating_points(
+    analysis: ScoreAnalysis, target_far: float, fused: FusedGate | None = None
+) -> dict[str, OperatingPoint]:
+    """Every rule's threshold with its FAR and FRR on the calibration's pairs; the 'fused' rule's (only with fused
+    trials) with the FAR and FRR of probes fused from the live camera's frames, which it is chosen for."""
     far_point = analysis.far_targets[target_far]
     tau_d = analysis.intersection.tau_d
-    strict_threshold = max(tau_d, far_point.threshold)
+    strict = strict_threshold(analysis, target_far)
     strict_source = "tau_d" if tau_d >= far_point.threshold else f"FAR {target_far:g}"
     far_note = "" if far_point.resolved else f"unresolved: needs {far_point.impostors_needed:,} impostor pairs"
-    return {
+    points = {
         "tau_d": _operating_point(analysis, "tau_d", tau_d, True, "density intersection between the modes"),
         "eer": _operating_point(analysis, "eer", analysis.eer_threshold, True, "FAR = FRR"),
         "far": _operating_point(analysis, "far", far_point.threshold, far_point.resolved, far_note),
         "strict": _operating_point(
             analysis,
             "strict",
-            strict_threshold,
+            strict,
             far_point.resolved,
             f"max(tau_d, FAR {target_far:g} threshold) = {strict_source}",
         ),
     }
+    if fused is not None:
+        points["fused"] = fused_operating_point(analysis, fused, strict)
+    return points
+
+
+def _fused_gate(trials: dict[int, FusedScores] | None, analysis: ScoreAnalysis, target: float) -> FusedGate | None:
+    if trials is None:
+        return None
+    return fused_gate(trials, target, strict_threshold(_with_target(analysis, target), target), FUSED_ENROL)
 
 
 def build_calibration(
     analysis: ScoreAnalysis,
     *,
     rule: Rule,
+    fused: FusedGate | None = None,
     target_far: float,
     modality: str,
     benchmark: str,
@@ -204,7 +191,13 @@ def build_calibration(
     alignment_search: bool = False,
 ) -> Calibration:
     analysis = _with_target(analysis, target_far)
-    points = operating_points(analysis, target_far)
+    points = operating_points(analysis, target_far, fused)
+    if rule not in points:
+        images = FUSED_ENROL + FUSE_FRAMES[modality]  # type: ignore[index]
+        raise CalibrationError(
+            f"the '{rule}' rule needs {MIN_FUSED_IDENTITIES}+ people with {images}+ images each (fused trials)",
+            "add images per person, or choose --rule strict",
+        )
     scores = analysis.scores
     far_targets = {
         _far_key(point.target): TargetFar(
@@ -255,6 +248,7 @@ def build_calibration(
         seconds=dict(seconds or {}),
         command=command,
         alignment_search=alignment_search,
+        fused=fused,
     )
 
 
@@ -266,7 +260,7 @@ def calibrate_scores(
     encoder: EncoderInfo,
     benchmark: str = "scores",
     dataset: DatasetInfo | None = None,
-    rule: Rule = "strict",
+    rule: RuleChoice = "strict",
     target_far: float = DEFAULT_TARGET_FAR,
     impostor_available: int | None = None,
     warnings: list[str] | None = None,
@@ -274,19 +268,25 @@ def calibrate_scores(
     command: str | None = None,
     bootstrap: bool = True,
     alignment_search: bool = False,
+    fused: dict[int, FusedScores] | None = None,
 ) -> CalibrationResult:
     """Calibrate from ready-made score sets (cosine similarities); `alignment_search`: the probes carried their
-    re-alignments (palm.alignment_search), which the file records."""
+    re-alignments (palm.alignment_search), which the file records; `fused`: trials of probes fused over frames
+    (kiosk.calibration.fused_trials), which the 'fused' rule needs."""
     if modality not in ("face", "palm"):
         raise CalibrationError(f"unknown modality '{modality}'", "use 'face' or 'palm'")
     started = time.perf_counter()
     analysis = analyse(ScoreSets.from_arrays(genuine, impostor), REPORTED_FARS, bootstrap=bootstrap)
     analysis = _with_target(analysis, target_far)
+    gate = _fused_gate(fused, analysis, target_far)
     timing = {**(seconds or {}), "analyse": round(time.perf_counter() - started, 3)}
     dataset = dataset or DatasetInfo(name=benchmark, path="", protocol="scores")
+    if rule == "auto":
+        rule = "fused" if gate is not None else "strict"
     calibration = build_calibration(
         analysis,
         rule=rule,
+        fused=gate,
         target_far=target_far,
         modality=modality,
         benchmark=benchmark,
@@ -298,134 +298,7 @@ def calibrate_scores(
         command=command,
         alignment_search=alignment_search,
     )
-    return CalibrationResult(calibration, analysis)
-
-
-def _pair_scores(vectors: np.ndarray, first: np.ndarray, second: np.ndarray) -> np.ndarray:
-    return np.einsum("ij,ij->i", vectors[first], vectors[second]).astype(np.float64)
-
-
-def all_pair_scores(
-    vectors: np.ndarray,
-    labels: np.ndarray,
-    keep_impostor: float,
-    seed: int,
-    progress: Progress | None = None,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Every genuine pair and every impostor pair (or a deterministic Bernoulli sample of the impostors)."""
-    count = vectors.shape[0]
-    block = max(1, _BLOCK_ELEMENTS // max(count, 1))
-    rng = np.random.default_rng(seed)
-    genuine_parts: list[np.ndarray] = []
-    impostor_parts: list[np.ndarray] = []
-    for start in range(0, count, block):
-        stop = min(start + block, count)
-        similarity = vectors[start:stop] @ vectors[start:].T
-        upper = np.arange(count - start)[None, :] > np.arange(stop - start)[:, None]
-        same = labels[start:stop, None] == labels[None, start:]
-        genuine_parts.append(similarity[upper & same].astype(np.float64))
-        impostor = similarity[upper & ~same]
-        if keep_impostor < 1.0:
-            impostor = impostor[rng.random(impostor.size) < keep_impostor]
-        impostor_parts.append(impostor.astype(np.float64))
-        if progress is not None:
-            progress("score", stop, count)
-    return np.concatenate(genuine_parts), np.concatenate(impostor_parts)
-
-
-def _check_unreadable(embeddings: Embeddings, total: int, spec: DataSpec) -> None:
-    bad = len(embeddings.unreadable)
-    if total and bad / total > spec.max_unreadable_fraction:
-        example = embeddings.unreadable[0]
-        raise DataError(
-            f"{bad} of {total} images could not be read or embedded (e.g. {example})",
-            f"more than {spec.max_unreadable_fraction:.0%} is too many to trust a threshold; fix the data",
-        )
-
-
-def collect_scores(
-    spec: DataSpec, embedder: Embedder, progress: Progress | None = None, cache: EmbeddingCache | None = None
-) -> CollectedScores:
-    if not spec.data_dir.is_dir():
-        raise DataError(f"data folder {spec.data_dir} does not exist", "give --data DIR with the images")
-    seconds: dict[str, float] = {}
-    warnings: list[str] = []
-    search = searches(embedder)
-    if search and spec.pairs_file is not None:
-        raise CalibrationError(
-            "a calibration with palm.alignment_search scores every ordered pair of a manifest, not a pairs file",
-            "calibrate from a folder with manifest.csv (no --pairs), or set palm.alignment_search = false",
-        )
-    if spec.pairs_file is not None:
-        pairs = datasets.read_pairs(spec.data_dir, spec.pairs_file)
-        images = pairs.images
-    else:
-        images = datasets.read_manifest(spec.data_dir, spec.manifest, spec.identity_column)
-        if spec.max_identities:
-            images = datasets.subset_identities(images, spec.max_identities, spec.seed)
-        datasets.check_identities(images, str(spec.manifest or spec.data_dir / "manifest.csv"))
-    started = time.perf_counter()
-    embeddings = embed_paths(embedder, images.paths, progress, cache)
-    seconds["embed"] = round(time.perf_counter() - started, 3)
-    _check_unreadable(embeddings, len(images.paths), spec)
-    if embeddings.unreadable:
-        warnings.append(f"{len(embeddings.unreadable)} unreadable image(s) skipped (listed in dataset.unreadable)")
-    started = time.perf_counter()
-    keep = 1.0
-    skipped_pairs = 0
-    if spec.pairs_file is not None:
-        usable = embeddings.valid[pairs.first] & embeddings.valid[pairs.second]
-        skipped_pairs = int((~usable).sum())
-        if skipped_pairs:
-            warnings.append(f"{skipped_pairs} pair(s) skipped because an image was unreadable")
-        scores = _pair_scores(embeddings.vectors, pairs.first[usable], pairs.second[usable])
-        genuine_mask = pairs.genuine[usable]
-        genuine, impostor = scores[genuine_mask], scores[~genuine_mask]
-        available = int((~pairs.genuine).sum())
-        if progress is not None:
-            progress("score", 1, 1)
-    if spec.pairs_file is None or spec.all_impostors:
-        valid = np.flatnonzero(embeddings.valid)
-        identities = [images.identities[i] for i in valid]
-        if spec.pairs_file is None and len(valid) < len(images.paths):
-            readable = datasets.LabelledImages([images.paths[i] for i in valid], identities)
-            datasets.check_identities(readable, "the readable images")
-        _, available = datasets.all_pair_counts(identities)
-        available *= 2 if search else 1  # the search scores every ordered pair (kiosk.calibration.aligned)
-        keep = datasets.impostor_keep_probability(available, spec.max_impostors)
-        if keep < 1.0:
-            warnings.append(f"impostor pairs sampled: {keep:.4%} of {available:,} (deterministic, seed {spec.seed})")
-        labels = np.unique(np.asarray(identities), return_inverse=True)[1]
-        if search:
-            paths = [images.paths[i] for i in valid]
-            all_genuine, impostor = ordered_pair_scores(
-                embedder,  # type: ignore[arg-type]
-                paths,
-                embeddings.vectors[valid],
-                labels,
-                keep,
-                spec.seed,
-                progress,
-            )
-        else:
-            all_genuine, impostor = all_pair_scores(embeddings.vectors[valid], labels, keep, spec.seed, progress)
-        if spec.pairs_file is None:
-            genuine = all_genuine
-    seconds["score"] = round(time.perf_counter() - started, 3)
-    readable_identities = {images.identities[i] for i in np.flatnonzero(embeddings.valid)}
-    dataset = DatasetInfo(
-        name=spec.benchmark_name(),
-        path=str(spec.data_dir),
-        protocol=spec.protocol,  # type: ignore[arg-type]
-        pairs_file=str(spec.pairs_file) if spec.pairs_file else None,
-        images=int(embeddings.valid.sum()),
-        identities=len(readable_identities),
-        unreadable=embeddings.unreadable,
-        skipped_pairs=skipped_pairs,
-        cached_embeddings=embeddings.cached,
-        impostor_fraction=keep,
-    )
-    return CollectedScores(genuine, impostor, available, dataset, warnings, seconds, search)
+    return CalibrationResult(calibration, analysis, fused)
 
 
 def run_calibration(
@@ -433,14 +306,15 @@ def run_calibration(
     embedder: Embedder,
     *,
     encoder_name: str,
-    rule: Rule = "strict",
+    rule: RuleChoice = "auto",
     target_far: float = DEFAULT_TARGET_FAR,
     progress: Progress | None = None,
     command: str | None = None,
     bootstrap: bool = True,
     cache: EmbeddingCache | None = None,
 ) -> CalibrationResult:
-    """Embed the labelled images with `embedder`, score all pairs and choose the threshold by `rule`."""
+    """Embed the labelled images with `embedder`, score all pairs (and fused probes, DataSpec.fused) and choose the
+    threshold by `rule`."""
     collected = collect_scores(spec, embedder, progress, cache)
     if progress is not None:
         progress("analyse", 0, 1)
@@ -459,6 +333,7 @@ def run_calibration(
         command=command,
         bootstrap=bootstrap,
         alignment_search=collected.alignment_search,
+        fused=collected.fused,
     )
     if progress is not None:
         progress("analyse", 1, 1)
@@ -467,10 +342,8 @@ def run_calibration(
 
 __all__ = [
     "CalibrationResult",
-    "CollectedScores",
     "DataSpec",
     "build_calibration",
     "calibrate_scores",
-    "collect_scores",
     "run_calibration",
 ]

@@ -7,12 +7,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Rule = Literal["tau_d", "eer", "far", "strict"]
+Rule = Literal["tau_d", "eer", "far", "strict", "fused"]
 RULE_DESCRIPTIONS: dict[str, str] = {
     "tau_d": "intersection of the genuine and impostor densities between their modes (seed paper)",
     "eer": "equal error rate point (FAR = FRR)",
     "far": "lowest threshold whose false accept rate is at most the target FAR",
-    "strict": "stricter (higher) of tau_d and the target-FAR threshold (default for shared terminals)",
+    "strict": "stricter (higher) of tau_d and the target-FAR threshold",
+    "fused": (
+        "stricter of 'strict' and the threshold that holds the target FAR for probes fused from 1 up to the live "
+        "camera's frames (default for shared terminals when the data has enough images per person)"
+    ),
 }
 SCHEMA_VERSION = 1
 
@@ -73,6 +77,28 @@ class OperatingPoint(_Model):
     note: str = ""
 
 
+class FusedPoint(_Model):
+    frames: int = Field(description="Frames (images) averaged into each probe.")
+    threshold_at_target: float = Field(description="Lowest threshold, FAR <= target, for probes of this many frames.")
+    far: Rate = Field(description="FAR of probes of this many frames at the shipped threshold.")
+    frr: Rate = Field(description="FRR of probes of this many frames at the shipped threshold.")
+
+
+class FusedGate(_Model):
+    """Trials of probes fused over frames, as the live camera makes them (kiosk.calibration.fused_trials)."""
+
+    target_far: float = Field(description="FAR the fused threshold holds for every frame count.")
+    threshold: float = Field(description="Highest per-frame-count target-FAR threshold (before the 'strict' floor).")
+    resolved: bool = Field(description="Every frame count had at least 1/target_far impostor trials.")
+    frames_fused: int = Field(description="Frames the live fuser averages (FUSE_FRAMES): the probe at the kiosk.")
+    enrol: int = Field(description="Images each identity is enrolled from (one template each, the best one counts).")
+    identities: int = Field(description="Identities with genuine trials (enrol + frames_fused images or more).")
+    gallery: int = Field(description="Identities enrolled (genuine ones plus impostor-only ones).")
+    trade_off: list[FusedPoint] = Field(
+        description="Per frame count: its own target-FAR threshold, FAR and FRR at the fused rule's threshold."
+    )
+
+
 class TargetFar(_Model):
     target: float
     threshold: float
@@ -126,4 +152,8 @@ class Calibration(_Model):
             "Palm: probes were scored as the best cosine over their ROI's re-alignments (palm.alignment_search), "
             "every ordered pair of images; the kiosk refuses it when the setting differs."
         ),
+    )
+    fused: FusedGate | None = Field(
+        default=None,
+        description="Fused-probe trials behind the 'fused' rule; None when the data had too few images per person.",
     )

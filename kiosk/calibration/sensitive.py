@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from kiosk.calibration.schema import EncoderInfo, Rate
+from kiosk.calibration.schema import EncoderInfo, FusedPoint, Rate
 from kiosk.config import KioskConfig
 from kiosk.retrieval.sensitive import strict_threshold
 
@@ -24,13 +24,6 @@ SENSITIVE_FILE = "sensitive-{modality}.json"
 
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
-
-
-class FusedPoint(_Model):
-    frames: int = Field(description="Frames (images) averaged into each probe.")
-    threshold_at_target: float = Field(description="Lowest threshold, FAR <= target, for probes of this many frames.")
-    far: Rate = Field(description="FAR of probes of this many frames at the shipped threshold.")
-    frr: Rate = Field(description="FRR of probes of this many frames at the shipped threshold.")
 
 
 class SensitiveCalibration(_Model):

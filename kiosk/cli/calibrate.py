@@ -15,7 +15,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from kiosk.cli.common import JsonOption, config, emit, handle_errors
 from kiosk.errors import CalibrationError, DataError
 
-RULES = ("strict", "tau_d", "eer", "far")
+RULES = ("auto", "fused", "strict", "tau_d", "eer", "far")
 _STAGES = {"embed": "embedding images", "score": "scoring pairs", "analyse": "densities and rates"}
 
 
@@ -42,6 +42,17 @@ def _summary(payload: dict[str, Any]) -> str:
         )
     for key, point in figures["far_targets"].items():
         lines.append(f"TAR at FAR {key}: {point['tar']['value']:.2%} (threshold {point['threshold']:.4f})")
+    fused = calibration.get("fused")
+    if fused:
+        lines.append(
+            f"probes fused over frames ({fused['identities']} people enrolled from {fused['enrol']} images, "
+            f"{fused['gallery']} in the gallery), at the fused rule's threshold:"
+        )
+        for row in fused["trade_off"]:
+            lines.append(
+                f"  {row['frames']} frame(s): FAR {row['far']['value']:.2e}, FRR {row['frr']['value']:.2%} "
+                f"(FAR {fused['target_far']:g} alone needs {row['threshold_at_target']:.4f})"
+            )
     lines.append(f"chosen: tau = {calibration['threshold']:.4f} by rule '{calibration['rule']}'")
     lines += [f"warning: {w}" for w in calibration["warnings"]]
     for unreadable in calibration["dataset"]["unreadable"][:10]:
@@ -278,6 +289,11 @@ def _describe(calibration: Any) -> dict[str, Any]:
         "eer": calibration.figures.eer,
         "far_at_threshold": calibration.operating_points[calibration.rule].far.value,
         "frr_at_threshold": calibration.operating_points[calibration.rule].frr.value,
+        "rates_of": (
+            f"probes fused from {calibration.fused.frames_fused} frames"
+            if calibration.rule == "fused" and calibration.fused is not None
+            else "image pairs"
+        ),
         "encoder": calibration.encoder.name,
         "encoder_sha256": calibration.encoder.sha256,
         "created": calibration.created.isoformat(),
@@ -295,6 +311,7 @@ def _show_table(rows: list[dict[str, Any]]) -> str:
         lines.append(
             f"{state} {row['modality']:5} tau={row['threshold']:.4f} ({row['rule']}) tau_D={row['tau_d']:.4f} "
             f"EER={row['eer']:.2%} FAR={row['far_at_threshold']:.1e} FRR={row['frr_at_threshold']:.2%} "
+            f"({row['rates_of']}) "
             f"{row['benchmark']}/{row['protocol']} {row['encoder']} {row['encoder_sha256'][:12]}… {row['path']} "
             f"{match.get(row.get('matches_encoder'), '')}".rstrip()
         )
@@ -330,9 +347,15 @@ def register(app: typer.Typer) -> None:
                 True, "--cache/--no-cache", help="Reuse embeddings cached under <data_dir>/cache/calibration."
             ),
             rule: str = typer.Option(
-                "strict", "--rule", help="strict (default: max of tau_d and target-FAR), tau_d, eer, far."
+                "auto",
+                "--rule",
+                help="auto (default: fused when the data has enough images per person, else strict), fused (target "
+                "FAR for probes fused over the camera's frames, at least strict), strict (max of tau_d and "
+                "target-FAR), tau_d, eer, far.",
             ),
-            target_far: float = typer.Option(1e-4, "--target-far", help="Target false accept rate for far/strict."),
+            target_far: float = typer.Option(
+                1e-4, "--target-far", help="Target false accept rate for far/strict/fused."
+            ),
             out: Path = typer.Option(None, "--out", help="Output folder; default paths.calibration_dir."),
             benchmark: str = typer.Option(
                 None, "--benchmark", help="Benchmark name in the file name; default from --data."

@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from kiosk.calibration import active_threshold
+from kiosk.calibration.collect import collect_scores
 from kiosk.calibration.fused_trials import fused_trials
-from kiosk.calibration.run import DataSpec, calibrate_scores, collect_scores, run_calibration
+from kiosk.calibration.run import DataSpec, calibrate_scores, run_calibration
 from kiosk.calibration.schema import EncoderInfo
 from kiosk.calibration.sensitive import calibrated_sensitive_threshold, sensitive_path, sensitive_threshold
 from kiosk.calibration.site import calibrate_site

@@ -79,3 +79,46 @@ def test_shipped_calibration_matches_the_shipped_encoder(
     assert calibration.operating_points["far"].resolved
     assert active_threshold(base_config, modality, embedder.model_sha256) == calibration.threshold
     assert (path.parent / (calibration.plot or "")).is_file()
+
+
+def test_face_on_people_with_enough_images_is_calibrated_for_fused_probes(
+    base_config: KioskConfig, data_dir: Path, face_embedder: object, tmp_path: Path
+) -> None:
+    from collections import defaultdict
+
+    from kiosk.calibration.data import read_manifest
+    from kiosk.identity.verify import FUSE_FRAMES
+
+    lfw = data_dir / "lfw3d_frontalized"
+    images = read_manifest(lfw)
+    by_person: dict[str, list[Path]] = defaultdict(list)
+    for path, person in zip(images.paths, images.identities, strict=True):
+        by_person[person].append(path)
+    wanted = 3 + FUSE_FRAMES["face"] + 1  # one spare: a few LFW3D crops are refused
+    people = sorted(person for person, paths in by_person.items() if len(paths) >= wanted)[:24]
+    manifest = tmp_path / "manifest.csv"
+    rows = [f"{path.relative_to(lfw)},{person}" for person in people for path in sorted(by_person[person])[:wanted]]
+    manifest.write_text("path,identity\n" + "\n".join(rows) + "\n")
+    result = run_calibration(
+        DataSpec(lfw, manifest=manifest, benchmark="lfw-slice"),
+        face_embedder,  # type: ignore[arg-type]
+        encoder_name=encoder_name(base_config, "face", face_embedder),
+        target_far=1e-2,  # what 24 people can resolve
+        bootstrap=False,
+    )
+    calibration = result.calibration
+    fused = calibration.fused
+    assert calibration.rule == "fused" and fused is not None and fused.identities >= 20
+    assert calibration.threshold >= calibration.operating_points["strict"].threshold
+    rows_by_frames = {row.frames: row for row in fused.trade_off}
+    live = rows_by_frames[FUSE_FRAMES["face"]]
+    assert live.far.value <= 1e-2
+    assert live.frr.value < rows_by_frames[1].frr.value  # fusing real frames lifts the owner's score
+
+
+def test_the_shipped_face_calibration_holds_its_target_for_fused_probes(base_config: KioskConfig) -> None:
+    calibration = load_calibration(calibration_path(base_config, "face"))
+    assert calibration.rule == "fused" and calibration.fused is not None and calibration.fused.resolved
+    assert calibration.threshold >= calibration.operating_points["strict"].threshold
+    for row in calibration.fused.trade_off:
+        assert row.far.value <= calibration.target_far

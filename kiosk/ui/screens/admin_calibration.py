@@ -33,7 +33,8 @@ RULE_NAMES = {
     "tau_d": "Density intersection τ_D (paper)",
     "eer": "Equal error rate",
     "far": "Target false-accept rate",
-    "strict": "Stricter of τ_D and target FAR (shared terminals)",
+    "strict": "Stricter of τ_D and target FAR",
+    "fused": "Target FAR for the camera's fused frames (shared terminals)",
 }
 
 
