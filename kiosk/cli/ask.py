@@ -55,19 +55,30 @@ def probe_from_npy(path: Path, modality: Modality, model_sha256: str | None, sto
     return Probe(modality, vector.astype(np.float32), model_sha256, captured_at=path.stat().st_mtime)
 
 
-def probe_from_image(path: Path, modality: Modality, config: KioskConfig, *, roi: bool = False) -> Probe:
-    image = _read_image(path)
-    captured_at = path.stat().st_mtime
-    if modality == "face":
-        from kiosk.identity.face import load_face_embedder
+def probe_from_faces(paths: Sequence[Path], config: KioskConfig) -> Probe:
+    """One face probe from one or more photos, fused as the camera fuses its frames (kiosk.identity.verify): the
+    gate's tau is calibrated for such probes, and a single photo is the weakest of them."""
+    from kiosk.identity.face import load_face_embedder
+    from kiosk.identity.verify import ProbeFuser
 
-        face_embedder = load_face_embedder(config)
+    images = [_read_image(path) for path in paths]  # a bad file is refused before a model loads
+    face_embedder = load_face_embedder(config)
+    fuser = ProbeFuser("face", face_embedder.model_sha256, fuse_frames=len(paths), max_age_s=float("inf"))
+    newest = 0.0
+    for path, image in zip(paths, images, strict=True):
         analysis = face_embedder.analyse(image)
         if analysis.embedding is None:
             raise ProbeError(f"no usable face in {path}: {analysis.reason}", "use a clear, frontal photo")
-        faces = 2 if analysis.second_face_in_view else 1
-        vector = np.asarray(analysis.embedding, dtype=np.float32)
-        return Probe("face", vector, face_embedder.model_sha256, captured_at, faces_in_view=faces)
+        newest = max(newest, path.stat().st_mtime)
+        fuser.add(analysis.embedding, newest, 2 if analysis.second_face_in_view else 1)
+    return fuser.fuse(newest).require()
+
+
+def probe_from_image(path: Path, modality: Modality, config: KioskConfig, *, roi: bool = False) -> Probe:
+    if modality == "face":
+        return probe_from_faces([path], config)
+    image = _read_image(path)
+    captured_at = path.stat().st_mtime
     from kiosk.identity.palm import load_palm_embedder
 
     palm_embedder = load_palm_embedder(config)
@@ -142,7 +153,12 @@ def register(app: typer.Typer) -> None:
     def ask(
         question: str = typer.Argument(..., help="The question."),
         probe_npy: Path = typer.Option(None, "--probe-npy", help="A raw embedding (.npy) used as the probe."),
-        face: Path = typer.Option(None, "--face", help="A face photo; its embedding is the probe."),
+        face: list[Path] = typer.Option(
+            None,
+            "--face",
+            help="A face photo; repeat for several photos of the person, fused into one probe as the camera fuses "
+            "its frames (the face tau is set for such probes: one photo passes less often).",
+        ),
         palm: Path = typer.Option(
             None, "--palm", help="A palm image; its embedding is the probe (with --face: the second factor)."
         ),
@@ -178,7 +194,7 @@ def register(app: typer.Typer) -> None:
             if policy not in ("threshold", "best-match"):
                 raise DataError(f"unknown gate policy '{policy}'", "use threshold or best-match")
             config.gate.policy = policy  # type: ignore[assignment]
-        if probe_npy is not None and (face is not None or palm is not None):
+        if probe_npy is not None and (face or palm is not None):
             raise DataError("give --probe-npy alone, or --face and/or --palm", "pick one kind of probe")
         if modality not in ("face", "palm"):
             raise DataError(f"unknown modality '{modality}'", "use face or palm")
@@ -192,8 +208,8 @@ def register(app: typer.Typer) -> None:
             second: Probe | None = None  # with --face and --palm both: the palm, for sensitive notes (face+palm)
             if probe_npy is not None:
                 probe = probe_from_npy(probe_npy, modality, model_sha256, store)
-            elif face is not None:
-                probe = probe_from_image(face, "face", config)
+            elif face:
+                probe = probe_from_faces(face, config)
                 second = probe_from_image(palm, "palm", config, roi=roi) if palm is not None else None
             elif palm is not None:
                 probe = probe_from_image(palm, "palm", config, roi=roi)
