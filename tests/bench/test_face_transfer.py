@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from bench.bench_face_transfer import capped, identity_halves, pair_scores, replace_section
+from bench.bench_face_transfer import capped, goal_lines, identity_halves, pair_scores, replace_section
 from kiosk.calibration.data import LabelledImages
 
 
@@ -48,3 +48,24 @@ def test_replace_section_rewrites_face_and_keeps_the_palm_section(tmp_path: Path
     fresh = tmp_path / "fresh.md"
     replace_section(fresh, "## Face", "## Face\n\nfigures\n")
     assert "## Palm" in fresh.read_text() and "figures" in fresh.read_text()
+
+
+def transfer_row(rule: str, far: float, frr: float) -> dict[str, object]:
+    return {"rule": rule, "target_far": 1e-4, "fused_5": {"far": far, "frr": frr}}
+
+
+def test_goal_lines_take_the_worse_direction_per_rule() -> None:
+    results = {
+        "facenet+sface": {
+            "transfer": [
+                transfer_row("strict", 0.0014, 0.005),
+                transfer_row("strict", 0.0009, 0.016),
+                transfer_row("fused", 0.00015, 0.027),
+                transfer_row("fused", 0.00006, 0.019),
+            ]
+        }
+    }
+    strict, fused = goal_lines(results)
+    assert "rule strict" in strict and "FAR 0.14 %" in strict and "**not met**" in strict
+    assert "rule fused" in fused and "FRR 2.70 %" in fused and "**met**" in fused
+    assert goal_lines({"w600k-mbf": results["facenet+sface"]}) == []

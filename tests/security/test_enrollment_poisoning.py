@@ -88,8 +88,10 @@ def usable_embeddings(face: Any, paths: Sequence[Path], count: int) -> list[np.n
     return found
 
 
-def verified_as(store: SqliteStore, face: Any, tau: float, image: np.ndarray) -> tuple[int, ...]:
-    probe = Probe("face", face.embed_image(image), face.model_sha256, 0.0)
+def verified_as(store: SqliteStore, face: Any, tau: float, *images: np.ndarray) -> tuple[int, ...]:
+    """Who the gate verifies from these images fused into one probe, as the camera fuses its frames."""
+    mean = np.mean([face.embed_image(image) for image in images], axis=0)
+    probe = Probe("face", mean / np.linalg.norm(mean), face.model_sha256, 0.0, frames=len(images))
     return gate(probe, store.templates("face"), GateRule(tau)).matched_owner_ids
 
 
@@ -115,8 +117,8 @@ def test_two_face_images_are_refused(
     precropped = gallery_of(face, glued, min_samples=2, precropped=True)
     assert precropped.accepted == [] and all("faces in one crop" in o.reason for o in precropped.outcomes)
     assert store.user_by_name("Mallory") is None
-    assert verified_as(store, face, tau, canvas(colin[12])) == (ids[COLIN],)
-    assert verified_as(store, face, tau, canvas(tony[12])) == (ids[TONY],)
+    assert verified_as(store, face, tau, canvas(colin[12]), canvas(colin[13])) == (ids[COLIN],)
+    assert verified_as(store, face, tau, canvas(tony[12]), canvas(tony[13])) == (ids[TONY],)
 
 
 def test_a_repeated_image_does_not_count_twice(
