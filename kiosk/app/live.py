@@ -25,7 +25,7 @@ from kiosk.identity.pad import LivenessMonitor
 from kiosk.identity.probe import Probe
 from kiosk.identity.sources import SourceState, ThreadedSource, as_bgr8
 from kiosk.identity.sources.none import NO_CAMERA, NoCamera
-from kiosk.identity.verify import FUSE_MAX_AGE_S, ContinuousVerifier, FuseResult, ProbeFuser
+from kiosk.identity.verify import FUSE_FRAMES, FUSE_MAX_AGE_S, ContinuousVerifier, FuseResult, ProbeFuser
 from kiosk.memory.note import Template
 from kiosk.security.audit import AuditLog
 
@@ -274,7 +274,29 @@ class LiveCamera:
             reason = quality_hint(analysis) or fused.reason
             state: PresenceState = "multiple" if faces_seen > 1 else "unclear" if faces_seen else "nobody"
             return Verification(Presence(state), None, reason)
-        return self._checked(probe, faces_seen)
+        return self.with_fuller_window(self._checked(probe, faces_seen), deadline)
+
+    def with_fuller_window(self, verification: Verification, deadline: float) -> Verification:
+        """A refused probe of fewer frames than the fuser's window is tried again as frames arrive, for at most
+        FUSE_MAX_AGE_S (and never past `deadline`, a time.monotonic()): tau holds its FAR for full windows (the
+        'fused' calibration rule), where the owner's score is highest, so someone who has just stepped up is not
+        turned away on their first frame. Someone already recognised, or refused for another reason, waits for
+        nothing."""
+        until = min(deadline, time.monotonic() + FUSE_MAX_AGE_S["face"])
+        probe = verification.probe
+        while (
+            probe is not None
+            and probe.frames < FUSE_FRAMES["face"]
+            and verification.presence.state == "unknown"
+            and verification.presence.best_score is not None  # the gate scored it and said no
+            and time.monotonic() < until
+        ):
+            time.sleep(0.02)
+            newer = self.verifier.probe().probe
+            if newer is not None and newer.frames > probe.frames:
+                probe = newer
+                verification = self._checked(newer, newer.faces_in_view)
+        return verification
 
     def verify_stronger(self) -> Verification:
         """A stronger probe for a step-up: up to STEP_UP_FRAMES good frames of the last STEP_UP_WINDOW_S fused,
