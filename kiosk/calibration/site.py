@@ -21,7 +21,7 @@ import numpy as np
 from kiosk.calibration.active import active_calibration
 from kiosk.calibration.cohort import load_cohort
 from kiosk.calibration.run import CalibrationResult, calibrate_scores
-from kiosk.calibration.schema import DatasetInfo, EncoderInfo
+from kiosk.calibration.schema import Calibration, DatasetInfo, EncoderInfo
 from kiosk.calibration.scores import RateCount, ScoreSets, threshold_at_far
 from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError
@@ -147,8 +147,10 @@ def propose(
     modality: str,
     calibration_threshold: float | None = None,
     seed: int = 0,
+    calibration_rule: str | None = None,
 ) -> SiteProposal:
-    """The threshold for `target_far` on this site's trials, and what the trials can and cannot show."""
+    """The threshold for `target_far` on this site's trials, and what the trials can and cannot show
+    (`calibration_rule`: the active calibration's, which says what its tau was chosen for)."""
     sets = ScoreSets.from_arrays(scores.genuine, scores.impostor)
     trials = int(sets.impostor.size)
     needed = trials_needed(target_far)
@@ -173,6 +175,12 @@ def propose(
             f"the proposal {point.threshold:.4f} is below the active calibration's tau {calibration_threshold:.4f}: "
             "applying it would open the gate wider (an admin must confirm with --below-calibration)"
         )
+        if calibration_rule == "fused":
+            messages.append(
+                "the active tau holds its FAR for probes fused over the camera's frames; this proposal holds it for "
+                "single frames only (averaged frames score impostors higher), so keep the active tau unless the "
+                "people enrolled here are refused"
+            )
     return SiteProposal(
         modality=modality,
         target_far=target_far,
@@ -216,8 +224,13 @@ class SiteCalibration:
 
 def active_threshold_or_none(config: KioskConfig, modality: str, model_sha256: str) -> float | None:
     """The active calibration's tau for this encoder, or None when there is none usable (nothing to stay above)."""
+    active = _active_or_none(config, modality, model_sha256)
+    return active.threshold if active is not None else None
+
+
+def _active_or_none(config: KioskConfig, modality: str, model_sha256: str) -> Calibration | None:
     try:
-        return active_calibration(config, modality, model_sha256).threshold
+        return active_calibration(config, modality, model_sha256)
     except CalibrationError:
         return None
 
@@ -242,7 +255,14 @@ def calibrate_site(
         )
     cohort = load_cohort(Path(config.paths.calibration_dir), modality, encoder.sha256)
     scores = site_scores(templates, cohort.vectors, modality, encoder.sha256)
-    proposal = propose(scores, target_far, modality, active_threshold_or_none(config, modality, encoder.sha256))
+    active = _active_or_none(config, modality, encoder.sha256)
+    proposal = propose(
+        scores,
+        target_far,
+        modality,
+        active.threshold if active is not None else None,
+        calibration_rule=active.rule if active is not None else None,
+    )
     dataset = DatasetInfo(
         name="site",
         path=f"enrolled templates + {cohort.info.templates} cohort templates ({cohort.info.source})",

@@ -114,6 +114,16 @@ def test_enough_trials_resolve_the_target_with_intervals() -> None:
     assert propose(scores, 1e-2, "face", calibration_threshold=0.99).below_calibration
 
 
+def test_a_proposal_under_a_fused_tau_says_what_each_holds_its_far_for() -> None:
+    scores = site_scores(as_frames(enrolled(10, 5)), cohort_vectors(400), "face", FAKE_SHA)
+    under_fused = propose(scores, 1e-2, "face", calibration_threshold=0.99, calibration_rule="fused")
+    assert any("single frames only" in message for message in under_fused.messages)
+    under_strict = propose(scores, 1e-2, "face", calibration_threshold=0.99, calibration_rule="strict")
+    assert under_strict.below_calibration and not any("single frames" in m for m in under_strict.messages)
+    above_fused = propose(scores, 1e-2, "face", calibration_threshold=-1.0, calibration_rule="fused")
+    assert not any("single frames" in message for message in above_fused.messages)
+
+
 # --- `kiosk calibrate face --site` -------------------------------------------------------------------------
 
 
