@@ -74,9 +74,7 @@ def probe_from_faces(paths: Sequence[Path], config: KioskConfig) -> Probe:
     return fuser.fuse(newest).require()
 
 
-def probe_from_image(path: Path, modality: Modality, config: KioskConfig, *, roi: bool = False) -> Probe:
-    if modality == "face":
-        return probe_from_faces([path], config)
+def probe_from_palm(path: Path, config: KioskConfig, *, roi: bool = False) -> Probe:
     image = _read_image(path)
     captured_at = path.stat().st_mtime
     from kiosk.identity.palm import load_palm_embedder
@@ -210,9 +208,9 @@ def register(app: typer.Typer) -> None:
                 probe = probe_from_npy(probe_npy, modality, model_sha256, store)
             elif face:
                 probe = probe_from_faces(face, config)
-                second = probe_from_image(palm, "palm", config, roi=roi) if palm is not None else None
+                second = probe_from_palm(palm, config, roi=roi) if palm is not None else None
             elif palm is not None:
-                probe = probe_from_image(palm, "palm", config, roi=roi)
+                probe = probe_from_palm(palm, config, roi=roi)
             audit = audit_log_for(config)
             thresholds: dict[str, float] | None = None
             if threshold is not None and probe is not None:
