@@ -251,11 +251,11 @@ class FakeServices:
             raise CalibrationError(self.calibration_error, "use a folder with at least two identities")
         rng = np.random.default_rng(0)
         genuine, impostor = rng.normal(0.7, 0.1, 300), rng.normal(0.15, 0.1, 3000)
-        thresholds = {"tau_d": 0.43, "eer": 0.42, "far": 0.52, "strict": 0.52}
-        far = {"tau_d": 0.0021, "eer": 0.003, "far": 0.0001, "strict": 0.0001}
-        frr = {"tau_d": 0.004, "eer": 0.003, "far": 0.02, "strict": 0.02}
+        thresholds = {"tau_d": 0.43, "eer": 0.42, "far": 0.52, "strict": 0.52, "fused": 0.6}
+        far = {"tau_d": 0.0021, "eer": 0.003, "far": 0.0001, "strict": 0.0001, "fused": 0.0001}
+        frr = {"tau_d": 0.004, "eer": 0.003, "far": 0.02, "strict": 0.02, "fused": 0.015}
         counts = {"genuine": 300, "impostor": 3000}
-        return CalibrationView(modality, genuine, impostor, thresholds, far, frr, "strict", counts, 0.003)
+        return CalibrationView(modality, genuine, impostor, thresholds, far, frr, "fused", counts, 0.003)
 
     def run_site_calibration(self, modality: str, target_far: float, progress: Progress) -> CalibrationView:
         progress(0.5, "scoring the enrolled frames")

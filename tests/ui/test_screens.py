@@ -225,8 +225,9 @@ def test_admin_calibration_shows_histogram_rules_and_applies(qtbot, make_window,
     calibration.folder.setText(str(tmp_path))
     with qtbot.waitSignal(admin.calibration_ready, timeout=10_000):
         click(qtbot, calibration.run_button)
-    assert calibration.chosen_rule() == "strict"
-    assert calibration.histogram.genuine is not None and calibration.histogram.chosen == "strict"
+    assert calibration.chosen_rule() == "fused"  # the kiosk's default when the data allows fused trials
+    assert calibration.histogram.genuine is not None and calibration.histogram.chosen == "fused"
+    assert "τ 0.600" in calibration.rule_figures["fused"].text()
     strict = calibration.rule_figures["strict"].text()
     assert "τ 0.520" in strict and "FAR 0.01 %" in strict
     click(qtbot, calibration.rule_buttons["tau_d"])
