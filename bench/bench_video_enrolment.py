@@ -284,9 +284,10 @@ LFW_RULE_OF = {
 }
 
 
-def video_section(
-    frames: list[Frame], model_sha256: str, tau: float, sensitive: float, equal_far: dict[str, dict[str, float]]
-) -> tuple[str, dict[str, Any]]:
+def probe_directions(frames: list[Frame]) -> tuple[list[list[Frame]], dict[str, tuple[list[Frame], set[int]]]]:
+    """His shots, and per direction (DIRECTION_LABELS) the enrolment frames and the frame indices probes may use:
+    one shot enrols, the other probes; or both poses enrol (the first half of each shot, as a wizard asking for a
+    head turn would) and the second halves probe."""
     shots = [
         [f for f in frames if f.index in {c.index for c in seg}]
         for seg in owner_segments(
@@ -298,8 +299,6 @@ def video_section(
         return set(range(first, last + 1))
 
     halves = [(shot[: len(shot) // 2], shot[len(shot) // 2 :]) for shot in shots]
-    # (enrolment frames, frame indices the probes may use): one shot enrols, the other probes; or both poses enrol
-    # (the first half of each shot, as a wizard asking for a head turn would) and the second halves probe
     directions = {
         "main": (shots[0], indices(shots[1][0].index, frames[-1].index)),
         "reverse": (shots[-1], indices(shots[0][0].index, shots[0][-1].index)),
@@ -308,6 +307,13 @@ def video_section(
             set().union(*(indices(second[0].index, second[-1].index) for _, second in halves)),
         ),
     }
+    return shots, directions
+
+
+def video_section(
+    frames: list[Frame], model_sha256: str, tau: float, sensitive: float, equal_far: dict[str, dict[str, float]]
+) -> tuple[str, dict[str, Any]]:
+    shots, directions = probe_directions(frames)
     # the audience cutaways' faces are small or beside others: the requester is someone else in this many frames
     others = [f for f in frames if f.vector is not None and not f.owner]
     genuine: dict[tuple[str, str, bool, str], list[float]] = defaultdict(list)
