@@ -22,16 +22,16 @@ from typing import cast
 import numpy as np
 
 from bench.bench_sensitive_threshold import VIDEO_PHASES, VIDEO_STEP
-from bench.bench_video_enrolment import (
+from bench.bench_video_enrolment import rate
+from bench.common import table, write_results
+from bench.face_video import (
     DIRECTION_LABELS,
     VIDEO_METHODS,
     Frame,
     analyse_clip,
     fuse_window,
     probe_directions,
-    rate,
 )
-from bench.common import table, write_results
 from kiosk.calibration.active import active_calibration
 from kiosk.calibration.embed import load_embedder
 from kiosk.config import load_config

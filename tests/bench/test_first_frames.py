@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from bench.bench_first_frames import FULL, WINDOW_S, outcome, question_chains
-from bench.bench_video_enrolment import Frame
+from bench.face_video import Frame
 
 DIM = 16
 SHARED = 0.7  # frames agree at 0.49, above the fuser's consistency floor 0.4
