@@ -142,7 +142,7 @@ def main() -> None:
                 seed=1,
                 held_out_from=0,
                 max_questions=args.questions,
-                conditions=conditions,  # type: ignore[arg-type]
+                conditions=conditions,
                 write=False,
                 command=command_line(),
             )

@@ -167,7 +167,8 @@ def mean(values: list[float]) -> float:
 def report() -> Path:
     parts = [json.loads(p.read_text()) for p in sorted(PARTS.glob("*.json"))]
     households = {h.id: h for h in load_households(DEFAULT_DIR)}
-    rows, figures = [], {}
+    rows: list[list[Any]] = []
+    figures: dict[str, Any] = {}
     all_tags: list[list[str]] = []
     all_seconds: list[float] = []
     for split in ("dev", "test"):

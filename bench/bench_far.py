@@ -147,7 +147,7 @@ def jittered_views(bgr: np.ndarray, count: int, seed: int) -> list[np.ndarray]:
     for _ in range(count):
         angle = rng.uniform(-3, 3)
         scale = rng.uniform(0.96, 1.04)
-        matrix = cv2.getRotationMatrix2D((width / 2, height / 2), angle, scale)
+        matrix = np.asarray(cv2.getRotationMatrix2D((width / 2, height / 2), angle, scale), np.float64)
         matrix[:, 2] += rng.uniform(-2, 2, size=2)
         view = cv2.warpAffine(bgr, matrix, (width, height), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT_101)
         gamma = rng.uniform(0.85, 1.15)

@@ -314,16 +314,16 @@ def main() -> None:
                         timing, found = time_knn(store, group_asked)
                     if limit:
                         group_exact = found
-                    key = f"pg.{label}.pool100.{'exact' if limit else 'hnsw'}"
-                    figures[f"{key}.p50_ms"], figures[f"{key}.p95_ms"] = timing["p50_ms"], timing["p95_ms"]
-                    figures[f"{key}.recall_at_10"] = recall(found, group_exact)
+                    name = f"pg.{label}.pool100.{'exact' if limit else 'hnsw'}"
+                    figures[f"{name}.p50_ms"], figures[f"{name}.p95_ms"] = timing["p50_ms"], timing["p95_ms"]
+                    figures[f"{name}.recall_at_10"] = recall(found, group_exact)
                     rows.append(
                         [
                             f"PostgreSQL {label}",
                             f"pool of 100 owners, {path}",
                             timing["p50_ms"],
                             timing["p95_ms"],
-                            figures[f"{key}.recall_at_10"],
+                            figures[f"{name}.recall_at_10"],
                         ]
                     )
             if size == sizes[-1] and args.cluster:  # owner locality: what partitioning by owner also gives

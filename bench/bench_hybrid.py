@@ -373,8 +373,8 @@ def main() -> None:
             row.append(f"{p50[name]:.2f}")
             recall_rows.append(row)
     headers = ["configuration", "A-Mem attributes"]
-    for category in ("multi-hop", "temporal", "single-hop", "all"):
-        headers += [f"{category} R@5", f"{category} R@10"]
+    for category_name in ("multi-hop", "temporal", "single-hop", "all"):
+        headers += [f"{category_name} R@5", f"{category_name} R@10"]
     headers.append("p50 ms (K=10, ~600 notes/owner)")
     body.append(
         "## LoCoMo evidence recall (LLM-free, owner's pool only, all questions of categories 1/2/4)\n\n"

@@ -26,6 +26,7 @@ from kiosk.eval.protocol import EvalOptions
 from kiosk.eval.store import cached_store_path
 from kiosk.llm import create_llm
 from kiosk.llm.answer_steps import shown_reply
+from kiosk.llm.locked import close_llm
 from kiosk.llm.profiles import answer_profile
 from kiosk.memory import SqliteStore
 
@@ -78,7 +79,7 @@ def main() -> None:
                     "as_in_the_run": shown.text == row["owner"]["prediction"],
                 }
             )
-    llm.close()
+    close_llm(llm)
     answer_s = [r["answer_s"] for r in rows]
     after_s = [r["steps_after_s"] for r in rows]
     ratios = [after / answer for answer, after in zip(answer_s, after_s, strict=True) if answer > 0]

@@ -188,7 +188,7 @@ def challenge_rates(groups: dict[str, list[list[Any]]], config: KioskConfig) -> 
     for name, sequences in groups.items():
         row: dict[str, Any] = {"sequences": len(sequences)}
         for kind in ("blink", "turn-left", "turn-right"):
-            row[kind] = sum(run_challenge(seq, kind, config) for seq in sequences)  # type: ignore[arg-type]
+            row[kind] = sum(run_challenge(seq, kind, config) for seq in sequences)
         out[name] = row
     return out
 

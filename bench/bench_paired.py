@@ -104,14 +104,14 @@ def main() -> None:
         for subset, left_out in [("", frozenset[str]()), (", unread questions only", read)][: 2 if read else 1]:
             if all(row["key"] in left_out for row in reference["answers"]):
                 continue  # every question was read
-            rows = {reference_label: compare(reference, reference, args.condition, left_out)}
+            compared = {reference_label: compare(reference, reference, args.condition, left_out)}
             for label, path in variants:
-                rows[label] = compare(reference, load(path), args.condition, left_out)
+                compared[label] = compare(reference, load(path), args.condition, left_out)
             sets.append(
                 {
                     "questions": questions + subset,
                     "reference": reference_label,
-                    "runs": rows,
+                    "runs": compared,
                     "files": {label: str(path) for label, path in runs},
                     "commands": {label: load(path)["command"] for label, path in runs},
                 }

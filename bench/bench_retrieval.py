@@ -335,8 +335,8 @@ def locomo_recall(config: KioskConfig, data_dir: Path) -> tuple[dict[str, Any], 
     counts = Counter(qa["category"] for _, qa in questions)
     figures["locomo.questions"] = {CATEGORIES[c]: n for c, n in sorted(counts.items())}
     headers = ["path"]
-    for category in ("multi-hop", "temporal", "single-hop", "all"):
-        headers += [f"{category} R@5", f"{category} R@10"]
+    for category_name in ("multi-hop", "temporal", "single-hop", "all"):
+        headers += [f"{category_name} R@5", f"{category_name} R@10"]
     headers.append("p50 ms (K=10)")
     md = table(headers, rows)
     md += f"\n\nQuestions (categories 1/2/4 with evidence): {dict(figures['locomo.questions'])}."

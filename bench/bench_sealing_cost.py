@@ -16,6 +16,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -95,8 +96,8 @@ def main() -> None:
             for u in range(args.users):
                 user = store.add_user(f"user-{u}")
                 owners[name].append(user.id)
-                rows = template_rows[u * TEMPLATES_PER_USER : (u + 1) * TEMPLATES_PER_USER]
-                store.set_templates(user.id, "face", rows, "bench")
+                user_rows = template_rows[u * TEMPLATES_PER_USER : (u + 1) * TEMPLATES_PER_USER]
+                store.set_templates(user.id, "face", user_rows, "bench")
 
         ingest: dict[str, list[float]] = {name: [] for name in stores}
         for i, text in enumerate(texts):
@@ -113,7 +114,7 @@ def main() -> None:
                     context=f"Said on {start + timedelta(minutes=i):%d %B %Y}: {text[:120]}",
                     embedding=embeddings[i],
                 )
-                ingest[name].append(timed(lambda store=store, note=note: store.add_note(note)))
+                ingest[name].append(timed(partial(store.add_note, note)))
 
         uncached = RetrievalTuning(cache_ttl_ms=0)
         retrievers = {name: Retriever(store, RetrievalConfig(), tuning=uncached) for name, store in stores.items()}
@@ -124,14 +125,14 @@ def main() -> None:
         for i, q in enumerate(queries):
             for name, retriever in in_turn(retrievers, i):
                 owner = (owners[name][0],)
-                latency[name].append(timed(lambda r=retriever, o=owner, q=q: r.retrieve(o, q, "q", k=10), REPEATS))
+                latency[name].append(timed(partial(retriever.retrieve, owner, q, "q", k=10), REPEATS))
             for name, store in in_turn(stores, i):
-                templates_s[name].append(timed(lambda store=store: store.templates("face"), REPEATS))
+                templates_s[name].append(timed(partial(store.templates, "face"), REPEATS))
         for store in stores.values():
             store.close()
 
     figures: dict[str, Any] = {"source": source, "notes": args.notes, "queries": args.queries, "users": args.users}
-    rows = []
+    rows: list[list[Any]] = []
 
     def add(metric: str, samples: dict[str, list[float]]) -> None:
         clear, sealed = percentiles_ms(samples["clear"]), percentiles_ms(samples["sealed"])

@@ -21,6 +21,7 @@ import os
 import re
 import time
 from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -123,7 +124,7 @@ def load_labels(path: Path = LABELS) -> dict[str, str]:
         return {row["key"]: row["label"] for row in csv.DictReader(handle)}
 
 
-def scores(labels: dict[str, str], predicted: dict[str, str]) -> dict[str, float]:
+def scores(labels: Mapping[str, str], predicted: Mapping[str, str]) -> dict[str, float]:
     tp = sum(1 for k, y in labels.items() if y != "none" and predicted[k] != "none")
     fp = sum(1 for k, y in labels.items() if y == "none" and predicted[k] != "none")
     fn = sum(1 for k, y in labels.items() if y != "none" and predicted[k] == "none")

@@ -54,7 +54,7 @@ def main() -> None:
     rows = []
     for precision, path in variants.items():
         for backend in ("openvino", "onnxruntime"):
-            encoder = TextEncoder(load_encoder(path, backend=backend), tokenizer)  # type: ignore[arg-type]
+            encoder = TextEncoder(load_encoder(path, backend=backend), tokenizer)
             for batch in (1, 32):
                 rate = throughput(encoder, sentences if batch > 1 else sentences[:64], batch)
                 key = f"locomo_turns.{backend}.{precision}.batch{batch}.sentences_per_s"

@@ -224,7 +224,7 @@ def main() -> None:
         }
 
     shipped = conversation_flush = rows[0]["flush_ms"]
-    figures = {
+    figures: dict[str, Any] = {
         f"stream.flush{shipped}ms": summary(conversation_flush),
         "stream.flush0ms": summary(0),
         "loadavg_1min.start": load_start[0],
