@@ -33,8 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import random
-import shutil
 import statistics
 import subprocess
 import sys
@@ -42,230 +40,26 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from bench.common import percentiles_ms, table, write_results
+from bench.latency_levers import (
+    CACHE,
+    ROOT,
+    TYPING,
+    Asked,
+    Lever,
+    Messages,
+    build_contexts,
+    levers,
+    messages_for,
+    typed_words,
+)
+from bench.latency_report import categories, render, stage_breakdown, summarise
 from kiosk.config import KioskConfig, load_config
-from kiosk.eval.answering import clean_answer
-from kiosk.eval.locomo import Question
-from kiosk.eval.metrics import CATEGORY_NAMES, aggregate, score_answer
-from kiosk.llm import prompts
-from kiosk.memory.note import Note
-from kiosk.retrieval.results import ScoredNote
 
-Messages = list[dict[str, str]]
-ROOT = Path(__file__).resolve().parent.parent
 WORKER = ROOT / "bench" / "latency_worker.py"
-CACHE = ROOT / "bench" / "cache"
-
-
-@dataclass(frozen=True)
-class Lever:
-    name: str
-    notes: int = 10
-    kv_prefix: bool = False
-    flash_attn: bool = False
-    threads: int | None = None  # None: the run's --threads
-    prefill: str | None = None  # None | "last word" (typed all but the last word) | "half" (half the words)
-    n_batch: int = 512
-    build: str = "portable"  # portable | avx512 | amx
-    gguf: str = "shipped"  # shipped | q8_0 | q4_0 (the manifest model requantised, kiosk.llm.requant)
-    prompt_lookup: int = 0  # draft this many answer tokens from the prompt's n-grams (speculative decoding)
-    non_owner: bool = False  # also answer with another user's notes (prompt variants only)
-
-    def changes_outputs(self) -> bool:
-        return self.notes != 10
-
-
-@dataclass
-class Asked:
-    """One question's retrieved notes, each list most relevant first (so `[:n]` is the top n); prompts list
-    them oldest first unless a lever says otherwise."""
-
-    question: Question
-    owner: list[Note]
-    owner_person: str | None
-    non_owner: list[Note]
-    non_owner_person: str | None
-    typed: dict[str, list[Note]]  # {typing scenario: notes retrieved for the words typed so far}
-    stages_ms: dict[str, float] = field(default_factory=dict)
-
-
-def levers(fast_python: str | None, amx_python: str | None = None) -> list[Lever]:
-    defaults = Lever("compact + KV + prefill while typing", kv_prefix=True, prefill="last word")
-    chosen = [
-        Lever("baseline"),
-        Lever("compact, 5 notes", notes=5),
-        Lever("compact, 1 thread", threads=1),
-        Lever("compact, 2 threads", threads=2),
-        Lever("compact, batch 1024", n_batch=1024),
-        Lever("compact + flash attention", flash_attn=True),
-        Lever("compact + system KV state", kv_prefix=True),
-        Lever("compact + KV + prefill (half typed)", kv_prefix=True, prefill="half"),
-        defaults,
-        replace(defaults, name="compact + KV + prefill while typing + flash attention", flash_attn=True),
-        replace(
-            defaults,
-            name="compact + KV + prefill while typing + flash attention + prompt lookup (4 tokens)",
-            flash_attn=True,
-            prompt_lookup=4,
-        ),
-        # The kiosk's defaults on the shipped file and on the same model requantised (kiosk.llm.requant): the
-        # quantisation is the one lever left that speeds up prompt processing itself (bench/results/quant.md).
-        replace(defaults, name="defaults, Q8_0", flash_attn=True, gguf="q8_0"),
-        replace(defaults, name="defaults, Q4_0", flash_attn=True, gguf="q4_0"),
-    ]
-    if amx_python:
-        flash = replace(defaults, name=f"{defaults.name} + flash attention", flash_attn=True)
-        return [
-            replace(flash, name=f"{flash.name}, AVX-512 build", build="avx512"),
-            replace(flash, name=f"{flash.name}, AMX build, Q8_0", build="amx", gguf="q8_0"),
-            replace(flash, name=f"{flash.name}, AVX-512 build, Q8_0", build="avx512", gguf="q8_0"),
-            replace(flash, name=f"{flash.name}, AMX build", build="amx"),
-        ]
-    if not fast_python:
-        return chosen
-    # The same levers on both builds in one run, so the build's own share is visible next to each.
-    return [
-        *chosen,
-        Lever("AVX-512 build", build="avx512"),
-        replace(defaults, name="compact + KV + prefill while typing, AVX-512 build", build="avx512"),
-    ]
-
-
-TYPING = {
-    "half": "half the words typed",
-    "last word": "all but the last word typed (the person types it and sends without a pause)",
-}
-
-
-def typed_words(question: str, scenario: str) -> str:
-    """The words typed at the last pause before "send" under a typing scenario."""
-    words = question.split()
-    if scenario == "half":
-        return " ".join(words[: max(1, len(words) // 2)])
-    return " ".join(words[: max(1, len(words) - 1)])
-
-
-def mixed_sample(questions: Sequence[Question], count: int, seed: int) -> list[Question]:
-    """`count` questions taken category by category in turn, and inside a category conversation by
-    conversation, each conversation's questions in a seeded order: the categories stay mixed at any count."""
-    by_category: dict[int, dict[str, list[Question]]] = {}
-    for question in questions:
-        by_category.setdefault(question.category, {}).setdefault(question.conversation_id, []).append(question)
-    queues: list[list[Question]] = []
-    for category in sorted(by_category):
-        per_conversation = by_category[category]
-        for conversation, items in per_conversation.items():
-            random.Random(f"{seed}:{conversation}:{category}").shuffle(items)
-        interleaved: list[Question] = []
-        while any(per_conversation.values()):
-            for items in per_conversation.values():
-                if items:
-                    interleaved.append(items.pop(0))
-        queues.append(interleaved)
-    picked: list[Question] = []
-    while len(picked) < count and any(queues):
-        for queue in queues:
-            if queue and len(picked) < count:
-                picked.append(queue.pop(0))
-    return picked
-
-
-# ---- contexts: probe -> gate -> retrieval, timed like Assistant.answer ------------------------------
-
-
-def build_contexts(config: KioskConfig, count: int, modality: str, work_dir: Path, seed: int = 0) -> list[Asked]:
-    from kiosk.app.build import build_assistant
-    from kiosk.calibration.active import active_threshold
-    from kiosk.eval.assignments import benchmark_dir, bind_identities, non_owner_of, read_identity_images
-    from kiosk.eval.conditions import benchmark_probe
-    from kiosk.eval.locomo import conversations_digest, load_conversations, locomo_path, select_questions
-    from kiosk.eval.models import embed_benchmark_image, load_embedder
-    from kiosk.eval.store import cached_store_path, store_key
-    from kiosk.memory.sqlite_store import SqliteStore
-    from kiosk.text import load_text_encoder
-
-    source = locomo_path(config.paths.eval_data_dir)
-    conversations = load_conversations(source)
-    questions = mixed_sample(select_questions(conversations, 0.1, 0), count, seed)
-    cached = cached_store_path(
-        CACHE, store_key(config, conversations_digest(conversations, source), "fast", None, None)
-    )
-    if not cached.is_file():
-        sys.exit(
-            f"no cached LoCoMo store {cached}: run `kiosk eval locomo --modality {modality} --retrieval-only` once"
-        )
-    working = work_dir / "store.db"
-    shutil.copyfile(cached, working)
-    store = SqliteStore(working)
-    embedder = load_embedder(config, modality)
-    encoder = load_text_encoder(config)
-    images = read_identity_images(config.paths.eval_data_dir, modality)
-    order = [c.sample_id for c in conversations]
-    bindings = bind_identities(order, images, 0, modality, None)
-    image_root = benchmark_dir(config.paths.eval_data_dir, modality)
-    user_ids: dict[str, int] = {}
-    for conversation, binding in zip(conversations, bindings, strict=True):
-        user = store.user_by_name(conversation.sample_id)
-        assert user is not None and user.id is not None
-        gallery = embed_benchmark_image(embedder, modality, image_root / binding.gallery_image)
-        store.set_templates(user.id, modality, gallery[None, :], embedder.model_sha256)
-        user_ids[conversation.sample_id] = user.id
-    names = {uid: name for name, uid in user_ids.items()}
-    tau = active_threshold(config, modality, embedder.model_sha256)
-    assistant = build_assistant(config, store, encoder, thresholds={modality: tau})
-    assistant.retrieve("warm up", None)
-    asked = []
-    for question in questions:
-        index = order.index(question.conversation_id)
-        started = time.perf_counter()
-        vector = embed_benchmark_image(embedder, modality, image_root / bindings[index].probe_image)
-        probe = benchmark_probe(vector, modality, embedder.model_sha256)
-        probe_ms = (time.perf_counter() - started) * 1000.0
-        decision, retrieval, timings = assistant.retrieve(question.question, probe)
-        owner_person = names.get(decision.verified_user_id) if decision.verified_user_id else None
-        intruder = non_owner_of(bindings, index)
-        intruder_probe = benchmark_probe(
-            embed_benchmark_image(embedder, modality, image_root / intruder.probe_image),
-            modality,
-            embedder.model_sha256,
-        )
-        other, other_retrieval, _ = assistant.retrieve(question.question, intruder_probe)
-        typed = {
-            scenario: ranked(assistant.retrieve(typed_words(question.question, scenario), probe)[1].notes)
-            for scenario in TYPING
-        }
-        asked.append(
-            Asked(
-                question,
-                ranked(retrieval.notes),
-                owner_person,
-                ranked(other_retrieval.notes),
-                names.get(other.verified_user_id) if other.verified_user_id else None,
-                typed,
-                {"probe": probe_ms, **timings},
-            )
-        )
-    store.close()
-    return asked
-
-
-def ranked(notes: Sequence[ScoredNote]) -> list[Note]:
-    """Most relevant first: the order the retriever ranked them in (it returns them oldest first)."""
-    return [item.note for item in sorted(notes, key=lambda item: (-item.score, item.note.id or 0))]
-
-
-def chronological(notes: Sequence[Note]) -> list[Note]:
-    return sorted(notes, key=lambda n: (n.timestamp, n.id or 0))
-
-
-def messages_for(lever: Lever, question: str, notes: Sequence[Note], person: str | None) -> Messages:
-    """The kiosk's answering prompt with the lever's number of notes, oldest first."""
-    kept = chronological(notes[: lever.notes])
-    return prompts.compact_answer_messages(question, [(n.timestamp, n.content, n.context) for n in kept], person)
 
 
 # ---- the run --------------------------------------------------------------------------------------
@@ -373,85 +167,6 @@ def time_levers(
             with ThreadPoolExecutor(max_workers=len(cells)) as pool:
                 list(pool.map(lambda cell, part=part, start=start: one(cell, part, start), cells))
     return out
-
-
-def f1_scores(rows: Sequence[dict[str, Any]], asked: Sequence[Asked]) -> dict[str, Any]:
-    scored = [
-        score_answer(clean_answer(row["text"]), item.question.answer, item.question.category)
-        for row, item in zip(rows, asked, strict=False)
-    ]
-    return aggregate(scored).as_dict()
-
-
-def f1_of(rows: Sequence[dict[str, Any]], asked: Sequence[Asked]) -> float:
-    return float(f1_scores(rows, asked)["average"]["f1"])
-
-
-def summarise(
-    model: str, chosen: Sequence[Lever], timed: dict[str, dict[str, Any]], asked: Sequence[Asked]
-) -> dict[str, Any]:
-    summary: dict[str, Any] = {}
-    for lever in chosen:
-        rows = timed[lever.name]["owner"]
-        first = percentiles_ms([r["first_token_s"] for r in rows])
-        total = percentiles_ms([r["total_s"] for r in rows])
-        first_cpu = percentiles_ms([r["first_token_cpu_s"] for r in rows])
-        total_cpu = percentiles_ms([r["total_cpu_s"] for r in rows])
-        entry = {
-            "first_token_cpu_p50_ms": round(first_cpu["p50_ms"], 1),
-            "first_token_cpu_p95_ms": round(first_cpu["p95_ms"], 1),
-            "total_cpu_p50_ms": round(total_cpu["p50_ms"], 1),
-            "total_cpu_p95_ms": round(total_cpu["p95_ms"], 1),
-            "first_token_p50_ms": round(first["p50_ms"], 1),
-            "first_token_p95_ms": round(first["p95_ms"], 1),
-            "total_p50_ms": round(total["p50_ms"], 1),
-            "total_p95_ms": round(total["p95_ms"], 1),
-            "prompt_tokens_p50": statistics.median(r["prompt_tokens"] for r in rows),
-            "answer_pieces_p50": statistics.median(r["completion_tokens"] for r in rows),
-            "reused_tokens_p50": statistics.median(r.get("reused_tokens", 0) for r in rows),
-            "prefill_while_typing_p50_ms": round(statistics.median(r.get("prefill_s", 0.0) for r in rows) * 1000, 1),
-            "questions": len(rows),
-            "owner_f1": round(f1_of(rows, asked), 2),
-            "owner_f1_per_category": {
-                name: value["f1"] for name, value in f1_scores(rows, asked)["per_category"].items()
-            },
-            "per_question": [
-                {
-                    key: row.get(key)
-                    for key in ("first_token_s", "total_s", "prompt_tokens", "reused_tokens", "prefill_s")
-                }
-                for row in rows
-            ],
-            "load": timed[lever.name]["load"],
-            "minutes": round(timed[lever.name]["seconds"] / 60, 1),
-            "build": timed[lever.name]["system_info"][0]["text"],
-        }
-        if timed[lever.name]["non_owner"]:
-            entry["non_owner_f1"] = round(f1_of(timed[lever.name]["non_owner"], asked), 2)
-            entry["gap_f1"] = round(entry["owner_f1"] - entry["non_owner_f1"], 2)
-        summary[lever.name] = entry
-    return summary
-
-
-def stage_breakdown(asked: Sequence[Asked], timed_compact: Sequence[dict[str, Any]], lever: Lever) -> dict[str, float]:
-    """Per-stage medians (ms) of the answer path under `lever`: probe, gate, retrieval, prompt, LLM."""
-    build_ms = []
-    for item in asked:
-        started = time.perf_counter()
-        messages_for(lever, item.question.question, item.owner, item.owner_person)
-        build_ms.append((time.perf_counter() - started) * 1000.0)
-    first = [r["first_token_s"] * 1000.0 for r in timed_compact]
-    generation = [(r["total_s"] - r["first_token_s"]) * 1000.0 for r in timed_compact]
-    return {
-        "probe_ms": round(statistics.median(a.stages_ms["probe"] for a in asked), 2),
-        "gate_ms": round(statistics.median(a.stages_ms["gate"] for a in asked), 2),
-        "retrieval_ms": round(
-            statistics.median(a.stages_ms.get("encode", 0.0) + a.stages_ms.get("retrieve", 0.0) for a in asked), 2
-        ),
-        "prompt_build_ms": round(statistics.median(build_ms), 3),
-        "prompt_processing_ms": round(statistics.median(first), 1),
-        "generation_ms": round(statistics.median(generation), 1),
-    }
 
 
 def prompt_token_counts(config: KioskConfig, asked: Sequence[Asked], variants: Sequence[Lever]) -> dict[str, Any]:
@@ -633,88 +348,6 @@ def main() -> None:
         "models": per_model,
     }
     write_results(args.name, figures, render(figures))
-
-
-def categories(asked: Sequence[Asked]) -> dict[str, int]:
-    return {
-        CATEGORY_NAMES[c]: sum(1 for a in asked if a.question.category == c)
-        for c in sorted({a.question.category for a in asked})
-    }
-
-
-def render(figures: dict[str, Any]) -> str:
-    how = (
-        "one lever after the other, one llama.cpp process at a time (sequential mode)"
-        if figures["mode"] == "sequential"
-        else "the levers of a chunk of questions at the same time (concurrent mode: absolute times are not a "
-        "terminal's, compare ratios)"
-    )
-    parts = [
-        f"{figures['questions']} LoCoMo questions (the protocol's 10 % sample, seed 0, drawn category by category "
-        f"with seed {figures['seed']}: {figures['categories']}), palm probes, retrieval K = 10; llama.cpp through "
-        f"the kiosk's backend with {figures['threads']} threads unless the lever says otherwise, greedy, at most "
-        f"{figures['max_tokens']} answer tokens; the llama context reset before each answer (as after the note "
-        f"construction that follows each kiosk answer); {how}. Took {figures['minutes']} min; load average "
-        f"(1 min) {figures['load_average']['start']} at the start, {figures['load_average']['end']} at the end, per "
-        'lever in the last column. Times are from "send" to the first piece of the answer and to its end, '
-        'wall clock and process CPU (CPU sums both threads). "Prefill while typing": retrieval and prompt '
-        'prefill for the words typed at the last pause before "send" ran untimed first; "reused" = prompt '
-        'tokens already in the context at "send". Prompt processing = time to the first piece (it includes one '
-        "decode step); generation = the rest.",
-    ]
-    for model, result in figures["models"].items():
-        rows = []
-        for name, entry in result["levers"].items():
-            loads = entry["load"]
-            rows.append(
-                [
-                    name,
-                    entry["first_token_p50_ms"],
-                    entry["first_token_p95_ms"],
-                    entry["total_p50_ms"],
-                    entry["total_p95_ms"],
-                    entry["first_token_cpu_p50_ms"],
-                    entry["total_cpu_p50_ms"],
-                    entry["prompt_tokens_p50"],
-                    entry["reused_tokens_p50"],
-                    entry["prefill_while_typing_p50_ms"],
-                    entry["answer_pieces_p50"],
-                    entry["questions"],
-                    entry["owner_f1"],
-                    ", ".join(f"{k} {v}" for k, v in entry["owner_f1_per_category"].items()),
-                    f"{loads[0]['start']} -> {loads[-1]['end']}",
-                ]
-            )
-        parts.append(f"## {model}")
-        parts.append(
-            table(
-                [
-                    "lever",
-                    "first token p50 ms (wall)",
-                    "p95",
-                    "total p50 ms (wall)",
-                    "p95",
-                    "first token p50 ms (CPU)",
-                    "total p50 ms (CPU)",
-                    "prompt tokens p50",
-                    "reused p50",
-                    "prefill before send p50 ms (wall)",
-                    "answer pieces p50",
-                    "questions",
-                    "owner F1",
-                    "owner F1 per category",
-                    "load",
-                ],
-                rows,
-            )
-        )
-        last = result.get("stages_all_lever", "all together")
-        for label, key in (("baseline", "stages_baseline"), (last, "stages_all")):
-            stages = result.get(key)
-            if stages:
-                parts.append(f"Stages, {label} (medians, ms): " + ", ".join(f"{k} {v}" for k, v in stages.items()))
-        parts.append(f"Fastest first token: {result['fastest']}.")
-    return "\n\n".join(parts)
 
 
 if __name__ == "__main__":
