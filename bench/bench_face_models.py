@@ -14,8 +14,9 @@ from typing import Any, cast
 
 import numpy as np
 
-from bench.bench_face import read_pairs, verification_figures, video_frames
 from bench.common import percentiles_ms, table, write_results
+from bench.face_latency import video_frames
+from bench.lfw_verification import read_pairs, verification_figures
 from kiosk.calibration.embed import Embedder, embed_paths, embedding_cache
 from kiosk.config import KioskConfig, load_config
 from kiosk.identity.face import FLIP_AUGMENT, FaceEmbedder, load_face_embedder

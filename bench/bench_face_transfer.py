@@ -34,9 +34,9 @@ from typing import Any, cast
 import cv2
 import numpy as np
 
-from bench.bench_face import verification_figures
 from bench.bench_face_models import lfw_scores, with_embedder
 from bench.common import RESULTS, command_line, machine, table
+from bench.lfw_verification import verification_figures
 from kiosk.calibration.data import LabelledImages, read_manifest
 from kiosk.calibration.embed import Embedder, embed_paths, embedding_cache, load_image
 from kiosk.calibration.fused_trials import FUSED_ENROL, fused_gate, fused_trials
