@@ -21,7 +21,6 @@ from typing import cast
 
 import numpy as np
 
-from bench.bench_sensitive_threshold import VIDEO_PHASES, VIDEO_STEP
 from bench.bench_video_enrolment import rate
 from bench.common import table, write_results
 from bench.face_video import (
@@ -32,6 +31,7 @@ from bench.face_video import (
     fuse_window,
     probe_directions,
 )
+from bench.sensitive_video import VIDEO_PHASES, VIDEO_STEP
 from kiosk.calibration.active import active_calibration
 from kiosk.calibration.embed import load_embedder
 from kiosk.config import load_config

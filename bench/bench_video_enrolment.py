@@ -28,12 +28,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from bench.bench_sensitive_threshold import (
-    VIDEO_FPS,
-    VIDEO_PHASES,
-    VIDEO_STEP,
-    capped,
-)
+from bench.bench_sensitive_threshold import capped
 from bench.common import table, write_results
 from bench.face_video import (
     DIRECTION_LABELS,
@@ -43,6 +38,7 @@ from bench.face_video import (
     probe_directions,
     video_probes,
 )
+from bench.sensitive_video import VIDEO_FPS, VIDEO_PHASES, VIDEO_STEP
 from bench.video_templates import (
     TEMPLATES_PER_PERSON,
     crop_sharpness,

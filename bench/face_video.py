@@ -12,7 +12,7 @@ from typing import cast
 import cv2
 import numpy as np
 
-from bench.bench_sensitive_threshold import (
+from bench.sensitive_video import (
     SEGMENT_GAP_S,
     VIDEO_FPS,
     VIDEO_OWNER_MIN,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bench.bench_sensitive_threshold import (
+from bench.sensitive_video import (
     ClipFrame,
     evenly_spread,
     owner_segments,
