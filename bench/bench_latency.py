@@ -256,6 +256,7 @@ def main() -> None:
 
     config = load_config()
     store = ModelStore(config.paths.models)
+    CACHE.mkdir(parents=True, exist_ok=True)  # a fresh clone has no bench/cache yet
     pythons = {
         "portable": sys.executable,
         "avx512": args.fast_python or sys.executable,
