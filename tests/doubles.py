@@ -124,6 +124,23 @@ class ListContinuingLLM(ScriptedLLM):
         return self.more
 
 
+class FirstWordScoringLLM(ScriptedLLM):
+    """A `ScriptedLLM` that can also score a reply's first words (like kiosk.llm.llamacpp): the log-odds of "Yes"
+    over "No" are `with_notes` for a prompt holding notes, `alone` for one holding only the question; each scored
+    prompt is recorded in `scored`."""
+
+    def __init__(self, with_notes: float, alone: float) -> None:
+        super().__init__()
+        self.with_notes = with_notes
+        self.alone = alone
+        self.scored: list[list[Message]] = []
+
+    def first_word_logprobs(self, messages: list[Message], words: Sequence[str]) -> dict[str, float]:
+        self.scored.append(messages)
+        odds = self.with_notes if "<notes>" in messages[-1]["content"] else self.alone
+        return {"Yes": odds / 2, "No": -odds / 2}
+
+
 class BagOfWordsEncoder:
     """A deterministic stand-in for the text encoder: hashed bag of words, L2-normalised."""
 

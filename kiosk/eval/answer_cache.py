@@ -115,6 +115,18 @@ class CachedLLM:
         options = {"reply_start": start}
         return self._by_ability("continue_reply", "continue a reply", messages, start, options, max_tokens, temperature)
 
+    def first_word_logprobs(self, messages: list[dict[str, str]], words: Sequence[str]) -> dict[str, float]:
+        """The backend's log-probability of each of `words` opening the reply (kiosk.llm.notes_shift), cached like
+        `chat`; raises NotImplementedError when the backend cannot score first words."""
+        call = optional_ability(self._inner, "first_word_logprobs", "score a reply's first words")
+
+        def generate() -> str:
+            return json.dumps(call(messages, words))
+
+        options = {"first_word_logprobs": list(words), **getattr(self._inner, "answer_options", {})}
+        key = request_key(self.model_sha256, messages, **options)
+        return {word: float(value) for word, value in json.loads(self._respond(key, generate, 0.0)).items()}
+
     def _by_ability(
         self,
         method: str,

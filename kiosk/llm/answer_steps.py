@@ -10,7 +10,8 @@ only when the answer profile (kiosk.llm.profiles, llm.answer_profile) lists it.
    complete-lists).
 4. An answer the notes about the question do not give: "I don't know" (kiosk.llm.grounding, unknown-ungrounded);
    one naming a day, number or name they do not hold (kiosk.llm.unsupported, unknown-unsupported), or choosing what
-   they contradict (kiosk.llm.choices, unknown-contradicted), likewise.
+   they contradict (kiosk.llm.choices, unknown-contradicted), likewise; a yes or no the notes moved the model
+   away from (kiosk.llm.notes_shift, unknown-against-notes) too.
 
 Each step is safe by construction (issue #36): it never removes the part of the reply that answers the question
 (a cut keeps the words choosing between an either/or question's options and a yes/no reply's yes or no, and never
@@ -31,6 +32,7 @@ from kiosk.llm.backend import Message
 from kiosk.llm.choices import checked_choice
 from kiosk.llm.grounding import grounded_answer
 from kiosk.llm.lists import LIST_TOKENS, completed_list
+from kiosk.llm.notes_shift import answer_against_notes
 from kiosk.llm.profiles import AnswerProfile
 from kiosk.llm.prompts import notes_text
 from kiosk.llm.reask import replaced_restatement
@@ -118,6 +120,10 @@ def shown_reply(
         checks.append(checked_choice)
     for check in checks:
         withdrawn = check(question, shown.before_grounding, notes)
+        if withdrawn is not None:
+            return replace(shown, ungrounded=withdrawn)
+    if profile.has("unknown-against-notes"):
+        withdrawn = answer_against_notes(llm, messages, question, shown.before_grounding)
         if withdrawn is not None:
             return replace(shown, ungrounded=withdrawn)
     return shown

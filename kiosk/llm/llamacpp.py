@@ -265,6 +265,40 @@ class LlamaCppLLM:
         )
         return str(result["choices"][0].get("text") or "")
 
+    def first_word_logprobs(self, messages: list[Message], words: Sequence[str]) -> dict[str, float]:
+        """The log-probability of each of `words` (as written, lower-case or capitalised, with or without a leading
+        space) being the first word of the reply to `messages` (kiosk.llm.notes_shift): the first position's
+        softmax summed over the word's first tokens. The prompt's context is reused as for an answer."""
+        import numpy as np
+        from llama_cpp import LogitsProcessorList
+
+        first_scores: list[Any] = []
+
+        def capture(input_ids: Any, scores: Any) -> Any:
+            if not first_scores:
+                first_scores.append(np.array(scores, dtype=np.float64))
+            return scores
+
+        self._locked_generation(
+            lambda: self._ready_system_prompt(messages),
+            lambda: self._llama.create_chat_completion(
+                messages=cast(Any, messages),
+                max_tokens=1,
+                temperature=0.0,
+                logits_processor=LogitsProcessorList([capture]),
+            ),
+        )
+        if not first_scores:
+            raise LLMError("llama.cpp gave no scores for the reply's first word", "check the model")
+        logits = first_scores[0]
+        top = float(logits.max())
+        log_total = top + float(np.log(np.exp(logits - top).sum()))
+        result: dict[str, float] = {}
+        for word in words:
+            ids = self._first_tokens([word])
+            result[word] = top + float(np.log(np.exp(logits[ids] - top).sum())) - log_total
+        return result
+
     def _first_tokens(self, words: Sequence[str]) -> list[int]:
         banned: set[int] = set()
         for word in words:

@@ -49,6 +49,11 @@ class LockedLLM:
         with self.lock:
             return str(go_on(messages, start, max_tokens=max_tokens, temperature=temperature))
 
+    def first_word_logprobs(self, messages: list[Message], words: Sequence[str]) -> dict[str, float]:
+        score = optional_ability(self.inner, "first_word_logprobs", "score a reply's first words")
+        with self.lock:
+            return dict(score(messages, words))
+
     def stream(self, messages: list[Message], *, max_tokens: int, temperature: float = 0.0) -> Iterator[str]:
         with self.lock:
             yield from self.inner.stream(messages, max_tokens=max_tokens, temperature=temperature)

@@ -26,6 +26,7 @@ Step = Literal[
     "unknown-ungrounded",  # with notes, "I don't know" for an answer they do not give (kiosk.llm.grounding)
     "unknown-unsupported",  # with notes, "I don't know" for a day, number or name they lack (kiosk.llm.unsupported)
     "unknown-contradicted",  # with notes, "I don't know" for a yes/no or either/or they contradict (kiosk.llm.choices)
+    "unknown-against-notes",  # with notes, "I don't know" for a yes or no they move the model away from
 ]
 
 
@@ -54,6 +55,9 @@ PROFILES: dict[str, AnswerProfile] = {
     # "I don't know" for a day, number or name the notes about the question do not hold, and for a yes/no or
     # either/or choice they contradict (issue #36; bench/results/household.md).
     "checked": AnswerProfile("checked", (*_SMALL_MODEL, "unknown-unsupported", "unknown-contradicted")),
+    # "I don't know" for a yes or no that the notes made less likely than the question alone does
+    # (kiosk.llm.notes_shift).
+    "weighed": AnswerProfile("weighed", (*_SMALL_MODEL, "unknown-against-notes")),
     "plain": AnswerProfile("plain", ()),
 }
 DEFAULT_PROFILE = PROFILES["small-model"]

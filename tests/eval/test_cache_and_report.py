@@ -98,6 +98,25 @@ def test_continued_replies_are_cached_per_start(tmp_path: Path) -> None:
         CachedLLM(CountingLLM(), "sha-a", cache).continue_reply(question, "Clarinet,", max_tokens=8)
 
 
+class ScoringCountingLLM(CountingLLM):
+    """Unit-test double that can also score a reply's first words (kiosk.llm.notes_shift)."""
+
+    def first_word_logprobs(self, messages: list[dict[str, str]], words: Any) -> dict[str, float]:
+        self.calls += 1
+        return {word: -float(self.calls) for word in words}
+
+
+def test_first_word_scores_are_cached_per_words(tmp_path: Path) -> None:
+    llm = CachedLLM(inner := ScoringCountingLLM(), "sha-a", cache := AnswerCache(tmp_path / "answers.sqlite"))
+    question = [{"role": "user", "content": "Can I?"}]
+    assert llm.first_word_logprobs(question, ("Yes", "No")) == {"Yes": -1.0, "No": -1.0}
+    assert llm.first_word_logprobs(question, ("Yes", "No")) == {"Yes": -1.0, "No": -1.0}  # cached
+    assert llm.first_word_logprobs(question, ("Yes", "Maybe")) == {"Yes": -2.0, "Maybe": -2.0}
+    assert inner.calls == 2 and cache.hits == 1
+    with pytest.raises(NotImplementedError):
+        CachedLLM(CountingLLM(), "sha-a", cache).first_word_logprobs(question, ("Yes", "No"))
+
+
 class RecordingLLM:
     """Unit-test double with every ability and the llama.cpp backend's answer options."""
 

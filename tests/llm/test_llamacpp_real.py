@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -13,6 +14,8 @@ import pytest
 from kiosk.config import KioskConfig
 from kiosk.llm import create_llm
 from kiosk.llm.llamacpp import LlamaCppLLM
+from kiosk.llm.notes_shift import notes_shift
+from kiosk.llm.prompts import compact_answer_messages
 from kiosk.memory import SqliteStore
 from kiosk.memory.build import ConstructionTuning, Draft, NoteBuilder
 
@@ -180,3 +183,18 @@ def test_a_one_thing_answer_is_completed_from_the_notes_by_continuing_the_reply(
         llm, messages, question, "Clarinet", "Clarinet", max_tokens=16, temperature=0.0, concise=True
     )
     assert listed is not None and listed.lower().startswith("clarinet, violin"), listed
+
+
+def test_first_word_scores_are_log_probabilities_that_the_notes_move(llm: LlamaCppLLM) -> None:
+    """kiosk.llm.notes_shift reads the model's own yes/no odds: a note that rules the gloves out moves them toward
+    "No" more than one that allows them."""
+    question = "Can I use the latex gloves?"
+    said = datetime(2026, 10, 3, 9, 0)
+    ruled_out = compact_answer_messages(question, [(said, "Latex brings me out in a rash, I need the nitrile ones")])
+    allowed = compact_answer_messages(question, [(said, "The latex gloves are fine for me, I have no allergies")])
+    scores = llm.first_word_logprobs(ruled_out, ("Yes", "No"))
+    assert set(scores) == {"Yes", "No"} and all(value <= 0.0 for value in scores.values())
+    assert sum(math.exp(value) for value in scores.values()) <= 1.0 + 1e-9
+    shift_ruled_out, shift_allowed = notes_shift(llm, ruled_out, question), notes_shift(llm, allowed, question)
+    assert shift_ruled_out is not None and shift_allowed is not None
+    assert shift_ruled_out < shift_allowed

@@ -1,10 +1,10 @@
 """The kiosk's shared LLM wrapper passes the abilities to ban an answer's first words (kiosk.llm.reask) and to
-continue a reply (kiosk.llm.lists) through."""
+continue a reply (kiosk.llm.lists) and to score its first words (kiosk.llm.notes_shift) through."""
 
 from __future__ import annotations
 
 import pytest
-from doubles import FirstWordBanningLLM, ListContinuingLLM, ScriptedLLM
+from doubles import FirstWordBanningLLM, FirstWordScoringLLM, ListContinuingLLM, ScriptedLLM
 
 from kiosk.llm.locked import LockedLLM
 from kiosk.llm.reask import reasked_answer
@@ -34,3 +34,12 @@ def test_the_locked_llm_continues_a_reply_through_its_backend_under_the_lock() -
     assert inner.starts == ["Clarinet,"] and not locked.lock.locked()
     with pytest.raises(NotImplementedError):
         LockedLLM(ScriptedLLM(default="never used")).continue_reply(MESSAGES, "Clarinet,", max_tokens=8)
+
+
+def test_the_locked_llm_scores_first_words_through_its_backend_under_the_lock() -> None:
+    inner = FirstWordScoringLLM(with_notes=1.0, alone=-1.0)
+    locked = LockedLLM(inner)
+    assert locked.first_word_logprobs(MESSAGES, ("Yes", "No")) == {"Yes": -0.5, "No": 0.5}
+    assert inner.scored == [MESSAGES] and not locked.lock.locked()
+    with pytest.raises(NotImplementedError):
+        LockedLLM(ScriptedLLM(default="never used")).first_word_logprobs(MESSAGES, ("Yes", "No"))

@@ -26,7 +26,7 @@ def test_every_step_is_a_known_one_and_plain_takes_none() -> None:
 def test_an_unknown_profile_names_the_known_ones() -> None:
     with pytest.raises(ConfigError, match=r"llm\.answer_profile") as raised:
         answer_profile("tiny")
-    assert raised.value.hint == "use one of: small-model, careful, lists, checked, plain"
+    assert raised.value.hint == "use one of: small-model, careful, lists, checked, weighed, plain"
 
 
 def test_steps_off_leave_only_steps_of_the_profile() -> None:
