@@ -118,12 +118,10 @@ def shown_reply(
         checks.append(supported_answer)
     if profile.has("unknown-contradicted"):
         checks.append(checked_choice)
+    if profile.has("unknown-against-notes"):
+        checks.append(lambda asked, answer, _notes: answer_against_notes(llm, messages, asked, answer))
     for check in checks:
         withdrawn = check(question, shown.before_grounding, notes)
-        if withdrawn is not None:
-            return replace(shown, ungrounded=withdrawn)
-    if profile.has("unknown-against-notes"):
-        withdrawn = answer_against_notes(llm, messages, question, shown.before_grounding)
         if withdrawn is not None:
             return replace(shown, ungrounded=withdrawn)
     return shown

@@ -51,13 +51,19 @@ def optional_ability(backend: object, method: str, ability: str) -> Callable[...
     return cast(Callable[..., Any], call)
 
 
-def reply_if_able(backend: object, method: str, *args: Any, **kwargs: Any) -> str | None:
+def call_if_able(backend: object, method: str, *args: Any, **kwargs: Any) -> Any | None:
     """`backend.method(*args, **kwargs)` (an optional ability, see optional_ability), or None when the backend, or
     the backend a wrapper holds, does not have it: the answer step that needs it is then skipped."""
     call = getattr(backend, method, None)
     if call is None:
         return None
     try:
-        return str(call(*args, **kwargs))
+        return call(*args, **kwargs)
     except NotImplementedError:  # a wrapper whose backend lacks the ability
         return None
+
+
+def reply_if_able(backend: object, method: str, *args: Any, **kwargs: Any) -> str | None:
+    """The reply of `backend`'s optional `method`, as call_if_able gives it, as text."""
+    reply = call_if_able(backend, method, *args, **kwargs)
+    return None if reply is None else str(reply)

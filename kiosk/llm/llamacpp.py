@@ -291,13 +291,8 @@ class LlamaCppLLM:
         if not first_scores:
             raise LLMError("llama.cpp gave no scores for the reply's first word", "check the model")
         logits = first_scores[0]
-        top = float(logits.max())
-        log_total = top + float(np.log(np.exp(logits - top).sum()))
-        result: dict[str, float] = {}
-        for word in words:
-            ids = self._first_tokens([word])
-            result[word] = top + float(np.log(np.exp(logits[ids] - top).sum())) - log_total
-        return result
+        log_total = float(np.logaddexp.reduce(logits))
+        return {word: float(np.logaddexp.reduce(logits[self._first_tokens([word])])) - log_total for word in words}
 
     def _first_tokens(self, words: Sequence[str]) -> list[int]:
         banned: set[int] = set()

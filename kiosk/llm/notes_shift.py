@@ -13,7 +13,7 @@ cannot score first words keeps its answers.
 from __future__ import annotations
 
 from kiosk.llm.answer_form import QUOTES_AND_PUNCTUATION, asks_yes_or_no
-from kiosk.llm.backend import Message
+from kiosk.llm.backend import Message, call_if_able
 from kiosk.llm.prompts import UNKNOWN_ANSWER
 
 CHOICE_WORDS = ("Yes", "No")
@@ -34,14 +34,8 @@ def without_notes(messages: list[Message], question: str) -> list[Message]:
 
 def yes_log_odds(llm: object, messages: list[Message]) -> float | None:
     """log P("Yes") - log P("No") as the first word of the reply to `messages`; None when `llm` cannot score."""
-    score = getattr(llm, "first_word_logprobs", None)
-    if score is None:
-        return None
-    try:
-        logprobs = score(messages, CHOICE_WORDS)
-    except NotImplementedError:  # a wrapper whose backend cannot
-        return None
-    return float(logprobs["Yes"]) - float(logprobs["No"])
+    logprobs = call_if_able(llm, "first_word_logprobs", messages, CHOICE_WORDS)
+    return None if logprobs is None else float(logprobs["Yes"]) - float(logprobs["No"])
 
 
 def notes_shift(llm: object, messages: list[Message], question: str) -> float | None:
