@@ -9,6 +9,7 @@ from datetime import datetime
 from typing import Any
 
 from kiosk.llm.backend import Message
+from kiosk.llm.third_person import in_third_person
 from kiosk.llm.time_anchors import anchor_relative_times
 
 # ---- memory: note construction (A-Mem P_s1) ---------------------------------------------------
@@ -263,17 +264,26 @@ def shared_label(scope: str, author: str | None) -> str:
 
 
 def shared_notes(notes: Sequence[SharedLine]) -> str:
-    """Other authors' notes as compact_notes writes them, each line led by its label; a label starts with "(",
-    so note_speakers never takes it for a speaker."""
+    """Other authors' notes as compact_notes writes them, each line led by its label and written in the third
+    person (kiosk.llm.third_person); a label starts with "(", so note_speakers never takes it for a speaker."""
     lines: list[str] = []
     current = ""
     for note, label in notes:
-        day, line = compact_notes([note]).split("\n", 1)
+        day, line = compact_notes([_with_author_named(note, label)]).split("\n", 1)
         if day != current:
             lines.append(day)
             current = day
         lines.append(f"- {label} {line.removeprefix('- ')}")
     return "\n".join(lines)
+
+
+def _with_author_named(note: MemoryLine, label: str) -> MemoryLine:
+    context = note[2] if len(note) > 2 else ""
+    labelled = LABEL_AUTHOR.search(label)
+    author = speaker_of(context) or (labelled.group("name") if labelled else None)
+    if author is None or author == "someone":  # shared_label's "someone else": nobody to name
+        return note
+    return (note[0], in_third_person(note[1], author), context)
 
 
 def compact_answer_messages(

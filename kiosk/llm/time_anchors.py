@@ -9,9 +9,10 @@ alone: they may point either way.
 
 At the terminal (`anchor_local_times`) people mostly tell what is coming, so the days a family names get a concrete
 date too: "next Tuesday", "on Tuesday", "this Tuesday" (the first Tuesday after the day said), "on the 14th" (the
-next 14th from that day, this month or the next). Its `said` is the note's local time in the terminal's zone
-(kiosk.local_time): "tonight" said at 9 pm in New York is that day there, not the next day in UTC. The LoCoMo
-evaluation keeps `anchor_relative_times` alone, so its prompts (and the answers cached by prompt) do not change.
+next 14th from that day, this month or the next), "Sunday the 27th" (that 27th, only if it is a Sunday). Its
+`said` is the note's local time in the terminal's zone (kiosk.local_time): "tonight" said at 9 pm in New York is
+that day there, not the next day in UTC. The LoCoMo evaluation keeps `anchor_relative_times` alone, so its
+prompts (and the answers cached by prompt) do not change.
 """
 
 from __future__ import annotations
@@ -100,9 +101,13 @@ _FOLLOWERS = (
 )
 _DATE_FOLLOWS = rf"(?=\s*(?:[.,;:!?)]|$)|\s+(?:{_FOLLOWERS})\b)"
 _NOT_A_MONTH = r"(?!\s+of\s+(?:" + "|".join(MONTHS) + r")\b)"
+# "Sunday the 27th" is one day: the 27th, when it is a Sunday. Anchored apart, "Sunday" would get the next Sunday.
+_DATED_WEEKDAY = (
+    r"(?:(?:next|this|on|by|until|to) )?(?P<dated_weekday>" + "|".join(WEEKDAYS) + r"),? the "
+    r"(?P<dated_day>[0-3]?\d)(?:st|nd|rd|th)(?P<dated_month>\s+of\s+(?:" + "|".join(MONTHS) + r"))?"
+)
 _LOCAL_PATTERN = re.compile(
-    r"\b(?:"
-    r"next (?P<next_weekday>" + "|".join(WEEKDAYS) + r")"
+    r"\b(?:" + _DATED_WEEKDAY + r"|next (?P<next_weekday>" + "|".join(WEEKDAYS) + r")"
     r"|(?:this|on|by|until|to) (?P<weekday>" + "|".join(WEEKDAYS) + r")"
     r"|the " + _ORDINAL + _NOT_A_MONTH + _DATE_FOLLOWS + r")\b(?! \()",
     re.IGNORECASE,
@@ -123,6 +128,8 @@ def _sentence_around(text: str, match: re.Match[str]) -> str:
 
 def _local_anchor(match: re.Match[str], text: str, said: date) -> str:
     groups, words = match.groupdict(), match.group(0)
+    if groups["dated_weekday"]:
+        return _dated_weekday_anchor(groups, words, _PAST.search(_sentence_around(text, match)) is not None, said)
     if groups["next_weekday"]:
         return f"{words} ({day_text(next_weekday(said, WEEKDAYS.index(groups['next_weekday'].lower())))})"
     if _PAST.search(_sentence_around(text, match)):
@@ -133,6 +140,17 @@ def _local_anchor(match: re.Match[str], text: str, said: date) -> str:
         return words
     resolved = next_day_of_month(said, int(groups["day"]))
     return f"{words} ({day_text(resolved)})" if resolved else words
+
+
+def _dated_weekday_anchor(groups: dict[str, str | None], words: str, in_the_past: bool, said: date) -> str:
+    """A weekday with its day of the month ("Sunday the 27th") gets the next 27th's date when that day is a
+    Sunday; told in the past, with its month named, or with a weekday the day does not fall on, it gets none: no
+    date is better than a wrong one."""
+    if in_the_past or groups["dated_month"]:
+        return words
+    resolved = next_day_of_month(said, int(groups["dated_day"] or 0))
+    weekday = WEEKDAYS.index((groups["dated_weekday"] or "").lower())
+    return f"{words} ({day_text(resolved)})" if resolved and resolved.weekday() == weekday else words
 
 
 def anchor_local_times(text: str, said: datetime) -> str:

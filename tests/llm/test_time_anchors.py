@@ -115,6 +115,49 @@ def test_days_named_at_the_terminal_get_their_local_date(text: str, anchored: st
     assert anchor_local_times(text, THURSDAY_9PM) == anchored
 
 
+@pytest.mark.parametrize(
+    ("text", "said", "anchored"),
+    [
+        (
+            "On Sunday the 27th I need a lift to the station.",
+            datetime(2026, 9, 19, 9, 0),
+            "On Sunday the 27th (27 September 2026) I need a lift to the station.",
+        ),
+        (
+            "Dentist rang, it's moved to Tuesday the 29th, same time.",
+            datetime(2026, 9, 24, 9, 0),
+            "Dentist rang, it's moved to Tuesday the 29th (29 September 2026), same time.",
+        ),
+        (
+            "The bazaar is on Saturday the 14th, my birthday.",
+            datetime(2026, 11, 6, 9, 0),
+            "The bazaar is on Saturday the 14th (14 November 2026), my birthday.",
+        ),
+        (
+            "Lunch moved to Sunday, the 4th.",
+            datetime(2026, 9, 28, 9, 0),
+            "Lunch moved to Sunday, the 4th (4 October 2026).",
+        ),
+    ],
+)
+def test_a_weekday_with_its_day_of_the_month_is_one_day_not_the_next_such_weekday(
+    text: str, said: datetime, anchored: str
+) -> None:
+    assert anchor_local_times(text, said) == anchored
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Dentist on Friday the 24th at 8:15.",  # the 24th of September 2026 is a Thursday: which one was meant?
+        "Party on Sunday the 8th of November.",  # names its month already
+        "We went there on Sunday the 27th.",  # told in the past
+    ],
+)
+def test_a_weekday_and_day_that_disagree_or_point_back_get_no_date(text: str) -> None:
+    assert anchor_local_times(text, datetime(2026, 9, 17, 9, 0)) == text
+
+
 def test_on_the_14th_is_this_months_said_on_the_3rd_and_next_months_said_on_the_20th() -> None:
     third = datetime(2026, 11, 3, 21, 0, tzinfo=NEW_YORK)
     twentieth = datetime(2026, 11, 20, 21, 0, tzinfo=NEW_YORK)

@@ -98,9 +98,10 @@ def test_the_group_note_answering_the_question_outranks_unrelated_personal_notes
     scores = {item.note.id: item.score for item in retrieval.notes}
     assert note_id in scores, "the group note is not in the top K"
     assert all(scores[note_id] > score for other, score in scores.items() if other != note_id)
-    # ... and it reaches the answering prompt, marked as Tom's
+    # ... and it reaches the answering prompt, marked as Tom's and in his name
     messages = family.assistant.prompt(QUESTION, retrieval, family.assistant.identity(decision))
-    assert f"(family group note by Tom — not the asker's) Tom: {group_note}" in messages[-1]["content"]
+    written = group_note.replace("I'll", "Tom will")
+    assert f"(family group note by Tom — not the asker's) Tom: {written}" in messages[-1]["content"]
 
 
 @pytest.mark.real_models
