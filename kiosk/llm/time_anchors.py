@@ -120,6 +120,14 @@ _PAST = re.compile(
 )
 
 
+# "I've got the eye doctor on the 3rd" is "I have": its "got" tells nothing of the past.
+_HAVE_GOT = re.compile(r"(?:'ve|'s|\bhave|\bhas)\s+got\b", re.IGNORECASE)
+
+
+def _told_in_the_past(text: str, match: re.Match[str]) -> bool:
+    return _PAST.search(_HAVE_GOT.sub(" have", _sentence_around(text.replace("’", "'"), match))) is not None
+
+
 def _sentence_around(text: str, match: re.Match[str]) -> str:
     start = max(text.rfind(mark, 0, match.start()) for mark in ".!?\n") + 1
     ends = [end for end in (text.find(mark, match.end()) for mark in ".!?\n") if end >= 0]
@@ -129,10 +137,10 @@ def _sentence_around(text: str, match: re.Match[str]) -> str:
 def _local_anchor(match: re.Match[str], text: str, said: date) -> str:
     groups, words = match.groupdict(), match.group(0)
     if groups["dated_weekday"]:
-        return _dated_weekday_anchor(groups, words, _PAST.search(_sentence_around(text, match)) is not None, said)
+        return _dated_weekday_anchor(groups, words, _told_in_the_past(text, match), said)
     if groups["next_weekday"]:
         return f"{words} ({day_text(next_weekday(said, WEEKDAYS.index(groups['next_weekday'].lower())))})"
-    if _PAST.search(_sentence_around(text, match)):
+    if _told_in_the_past(text, match):
         return words
     if groups["weekday"]:
         return f"{words} ({day_text(next_weekday(said, WEEKDAYS.index(groups['weekday'].lower())))})"

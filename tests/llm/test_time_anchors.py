@@ -108,6 +108,8 @@ def test_tonight_said_at_nine_pm_in_utc_minus_5_is_that_local_day_not_the_utc_on
         ("Rent is due on the 14th", "Rent is due on the 14th (14 December 2026)"),
         ("The boiler man comes the 14th.", "The boiler man comes the 14th (14 December 2026)."),
         ("Pay the nurse by the 3rd", "Pay the nurse by the 3rd (3 December 2026)"),  # today
+        ("I've got the dentist on Friday", "I've got the dentist on Friday (4 December 2026)"),  # "have", not the past
+        ("She’s got physio on the 14th", "She’s got physio on the 14th (14 December 2026)"),
         ("Next week on the 4th", "Next week (the week after 3 December 2026) on the 4th (4 December 2026)"),
     ],
 )
