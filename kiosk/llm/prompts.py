@@ -255,12 +255,13 @@ SharedLine = tuple[MemoryLine, str]
 
 # The author a shared_label names: "(public note by Tony — not the asker's)" -> Tony.
 LABEL_AUTHOR = re.compile(r"note by (?P<name>[^\s()—]+)")
+UNNAMED_AUTHOR = "someone else"  # shared_label's author when the note's author is not known
 
 
 def shared_label(scope: str, author: str | None) -> str:
     """How a note of another author is marked in the prompt: "(public note by Tony — not the asker's)"."""
     where = f"{scope.split(':', 1)[1]} group" if scope.startswith("group:") else scope
-    return f"({where} note by {author or 'someone else'} — not the asker's)"
+    return f"({where} note by {author or UNNAMED_AUTHOR} — not the asker's)"
 
 
 def shared_notes(notes: Sequence[SharedLine]) -> str:
@@ -279,9 +280,9 @@ def shared_notes(notes: Sequence[SharedLine]) -> str:
 
 def _with_author_named(note: MemoryLine, label: str) -> MemoryLine:
     context = note[2] if len(note) > 2 else ""
-    labelled = LABEL_AUTHOR.search(label)
+    labelled = LABEL_AUTHOR.search(label) if f"by {UNNAMED_AUTHOR} " not in label else None
     author = speaker_of(context) or (labelled.group("name") if labelled else None)
-    if author is None or author == "someone":  # shared_label's "someone else": nobody to name
+    if author is None:
         return note
     return (note[0], in_third_person(note[1], author), context)
 

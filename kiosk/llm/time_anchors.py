@@ -121,11 +121,11 @@ _PAST = re.compile(
 
 
 # "I've got the eye doctor on the 3rd" is "I have": its "got" tells nothing of the past.
-_HAVE_GOT = re.compile(r"(?:'ve|'s|\bhave|\bhas)\s+got\b", re.IGNORECASE)
+_HAVE_GOT = re.compile(r"(?:['’]ve|['’]s|\bhave|\bhas)\s+got\b", re.IGNORECASE)
 
 
 def _told_in_the_past(text: str, match: re.Match[str]) -> bool:
-    return _PAST.search(_HAVE_GOT.sub(" have", _sentence_around(text.replace("’", "'"), match))) is not None
+    return _PAST.search(_HAVE_GOT.sub(" have", _sentence_around(text, match))) is not None
 
 
 def _sentence_around(text: str, match: re.Match[str]) -> str:
