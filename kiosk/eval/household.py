@@ -1,6 +1,7 @@
 """`kiosk eval household`: the household question set asked at the terminal, as the family would ask it.
 
-Each household gets a fresh store built through the product path (kiosk.eval.household_store); each question is
+Each household gets a fresh store built through the product path (kiosk.eval.household_store); its notes and
+questions come in the order they were said and asked, so a question never sees a later note. Each question is
 asked by its asker, showing their own capture, at the moment it was asked (a fixed clock), and answered as
 `Assistant.answer` answers: gate, retrieval in the asker's pool with the relevance floor and the sensitive-note
 rule, the kiosk's prompt, the LLM, then the answer profile's steps. The answer after each step is recorded, so
@@ -13,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -113,6 +115,11 @@ def ask(
     }
 
 
+def in_time_order(questions: Sequence[HouseQuestion]) -> list[HouseQuestion]:
+    """The questions in the order they were asked (the file's order among those asked at the same moment)."""
+    return sorted(questions, key=lambda question: question.asked_at)
+
+
 def _name(terminal: HouseholdAtTerminal, person: str) -> str:
     return next(p.name for p in terminal.household.people if p.id == person)
 
@@ -159,7 +166,16 @@ def run_household(
         setup: dict[str, Any] = {}
         total = sum(len(h.questions) for h in households)
         for household in households:
-            with household_at_terminal(config, household, biometrics, text_encoder, llm, options.tuning) as terminal:
+            with household_at_terminal(
+                config, household, biometrics, text_encoder, llm, options.tuning, notes_up_front=False
+            ) as terminal:
+                asked: dict[str, dict[str, Any]] = {}
+                for question in in_time_order(household.questions):
+                    terminal.remember_until(question.asked_at)
+                    asked[question.id] = ask(terminal, question, llm, profile, max_tokens)
+                    progress("answer", len(rows) + len(asked), total)
+                rows += [asked[question.id] for question in household.questions]
+                terminal.remember_until()
                 setup[household.id] = {
                     "split": household.split,
                     "people": len(household.people),
@@ -167,9 +183,6 @@ def run_household(
                     "notes_refused": terminal.refused_notes,
                     "identities": [b.as_dict() for b in terminal.bindings],
                 }
-                for question in household.questions:
-                    rows.append(ask(terminal, question, llm, profile, max_tokens))
-                    progress("answer", len(rows), total)
     finally:
         if cache is not None:
             cache.close()

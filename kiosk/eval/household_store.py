@@ -3,7 +3,10 @@
 Every person is enrolled with a benchmark biometric identity (Tongji palms by default, as `kiosk eval locomo`
 binds them): one image is their template, another is the capture they show when they speak to the terminal and
 when they ask. Groups are made with their members; every note is remembered by its author through
-`Assistant.remember` at the moment it was said, with the kiosk's construction (ui.remember_construction).
+`Assistant.remember` at the moment it was said, with the kiosk's construction (ui.remember_construction). The
+benchmarks that look only at retrieval remember every note up front; `kiosk eval household` remembers them as time
+passes (HouseholdAtTerminal.remember_until), so a question never sees a note said after it was asked, as at a real
+terminal.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from zoneinfo import ZoneInfo
 from kiosk.config import KioskConfig
 from kiosk.eval.assignments import IdentityBinding, benchmark_dir, bind_identities, read_identity_images
 from kiosk.eval.conditions import benchmark_probe
-from kiosk.eval.household_data import Household
+from kiosk.eval.household_data import Household, HouseNote
 from kiosk.eval.models import calibrated_threshold, capture_refusal, embed_benchmark_image, load_embedder
 from kiosk.identity.probe import Probe
 from kiosk.local_time import TerminalClock
@@ -83,10 +86,32 @@ class HouseholdAtTerminal:
     refused_notes: list[str] = field(default_factory=list)
     """Notes the terminal did not store because the gate did not verify their author."""
     bindings: list[IdentityBinding] = field(default_factory=list)
+    construction: str = "fast"
+    """How the terminal builds a note (ui.remember_construction)."""
+    unsaid: list[HouseNote] = field(default_factory=list)
+    """The household's notes not yet said to the terminal, oldest first."""
 
     def ask_at(self, moment: datetime) -> None:
         """Stop the terminal's clock at `moment`, in the household's zone (decay and relative dates read it)."""
         self.assistant.clock = TerminalClock(ZoneInfo(self.household.timezone), fixed=moment)
+
+    def remember_until(self, moment: datetime | None = None) -> None:
+        """Remember, each at the moment it was said, every note not yet said that was said by `moment` (every one
+        when None)."""
+        while self.unsaid and (moment is None or self.unsaid[0].said_at <= moment):
+            note = self.unsaid.pop(0)
+            self.ask_at(note.said_at)
+            stored = self.assistant.remember(
+                note.text,
+                self.probes[note.by],
+                when=note.said_at,
+                mode=self.construction,
+                scope=parse_scope(note.scope),
+            )
+            if stored is None:
+                self.refused_notes.append(note.id)
+            else:
+                self.note_ids[int(stored)] = note.id
 
 
 @contextmanager
@@ -97,8 +122,11 @@ def household_at_terminal(
     text_encoder: Any,
     llm: Any,
     tuning: RetrievalTuning = DEFAULT_TUNING,
+    *,
+    notes_up_front: bool = True,
 ) -> Iterator[HouseholdAtTerminal]:
-    """The household enrolled and its notes remembered in a temporary store (removed afterwards)."""
+    """The household enrolled in a temporary store (removed afterwards), its notes remembered when
+    `notes_up_front`; otherwise the caller lets time pass with HouseholdAtTerminal.remember_until."""
     from kiosk.app.build import build_assistant
     from kiosk.memory.sqlite_store import SqliteStore
 
@@ -125,20 +153,17 @@ def household_at_terminal(
         assistant = build_assistant(config, store, text_encoder, llm, thresholds=thresholds, backoff=no_backoff())
         if tuning != assistant.retriever.tuning:
             assistant.retriever = assistant.retriever.retuned(tuning)
-        terminal = HouseholdAtTerminal(household, assistant, store, probes, bindings=bindings)
-        for note in sorted(household.notes.values(), key=lambda n: (n.said_at, n.id)):
-            terminal.ask_at(note.said_at)
-            stored = assistant.remember(
-                note.text,
-                probes[note.by],
-                when=note.said_at,
-                mode=config.ui.remember_construction,
-                scope=parse_scope(note.scope),
-            )
-            if stored is None:
-                terminal.refused_notes.append(note.id)
-            else:
-                terminal.note_ids[int(stored)] = note.id
+        terminal = HouseholdAtTerminal(
+            household,
+            assistant,
+            store,
+            probes,
+            bindings=bindings,
+            construction=config.ui.remember_construction,
+            unsaid=sorted(household.notes.values(), key=lambda n: (n.said_at, n.id)),
+        )
+        if notes_up_front:
+            terminal.remember_until()
         yield terminal
     finally:
         store.close()

@@ -68,6 +68,29 @@ def test_the_fixture_household_is_asked_and_scored(eval_config: KioskConfig, tmp
     assert "| shown | dev |" in written[1].read_text(encoding="utf-8")
 
 
+def test_a_question_never_sees_a_note_said_after_it_was_asked(eval_config: KioskConfig, tmp_path: Path) -> None:
+    """Anna asks about her dentist before she tells the terminal it moved: the move is not in her prompt yet."""
+    text = (FIXTURE_DIR / "kitchen_fixture.toml").read_text(encoding="utf-8")
+    early = (
+        text.replace('asked_at = "2026-10-20T09:20"', 'asked_at = "2026-10-07T12:00"')
+        .replace('answers = ["Friday at 3 pm", "Friday"]', 'answers = ["Thursday at 3 pm", "Thursday"]')
+        .replace('evidence = ["n03", "n04"]\nharmful = ["Thursday"]', 'evidence = ["n03"]\nharmful = ["Friday"]')
+    )
+    assert early.count("2026-10-07T12:00") == 1 and 'harmful = ["Friday"]' in early
+    data = tmp_path / "households"
+    data.mkdir()
+    (data / "kitchen_fixture.toml").write_text(early, encoding="utf-8")
+    options = HouseholdOptions(data_dir=data, cache_dir=tmp_path / "cache")
+    results = run_household(eval_config, options, llm=_llm())
+
+    rows = {row["id"]: row for row in results["answers"]}
+    assert [row["id"] for row in results["answers"]] == [f"q{i:02d}" for i in range(1, 11)]  # the file's order
+    assert "n03" in rows["q05"]["retrieved"] and "n04" not in rows["q05"]["retrieved"]
+    assert set(rows["q05"]["retrieved"]) <= {"n01", "n02", "n03"}
+    assert rows["q05"]["exact"] and not rows["q05"]["harmful"]
+    assert results["households"]["kitchen_fixture"]["notes_stored"] == 8  # the later notes come after it
+
+
 def test_a_question_is_answered_as_the_assistant_answers_it(eval_config: KioskConfig) -> None:
     """The runner's own walk through the answer path gives exactly what Assistant.answer shows."""
     from kiosk.text import load_text_encoder
