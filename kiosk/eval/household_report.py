@@ -9,6 +9,7 @@ FIGURES: tuple[tuple[str, str], ...] = (
     ("f1", "owner F1 %"),
     ("exact_match", "EM %"),
     ("harmful", "harmful answers"),
+    ("wrong_days", "of them a wrong day"),
     ("idk_recall", "IDK recall %"),
     ("idk_precision", "IDK precision %"),
     ("leaks", "leaks"),

@@ -9,9 +9,11 @@ from kiosk.eval.household_metrics import (
     exact_match,
     harmful_phrases,
     judge,
+    named_days,
     says_unknown,
     split_summaries,
     summary,
+    wrong_day,
 )
 
 
@@ -31,6 +33,60 @@ from kiosk.eval.household_metrics import (
 )
 def test_harmful_phrases_match_case_insensitive_whole_words(answer: str, phrases: list[str], hits: list[str]) -> None:
     assert harmful_phrases(answer, phrases) == hits
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold", "verdict"),
+    [
+        ("13 October 2026", ["Friday 16 October at 3 pm", "Friday at 3"], "wrong day: 13"),  # the superseded day
+        ("6 October 2026", ["Tuesday 13 October at 3:45", "Tomorrow at 3:45"], "wrong day: 6"),  # the filing day
+        ("Coming Tuesday afternoon.", ["Friday 23 October at 10:30", "Friday"], "wrong day: tuesday"),
+        ("Friday (16 October 2026)", ["Friday the 16th at 3"], None),
+        ("Friday 16 October, they rang on the 13th", ["Friday 16 October"], None),  # the right day is there
+        ("16 October", ["Friday at 3"], None),  # a date and a weekday are not compared
+        ("Tomorrow at 11", ["Friday 30 October at 11"], None),  # no day named
+        ("Yes", ["No, Tuesdays and Thursdays"], None),
+        ("Yes, on Wednesdays", ["No, Tuesdays and Thursdays"], "wrong day: wednesday"),
+        ("500 milligrams", ["1000 milligrams"], None),  # no day in the gold: not judged here
+    ],
+)
+def test_a_day_is_wrong_when_none_of_the_days_it_names_is_a_gold_day(
+    answer: str, gold: list[str], verdict: str | None
+) -> None:
+    assert wrong_day(answer, gold) == verdict
+
+
+def test_days_are_read_as_weekdays_and_days_of_the_month() -> None:
+    assert named_days("Friday the 16th, 3 October, November 2nd, Wednesdays") == (
+        {"friday", "wednesday"},
+        {"16", "3", "2"},
+    )
+    assert named_days("at 3:45, 500 mg") == (frozenset(), frozenset())
+
+
+def test_a_wrong_day_is_harmful_without_a_listed_phrase_and_counted_apart() -> None:
+    wrong = judge(
+        "13 October 2026",
+        split="test",
+        kind="when",
+        answers=["Friday 16 October"],
+        harmful=[],
+        foreign_notes_in_prompt=0,
+    )
+    listed = judge(
+        "13 October",
+        split="test",
+        kind="when",
+        answers=["Friday 16 October"],
+        harmful=["13 October"],
+        foreign_notes_in_prompt=0,
+    )
+    unanswerable = judge(
+        "13 October", split="test", kind="unanswerable", answers=[], harmful=[], foreign_notes_in_prompt=0
+    )
+    assert wrong.harmful == ("wrong day: 13",) and listed.harmful == ("13 October",) and not unanswerable.harmful
+    scores = summary([wrong, listed, unanswerable])
+    assert scores["harmful"] == 2 and scores["wrong_days"] == 1
 
 
 @pytest.mark.parametrize(
