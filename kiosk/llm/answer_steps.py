@@ -5,7 +5,10 @@ only when the answer profile (kiosk.llm.profiles, llm.answer_profile) lists it.
    restatement of the question cut (cut-restatement).
 2. An answer made only of the question's words replaced (kiosk.llm.reask): answered again from the notes
    (reask-restated) or, without notes, "I don't know" (unknown-restated-without-notes); an answer that only names
-   a speaker of the notes answered again (reask-speaker-names).
+   a speaker of the notes answered again (reask-speaker-names); an answer copied from a note a later note changed
+   answered again without the earlier note (kiosk.llm.superseded, reask-superseded); an event's day answered with
+   the day its note was filed under answered again without the filing days (kiosk.llm.filing_days,
+   reask-filing-days).
 3. One thing named where the question asks for several: the list completed from the notes (kiosk.llm.lists,
    complete-lists).
 4. An answer the notes about the question do not give: "I don't know" (kiosk.llm.grounding, unknown-ungrounded);
@@ -30,16 +33,25 @@ from dataclasses import dataclass, replace
 from kiosk.llm.answer_form import shown_answer
 from kiosk.llm.backend import Message
 from kiosk.llm.choices import checked_choice
+from kiosk.llm.filing_days import answer_without_filing_days
 from kiosk.llm.grounding import grounded_answer
 from kiosk.llm.lists import LIST_TOKENS, completed_list
 from kiosk.llm.notes_shift import answer_against_notes
-from kiosk.llm.profiles import AnswerProfile
+from kiosk.llm.profiles import AnswerProfile, Step
 from kiosk.llm.prompts import notes_text
 from kiosk.llm.reask import replaced_restatement
+from kiosk.llm.superseded import answer_from_current_notes
 from kiosk.llm.unsupported import supported_answer
 
 # Greedy decoding: the same notes and question always give the same answer (and the eval's answer cache is exact).
 ANSWER_TEMPERATURE = 0.0
+
+
+# The steps that ask the model again without the note lines that misled it, in the order they are tried.
+_REREADS: tuple[tuple[Step, Callable[..., str | None]], ...] = (
+    ("reask-superseded", answer_from_current_notes),
+    ("reask-filing-days", answer_without_filing_days),
+)
 
 
 @dataclass(frozen=True)
@@ -47,7 +59,8 @@ class ShownAnswer:
     first: str
     """The reply's shown form (step 1)."""
     replaced: str | None = None
-    """What replaced a first answer that only restated the question or named a speaker (step 2)."""
+    """What replaced a first answer that only restated the question, named a speaker or came from a note a later one
+    changed (step 2)."""
     listed: str | None = None
     """The list a one-thing answer began, completed (step 3)."""
     ungrounded: str | None = None
@@ -95,6 +108,18 @@ def shown_reply(
         temperature=temperature,
         clean=clean,
     )
+    for step, reread in _REREADS:
+        if replaced is None and notes_given and profile.has(step):
+            replaced = reread(
+                llm,
+                messages,
+                question,
+                first,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                concise=concise,
+                clean=clean,
+            )
     listed = None
     if profile.has("complete-lists") and notes_given and replaced is None:
         listed = completed_list(

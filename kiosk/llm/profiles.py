@@ -1,8 +1,9 @@
 """Answer profiles: the named lists of steps that turn a model's reply into the answer shown (llm.answer_profile).
 
 A small model has habits a larger one may not: the 0.5B model restates the question, answers with the question's
-own words or only a speaker's name, names one thing where several are asked for, and copies a fact from an
-unrelated note rather than say it does not know. The `small-model` profile (default) takes the steps that
+own words or only a speaker's name, answers from a note a later one corrected or with the day a note was filed
+under, names one thing where several are asked for, and copies a fact from an unrelated note rather than say it
+does not know. The `small-model` profile (default) takes the steps that
 improved both the household questions and LoCoMo (kiosk.llm.answer_steps runs them, in this order); `careful`
 adds "I don't know" for answers the notes do not give, `lists` the completion of one-thing answers, `checked`
 "I don't know" for a day, number or name the notes do not hold and for a choice they contradict, each better on one
@@ -22,6 +23,8 @@ Step = Literal[
     "reask-restated",  # with notes, answer again when the answer only restates the question (kiosk.llm.reask)
     "unknown-restated-without-notes",  # without notes, such an answer becomes "I don't know" (kiosk.llm.reask)
     "reask-speaker-names",  # with notes, answer again when the answer only names a speaker (kiosk.llm.reask)
+    "reask-superseded",  # with notes, answer again without a note a later one changed (kiosk.llm.superseded)
+    "reask-filing-days",  # with notes, answer an event's day again without the notes' days (kiosk.llm.filing_days)
     "complete-lists",  # with notes, complete a one-thing answer to a question asking for several (kiosk.llm.lists)
     "unknown-ungrounded",  # with notes, "I don't know" for an answer they do not give (kiosk.llm.grounding)
     "unknown-unsupported",  # with notes, "I don't know" for a day, number or name they lack (kiosk.llm.unsupported)
@@ -44,6 +47,8 @@ _SMALL_MODEL: tuple[Step, ...] = (
     "reask-restated",
     "unknown-restated-without-notes",
     "reask-speaker-names",
+    "reask-superseded",
+    "reask-filing-days",
 )
 PROFILES: dict[str, AnswerProfile] = {
     "small-model": AnswerProfile("small-model", _SMALL_MODEL),

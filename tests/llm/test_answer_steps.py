@@ -77,13 +77,15 @@ def test_the_plain_profile_shows_the_reply_as_given_but_never_a_recited_rule() -
     assert shown(llm, recited, profile=plain).text == UNKNOWN_ANSWER
 
 
-def test_the_small_model_profile_takes_the_four_steps_in_order_and_the_others_add_one() -> None:
+def test_the_small_model_profile_takes_its_six_steps_in_order_and_the_others_add_to_them() -> None:
     assert DEFAULT_PROFILE is PROFILES["small-model"]
     assert DEFAULT_PROFILE.steps == (
         "cut-restatement",
         "reask-restated",
         "unknown-restated-without-notes",
         "reask-speaker-names",
+        "reask-superseded",
+        "reask-filing-days",
     )
     assert PROFILES["careful"].steps == (*DEFAULT_PROFILE.steps, "unknown-ungrounded")
     assert PROFILES["lists"].steps == (*DEFAULT_PROFILE.steps, "complete-lists")

@@ -1,0 +1,97 @@
+"""An event's day answered with the day its note was filed under is answered again without the filing days
+(issue #36).
+
+The answering prompt files the notes under the day each was said ("[6 October 2026]"): that is how "When did ..."
+questions get their answer, and the worked examples teach it (kiosk.llm.prompts). Asked when something *is*, the
+0.5B model copies the filing day too: "When's my orthodontist appointment?" -> "6 October 2026", from the line
+"Remember I've got the orthodontist next Tuesday (13 October 2026) at 3:45" filed under that day. Relative days in
+a line already carry their date in brackets (kiosk.llm.time_anchors), so the filing days are not needed to answer
+such a question.
+
+When the question asks when something is or will be (not when it was), and the answer names a day of the month
+that is a filing day of the notes and that no note line names in its own words, the model is asked again with the
+day headers left out, and its new answer is shown.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from kiosk.llm.answer_form import says_unknown
+from kiosk.llm.backend import Message
+from kiosk.llm.note_lines import DAY_HEADER, asked_again_without, filing_day, note_lines
+from kiosk.llm.prompts import notes_text
+from kiosk.local_time import MONTH_NAMES
+
+_ASKS_WHEN_IT_IS = re.compile(
+    r"^\s*(?:when(?:'s|’s|\s+is|\s+are|\s+will|\s+do|\s+does|\s+am|\s+should|\s+must|\s+can)|by\s+when|"
+    r"what\s+(?:day|date|time)(?:'s|’s|\s+is|\s+are|\s+will|\s+do|\s+does)|which\s+day)\b",
+    re.IGNORECASE,
+)
+_MONTH = "|".join(MONTH_NAMES)
+_DAY_OF_MONTH = re.compile(
+    rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{_MONTH})\b|"
+    rf"\b(?P<month2>{_MONTH})\s+(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?\b",
+    re.IGNORECASE,
+)
+
+
+def asks_when_it_is(question: str) -> bool:
+    """True for a question about when something is or will be ("When's my dentist?", "By when ...?"), not when
+    it was ("When did ...?")."""
+    return bool(_ASKS_WHEN_IT_IS.search(question))
+
+
+def days_named(text: str) -> frozenset[tuple[int, str]]:
+    """The (day, month) pairs `text` names: "13 October 2026", "the 3rd of May", "October 13"."""
+    return frozenset(
+        (int(match.group("day") or match.group("day2")), (match.group("month") or match.group("month2")).lower())
+        for match in _DAY_OF_MONTH.finditer(text)
+    )
+
+
+def copies_a_filing_day(question: str, answer: str, notes: str) -> bool:
+    """True when `answer` gives a filing day of `notes`, that no note line names, to a question about when something
+    is (see the module's docstring)."""
+    if says_unknown(answer) or not asks_when_it_is(question):
+        return False
+    named = days_named(answer)
+    if not named:
+        return False
+    lines = note_lines(notes)
+    filed = {(line.day.day, f"{line.day:%B}".lower()) for line in lines if line.day is not None}
+    stated = frozenset().union(*(days_named(line.text) for line in lines))
+    return bool(named & filed) and not named & stated
+
+
+def answer_without_filing_days(
+    llm: object,
+    messages: list[Message],
+    question: str,
+    answer: str,
+    *,
+    max_tokens: int,
+    temperature: float,
+    concise: bool,
+    clean: Callable[[str], str] = str.strip,
+) -> str | None:
+    """The shown answer of a second try without the notes' day headers when `answer` copies a filing day
+    (copies_a_filing_day); None otherwise, or when the second answer is empty."""
+    if not copies_a_filing_day(question, answer, notes_text(messages)):
+        return None
+    return asked_again_without(
+        llm,
+        messages,
+        question,
+        _is_day_header,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        concise=concise,
+        clean=clean,
+    )
+
+
+def _is_day_header(line: str) -> bool:
+    header = DAY_HEADER.match(line)
+    return header is not None and filing_day(header.group("day")) is not None

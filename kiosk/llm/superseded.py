@@ -1,0 +1,123 @@
+"""An answer copied from a note that a later note changed is answered again without the earlier note (issue #36).
+
+People correct what they told the terminal: "Remember I've got the dentist next Tuesday at 3", and a week later
+"Actually the dentist moved to Friday, same time". Reading both, the 0.5B model often answers from the first: a
+moved appointment's old day, a dose the doctor has since cut, a door code that was changed. Those are the largest
+class of harmful answers on the household set. Marking such notes when they are stored needs to know which earlier
+note a correction is about; a rule guessing it from two shared words marked about half of its pairs wrongly,
+an allergy note among them: unsafe on a medication path.
+
+This step looks at one answer instead, with the question telling what the notes are about. It acts only when all of:
+- the answer names a day or a number (kiosk.llm.unsupported.typed_words: a time, date, amount or dose) that the
+  question does not. Not a name: which note a "who" answer came from is too loose a guess (a question's subject
+  words such as "off" or "visitor" are in many notes);
+- one earlier note line about what is asked holds every such word;
+- a later line holds every word of the question's subject the earlier one holds (the same thing, not another
+  appointment), names another word of the same kind (another day or number), and says that something changed
+  ("actually", "moved", "changed", "instead", "now", "from Monday", ...). Without such words a later note is
+  another event, not a correction: "When did I last see the dentist?" has several right answers over time.
+Then the model is asked again with the earlier lines about it left out, and its new answer is shown. It never
+invents: the second answer is the model's own, read from the notes that are still true.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from kiosk.llm.answer_form import says_unknown, subject_stems
+from kiosk.llm.backend import Message
+from kiosk.llm.note_lines import NoteLine, asked_again_without, note_lines
+from kiosk.llm.prompts import notes_text
+from kiosk.llm.unsupported import MONTHS, WEEKDAYS, held_words, note_names, note_people, typed_words
+from kiosk.stems import porter_stem
+
+# Words that say a note changes what an earlier one said, chosen on the household set's development households.
+_CHANGE = re.compile(
+    r"\b(?:actually|moved?|moving|changed?|changes|instead|now|no\s+longer|any\s?more|cancel(?:l)?ed|rearranged|"
+    r"postponed|brought\s+forward|put\s+back|up\s+to|down\s+to|change\s+of\s+plan|"
+    r"from\s+(?:today|tonight|tomorrow|now\s+on|next\s+\w+|the\s+\d+\w*|(?:mon|tues|wednes|thurs|fri|satur|sun)day))\b",
+    re.IGNORECASE,
+)
+
+
+def _kind(word: str) -> str:
+    if word[:1].isdigit():
+        return "number"
+    return "day" if word in WEEKDAYS or word in MONTHS else "name"
+
+
+def superseded_lines(question: str, answer: str, notes: str) -> list[str]:
+    """The earlier note lines `answer` was copied from and a later line changed (see the module's docstring); empty
+    when the answer is not such a copy."""
+    if says_unknown(answer):
+        return []
+    lines = note_lines(notes)
+    if len(lines) < 2:
+        return []
+    names = note_names(line.text for line in lines)
+    named = frozenset(word for word in typed_words(answer, names) - held_words(question) if _kind(word) != "name")
+    if not named:
+        return []
+    kinds = {_kind(word) for word in named}
+    subject = _subject(question, note_people(line.text for line in lines))
+    about = {line: subject & _stems(line.text) for line in lines}
+    earlier = [line for line in lines if about[line] and named <= held_words(line.text)]
+    changed: list[str] = []
+    for old in earlier:
+        if any(_changes(new, old, about, named, kinds, names) for new in lines):
+            changed.append(old.text)
+    return changed
+
+
+def _changes(
+    new: NoteLine,
+    old: NoteLine,
+    about: dict[NoteLine, frozenset[str]],
+    named: frozenset[str],
+    kinds: set[str],
+    names: frozenset[str],
+) -> bool:
+    if not old.before(new) or not about[old] <= about[new] or named <= held_words(new.text):
+        return False
+    others = typed_words(new.text, names) - named
+    return any(_kind(word) in kinds for word in others) and bool(_CHANGE.search(new.text))
+
+
+def _subject(question: str, people: frozenset[str]) -> frozenset[str]:
+    """The stems of what the question asks about, with the names it gives that are not the notes' speakers or
+    authors ("INR", "Uppsala")."""
+    given = {porter_stem(word.lower()) for word in re.findall(r"[A-Za-z]+", question)[1:] if word[:1].isupper()}
+    return subject_stems(question) | (frozenset(given) - {porter_stem(person) for person in people} - {"i"})
+
+
+def _stems(text: str) -> frozenset[str]:
+    return frozenset(porter_stem(word.lower()) for word in re.findall(r"[A-Za-z]+", text))
+
+
+def answer_from_current_notes(
+    llm: object,
+    messages: list[Message],
+    question: str,
+    answer: str,
+    *,
+    max_tokens: int,
+    temperature: float,
+    concise: bool,
+    clean: Callable[[str], str] = str.strip,
+) -> str | None:
+    """The shown answer of a second try without the note lines `answer` was copied from that a later note changed
+    (superseded_lines); None when there are none, or the second answer is empty."""
+    stale = set(superseded_lines(question, answer, notes_text(messages)))
+    if not stale:
+        return None
+    return asked_again_without(
+        llm,
+        messages,
+        question,
+        stale.__contains__,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        concise=concise,
+        clean=clean,
+    )

@@ -1,0 +1,95 @@
+"""An event's day answered with its note's filing day is answered again without the filing days
+(kiosk.llm.filing_days), with test doubles and prompts built as the kiosk builds them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+from doubles import ScriptedLLM
+
+from kiosk.llm.answer_steps import shown_reply
+from kiosk.llm.filing_days import answer_without_filing_days, asks_when_it_is, copies_a_filing_day, days_named
+from kiosk.llm.profiles import DEFAULT_PROFILE, profile_without
+from kiosk.llm.prompts import compact_answer_messages, notes_text
+
+QUESTION = "When's my orthodontist appointment?"
+NOTES = [
+    (
+        datetime(2026, 10, 6, 16, 0),
+        "Remember I've got the orthodontist on Tuesday 13 October at 3:45.",
+        "Kenji said this",
+    ),
+    (datetime(2026, 10, 10, 9, 0), "Soccer practice moved to Tuesdays and Thursdays at 5.", "Kenji said this"),
+]
+
+
+@pytest.mark.parametrize(
+    ("question", "about_now"),
+    [
+        ("When's my orthodontist appointment?", True),
+        ("When is the hearing clinic?", True),
+        ("By when do I have to send Dev the energy money?", True),
+        ("What day is Mama's birthday lunch?", True),
+        ("When did Priya adopt the puppy?", False),
+        ("When was the last time I saw the dentist?", False),
+        ("Where is the spare key?", False),
+    ],
+)
+def test_questions_about_when_something_is_are_told_from_when_it_was(question: str, about_now: bool) -> None:
+    assert asks_when_it_is(question) is about_now
+
+
+def test_days_of_the_month_are_read_in_the_ways_people_write_them() -> None:
+    assert days_named("13 October 2026, the 3rd of May, October 16th") == {(13, "october"), (3, "may"), (16, "october")}
+    assert days_named("at 3:45 on Tuesday") == frozenset()
+
+
+def test_the_filing_day_given_for_an_event_is_a_copy_of_the_day_header() -> None:
+    notes = notes_text(compact_answer_messages(QUESTION, NOTES, "Kenji"))
+    assert "[6 October 2026]" in notes
+    assert copies_a_filing_day(QUESTION, "6 October 2026", notes)
+    assert not copies_a_filing_day(QUESTION, "Tuesday 13 October 2026", notes)
+    assert not copies_a_filing_day(QUESTION, "I don't know", notes)
+    assert not copies_a_filing_day("When did I book the orthodontist?", "6 October 2026", notes)
+
+
+def test_a_day_a_note_names_in_its_own_words_is_no_copy_of_its_header() -> None:
+    today = [(datetime(2026, 10, 6, 8, 0), "The plumber comes on 6 October at 10.", "Kenji")]
+    notes = notes_text(compact_answer_messages("When is the plumber coming?", today, "Kenji"))
+    assert not copies_a_filing_day("When is the plumber coming?", "6 October 2026", notes)
+
+
+def test_the_model_is_asked_again_without_the_day_headers() -> None:
+    messages = compact_answer_messages(QUESTION, NOTES, "Kenji")
+    llm = ScriptedLLM(default="Tuesday 13 October at 3:45")
+    kwargs = {"max_tokens": 32, "temperature": 0.0, "concise": True}
+    assert answer_without_filing_days(llm, messages, QUESTION, "6 October 2026", **kwargs) == (  # type: ignore[arg-type]
+        "Tuesday 13 October at 3:45"
+    )
+    second = llm.calls[0].messages[1]["content"]
+    assert "[6 October 2026]" not in second and "[10 October 2026]" not in second
+    assert "orthodontist on Tuesday 13 October at 3:45" in second and "Soccer practice" in second
+    assert answer_without_filing_days(llm, messages, QUESTION, "13 October", **kwargs) is None  # type: ignore[arg-type]
+    assert len(llm.calls) == 1
+
+
+def test_the_default_profile_asks_again_when_a_filing_day_is_the_answer() -> None:
+    messages = compact_answer_messages(QUESTION, NOTES, "Kenji")
+    llm = ScriptedLLM(default="Tuesday 13 October at 3:45")
+    shown = shown_reply(
+        llm,
+        messages,
+        QUESTION,
+        "6 October 2026",
+        notes_given=True,
+        profile=DEFAULT_PROFILE,
+        max_tokens=32,
+        temperature=0.0,
+    )
+    assert (shown.first, shown.text) == ("6 October 2026", "Tuesday 13 October at 3:45")
+    off = profile_without("small-model", ("reask-filing-days",))
+    kept = shown_reply(
+        llm, messages, QUESTION, "6 October 2026", notes_given=True, profile=off, max_tokens=32, temperature=0.0
+    )
+    assert kept.text == "6 October 2026" and len(llm.calls) == 1

@@ -1,0 +1,124 @@
+"""An answer copied from a note a later note changed is answered again without it (kiosk.llm.superseded), with
+test doubles and prompts built as the kiosk builds them."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from doubles import ScriptedLLM
+
+from kiosk.llm.answer_steps import shown_reply
+from kiosk.llm.note_lines import note_lines, without_lines
+from kiosk.llm.profiles import DEFAULT_PROFILE, profile_without
+from kiosk.llm.prompts import compact_answer_messages, notes_text, shared_label
+from kiosk.llm.superseded import answer_from_current_notes, superseded_lines
+
+DENTIST = "When is my dentist appointment?"
+
+
+def said(month: int, day: int, text: str, who: str = "Tobi") -> tuple[datetime, str, str]:
+    """A note as the store gives it to the prompt: when, what, and the context naming its speaker."""
+    return (datetime(2026, month, day, 9, 0), text, f"{who} said this on that day")
+
+
+TOBI = [
+    said(10, 6, "Remember I've got the dentist on Tuesday 13 October at 3."),
+    said(10, 13, "Actually the dentist moved to Friday 16 October, same time."),
+    said(10, 24, "I'll pick up the cake for Grandma's lunch on the 1st."),
+]
+OLD_DENTIST = "Tobi: Remember I've got the dentist on Tuesday 13 October at 3."
+
+
+def prompt(
+    question: str, notes: list[tuple[datetime, str, str]], shared: list[tuple[tuple[datetime, str, str], str]] = ()
+) -> str:
+    return notes_text(compact_answer_messages(question, notes, "Tobi", list(shared)))
+
+
+def test_an_answer_with_the_day_a_later_note_moved_is_a_copy_of_the_earlier_note() -> None:
+    assert superseded_lines(DENTIST, "13 October", prompt(DENTIST, TOBI)) == [OLD_DENTIST]
+    assert superseded_lines(DENTIST, "Tuesday at 3", prompt(DENTIST, TOBI)) == [OLD_DENTIST]
+
+
+def test_an_answer_from_the_latest_note_or_without_a_day_is_left_alone() -> None:
+    notes = prompt(DENTIST, TOBI)
+    assert superseded_lines(DENTIST, "Friday 16 October", notes) == []
+    assert superseded_lines(DENTIST, "I don't know", notes) == []
+    assert superseded_lines("Is my dentist appointment on Tuesday?", "Yes", notes) == []
+
+
+def test_later_events_without_a_word_of_change_do_not_replace_earlier_ones() -> None:
+    visits = [
+        said(3, 2, "I went to the dentist today for a check-up."),
+        said(9, 7, "I went to the dentist today, a filling this time."),
+    ]
+    question = "When did I go to the dentist for a check-up?"
+    assert superseded_lines(question, "2 March 2026", prompt(question, visits)) == []
+    moved = [visits[0], (visits[1][0], "Actually the dentist moved my check-up to 9 September.", visits[1][2])]
+    assert len(superseded_lines(question, "2 March 2026", prompt(question, moved))) == 1
+
+
+def test_a_later_change_to_another_appointment_does_not_replace_the_dentist() -> None:
+    notes = [TOBI[0], said(10, 8, "Actually the eye appointment moved to Thursday at 2.")]
+    assert superseded_lines(DENTIST, "13 October", prompt(DENTIST, notes)) == []
+
+
+def test_a_handover_dose_changed_later_in_the_asker_s_own_notes_is_superseded_across_blocks() -> None:
+    question = "How much warfarin does Arthur have tonight?"
+    own = [said(10, 16, "The GP says cut Arthur's warfarin to 2 milligrams from tonight.", "Kwame")]
+    handover = said(10, 12, "Arthur's warfarin is 3 milligrams at six in the evening.", "Priya")
+    text = prompt(question, own, [(handover, shared_label("group:carers", "Priya"))])
+    stale = superseded_lines(question, "3 milligrams", text)
+    assert len(stale) == 1 and "3 milligrams at six" in stale[0]
+    assert superseded_lines(question, "2 milligrams", text) == []
+
+
+def test_lines_of_the_same_day_in_different_blocks_are_not_ordered() -> None:
+    question = "How much warfarin does Arthur have tonight?"
+    own = [said(10, 12, "Now Arthur's warfarin is 2 milligrams.", "Kwame")]
+    handover = said(10, 12, "Arthur's warfarin is 3 milligrams at six.", "Priya")
+    text = prompt(question, own, [(handover, shared_label("group:carers", "Priya"))])
+    assert superseded_lines(question, "3 milligrams", text) == []
+    assert [line.day for line in note_lines(text)] == [datetime(2026, 10, 12).date()] * 2
+
+
+def test_the_earlier_line_and_a_day_left_empty_are_left_out_of_the_second_prompt() -> None:
+    messages = compact_answer_messages(DENTIST, TOBI, "Tobi")
+    second = without_lines(messages, OLD_DENTIST.__eq__)
+    assert second[0] == messages[0]
+    assert OLD_DENTIST not in second[1]["content"] and "[6 October 2026]" not in second[1]["content"]
+    assert (
+        second[1]["content"].replace("\n[13 October", "\n" + "[6 October 2026]\n" + OLD_DENTIST + "\n[13 October", 1)
+        == messages[1]["content"]
+    )
+
+
+def test_the_model_is_asked_again_without_the_earlier_note_and_its_answer_shown() -> None:
+    messages = compact_answer_messages(DENTIST, TOBI, "Tobi")
+    llm = ScriptedLLM(default="Friday 16 October at 3.")
+    again = answer_from_current_notes(
+        llm, messages, DENTIST, "13 October", max_tokens=32, temperature=0.0, concise=True
+    )
+    assert again == "Friday 16 October at 3."
+    assert len(llm.calls) == 1 and OLD_DENTIST not in llm.calls[0].messages[1]["content"]
+    assert (
+        answer_from_current_notes(llm, messages, DENTIST, "16 October", max_tokens=32, temperature=0.0, concise=True)
+        is None
+    )
+    assert len(llm.calls) == 1
+
+
+def test_the_default_profile_takes_the_step_and_its_steps_off_run_does_not() -> None:
+    messages = compact_answer_messages(DENTIST, TOBI, "Tobi")
+    kwargs = {"notes_given": True, "max_tokens": 32, "temperature": 0.0}
+    llm = ScriptedLLM(default="Friday 16 October")
+    kept = shown_reply(
+        llm, messages, DENTIST, "13 October", profile=profile_without("small-model", ("reask-superseded",)), **kwargs
+    )  # type: ignore[arg-type]
+    assert kept.text == "13 October" and llm.calls == []
+    current = shown_reply(llm, messages, DENTIST, "13 October", profile=DEFAULT_PROFILE, **kwargs)  # type: ignore[arg-type]
+    assert (current.first, current.replaced, current.text) == (
+        "13 October",
+        "Friday 16 October",
+        "Friday 16 October",
+    )
