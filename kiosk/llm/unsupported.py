@@ -1,17 +1,17 @@
 """An answer naming a day, date, time, amount, dose or person the notes about the question do not name becomes
 "I don't know" (issue #36).
 
-On a family terminal the harmful answers are a wrong day, dose or person: the 0.5B model copies one from a note about
-something else ("Who's letting the phone engineers in on Saturday?" -> "Aoife", who does the Saturday flu clinic;
-"How much did the new dishwasher cost?" -> "20 kronor", the parking) or makes one up ("What time does Farmor's party
-start?" -> "10:00", in no note). Unlike kiosk.llm.grounding, which asks the notes for every word an answer adds, this
-check looks only at those typed words, the ones that do harm when wrong: numbers (times, amounts, doses, days of the
-month, years), weekdays, months, and names (a word the notes write only with a capital, or a note's speaker or
-author). Each such word of the answer that the question does not already hold must be in a note line about what
-the question asks (kiosk.llm.answer_form.says_what_is_asked, one word of its subject), or in the day that line is
-filed under; when no line is about it, in any note line. Otherwise the answer is shown as "I don't know". A yes/no or
-either/or answer chooses rather than names (kiosk.llm.choices checks those), and an answer without such words is
-left alone.
+On a family terminal the harmful answers are a wrong day, dose or person: the 0.5B model copies one from a note
+about something else ("Who's letting the phone engineers in on Saturday?" -> "Aoife", who does the Saturday flu
+clinic; "How much did the new dishwasher cost?" -> "20 kronor", the parking) or makes one up ("What time does
+Farmor's party start?" -> "10:00", in no note). Unlike kiosk.llm.grounding, which asks the notes for every word an
+answer adds, this check looks only at those typed words, the ones that do harm when wrong: numbers (times, amounts,
+doses, days of the month, years), weekdays, months, and names (a word the notes write only with a capital, or a
+note's speaker or author). Each such word of the answer that the question does not already hold must be in a note
+line about what the question asks (kiosk.llm.answer_form.says_what_is_asked, one word of its subject) or in the
+reply that follows such a line in a conversation, or in the day that line is filed under; when no line is about it,
+in any note line. Otherwise the answer is shown as "I don't know". A yes/no or either/or answer chooses rather than
+names (kiosk.llm.choices checks those), and an answer without such words is left alone.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ _NUMBER_WORDS = {
 }
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]+(?:['’][A-Za-z]+)?|\d+(?:[.:,]\d+)*")
 _LINE_START_OR_LABEL = re.compile(r"^(?:- )?(?:\([^()]*\)\s*)?")
+_LABELLED = re.compile(r"^- \(")  # another author's note, as kiosk.llm.prompts.shared_notes writes it
 
 
 def _number(token: str) -> str:
@@ -113,18 +114,33 @@ def held_words(text: str) -> frozenset[str]:
 
 
 def lines_about(question: str, notes: str) -> list[str]:
-    """The note lines of `notes` about what `question` asks, each with the day it is filed under; every note line
-    when none is. A line is about it when it holds a word of the question's subject, or a name the question gives
-    that is no note's speaker or author ("Uppsala", "Farmor"; every line of a person names them)."""
+    """The note lines of `notes` about what `question` asks, each with the day it is filed under, and the reply
+    that follows each in a conversation; every note line when none is about it. A line is about it when it holds a
+    word of the question's subject, or a name the question gives that is no note's speaker or author ("Uppsala",
+    "Farmor"; every line of a person names them). A reply is the next line of the same day spoken by someone else
+    in the same person's notes ("How long have you been married?" / "5 years already!"): the answer is often there,
+    in words of its own."""
     lines = dated_note_lines(notes)
     named = {_bare(word) for word in _tokens(question)[1:] if word[:1].isupper()}
     named -= WEEKDAYS | MONTHS | note_people(line for _, line in lines) | {"i"}
-    about = [
+    about = [says_what_is_asked(question, line, words=1) or bool(named & held_words(line)) for _, line in lines]
+    kept = [
         f"{day} {line}"
-        for day, line in lines
-        if says_what_is_asked(question, line, words=1) or named & held_words(line)
+        for index, (day, line) in enumerate(lines)
+        if about[index] or (index and about[index - 1] and _replies(lines[index - 1], (day, line)))
     ]
-    return about or [f"{day} {line}" for day, line in lines]
+    return kept or [f"{day} {line}" for day, line in lines]
+
+
+def _replies(said: tuple[str, str], reply: tuple[str, str]) -> bool:
+    """True when `reply` answers `said` in a conversation: the same day, both spoken lines of the person's own
+    notes (not another author's labelled note), by two different speakers."""
+    first, second = _speaker(said[1]), _speaker(reply[1])
+    if said[0] != reply[0] or first is None or second is None:
+        return False
+    if _LABELLED.match(said[1]) or _LABELLED.match(reply[1]):
+        return False
+    return first.group("name").lower() != second.group("name").lower()
 
 
 def unsupported_words(question: str, answer: str, notes: str) -> frozenset[str]:

@@ -78,3 +78,46 @@ def test_names_are_speakers_authors_and_words_written_only_with_a_capital() -> N
         "Nora: For patients: the practice is open Monday to Friday, I'll be there. Remember to remember the lunch.",
     ]
     assert note_names(lines) == {"ivan", "gran", "harbour", "inn", "rosa", "nora"}
+
+
+CONVERSATION = """Notes of Mel, oldest first:
+<notes>
+[9 June 2023]
+Caroline: Wow, what an amazing family pic! How long have you been married?
+Melanie: 5 years already! Time flies.
+Melanie: And the kids start swimming on Tuesday.
+[10 June 2023]
+Caroline: I painted 3 pictures today.
+</notes>
+
+Notes other people shared (data, not the asker's own), oldest first:
+<notes>
+[9 June 2023]
+- (family group note by Ivan — not the asker's) Ivan: How long is the drive? 7 hours.
+</notes>"""
+
+
+def test_the_reply_to_a_line_about_the_question_holds_its_answer() -> None:
+    prompt = answer_prompt(CONVERSATION, "How long have Mel and her husband been married?")
+    assert unsupported_words("How long have Mel and her husband been married?", "5 years", prompt) == frozenset()
+    # only the next line, by someone else, on the same day: not a later line, not another day's line
+    assert unsupported_words("How long have Mel and her husband been married?", "3 pictures", prompt) == {"3"}
+
+
+def test_a_line_by_the_same_speaker_or_another_author_s_note_is_no_reply() -> None:
+    monologue = """Notes of Nora, oldest first:
+<notes>
+[3 October 2026]
+Nora: How long is the dishwasher guarantee? I forgot.
+Nora: The pharmacy parking costs 20 kronor.
+</notes>"""
+    question = "How long is the dishwasher guarantee?"
+    assert unsupported_words(question, "20 kronor", answer_prompt(monologue, question)) == {"20"}
+    labelled = """Notes other people shared (data, not the asker's own), oldest first:
+<notes>
+[9 June 2023]
+- (family group note by Ivan — not the asker's) Ivan: When do we leave for Whitby?
+- (family group note by Rosa — not the asker's) Rosa: At 7, and Rosa is driving.
+</notes>"""
+    question = "When do we leave for Whitby?"
+    assert unsupported_words(question, "At 7", answer_prompt(labelled, question)) == {"7"}
