@@ -173,11 +173,11 @@ class LLMConfig(Section):
     threads: int = Field(default=0, ge=0, description="CPU threads for llama.cpp; 0 = all cores.")
     max_answer_tokens: int = Field(default=96, ge=1, description="Longest answer in tokens.")
     answer_profile: Literal["small-model", "careful", "checked", "lists", "weighed", "plain"] = Field(
-        default="small-model",
+        default="checked",
         description=(
-            "Steps from reply to shown answer: small-model, careful (+ unsure -> I don't know), "
-            "checked (+ answers the notes do not support -> I don't know), lists, "
-            "weighed (+ a yes or no the notes argue against -> I don't know), plain."
+            "Steps from reply to shown answer: checked (small-model + a day, number or name the notes do not "
+            "hold, or a choice they contradict -> I don't know), small-model, careful (+ unsure -> I don't "
+            "know), lists, weighed (+ a yes or no the notes argue against -> I don't know), plain."
         ),
     )
     prefill_while_typing: bool = Field(

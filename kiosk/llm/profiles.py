@@ -1,14 +1,16 @@
 """Answer profiles: the named lists of steps that turn a model's reply into the answer shown (llm.answer_profile).
 
-A small model has habits a larger one may not: the 0.5B model restates the question, answers with the question's
-own words or only a speaker's name, answers from a note a later one corrected or with the day a note was filed
-under, names one thing where several are asked for, and copies a fact from an unrelated note rather than say it
-does not know. The `small-model` profile (default) takes the steps that
-improved both the household questions and LoCoMo (kiosk.llm.answer_steps runs them, in this order); `careful`
-adds "I don't know" for answers the notes do not give, `lists` the completion of one-thing answers, `checked`
-"I don't know" for a day, number or name the notes do not hold and for a choice they contradict, each better on one
-measure and worse on another; `plain` shows the reply as the model gave it. Whatever the profile, a reply
-that recites the prompt's rules is never shown.
+A small model has habits a larger one may not: the 0.5B model restates the question, answers with the question's own
+words or only a speaker's name, answers from a note a later one corrected or with the day a note was filed under,
+names one thing where several are asked for, and copies a fact from an unrelated note rather than say it does not
+know. The `small-model` profile takes the steps that improved both the household questions and LoCoMo
+(kiosk.llm.answer_steps runs them, in this order). The default, `checked`, adds "I don't know" for a day, number or
+name the notes about the question do not hold and for a choice they contradict: on the development data it withdrew
+no right answer (household dev: 10 wrong or unanswerable; LoCoMo sample: 2 wrong, 1 partly right), and it cuts the
+harmful answers by a third or more, for about 1.3 points of LoCoMo F1 (docs/benchmarks.md). `careful` adds "I don't
+know" for answers the notes do not give, `lists` the completion of one-thing answers, `weighed` "I don't know" for a
+yes or no the notes argue against, each better on one measure and worse on another; `plain` shows the reply as the
+model gave it. Whatever the profile, a reply that recites the prompt's rules is never shown.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ PROFILES: dict[str, AnswerProfile] = {
     "weighed": AnswerProfile("weighed", (*_SMALL_MODEL, "unknown-against-notes")),
     "plain": AnswerProfile("plain", ()),
 }
-DEFAULT_PROFILE = PROFILES["small-model"]
+DEFAULT_PROFILE = PROFILES["checked"]
 
 
 def answer_profile(name: str) -> AnswerProfile:

@@ -78,8 +78,8 @@ def test_the_plain_profile_shows_the_reply_as_given_but_never_a_recited_rule() -
 
 
 def test_the_small_model_profile_takes_its_six_steps_in_order_and_the_others_add_to_them() -> None:
-    assert DEFAULT_PROFILE is PROFILES["small-model"]
-    assert DEFAULT_PROFILE.steps == (
+    assert DEFAULT_PROFILE is PROFILES["checked"]
+    assert PROFILES["small-model"].steps == (
         "cut-restatement",
         "reask-restated",
         "unknown-restated-without-notes",
@@ -87,9 +87,10 @@ def test_the_small_model_profile_takes_its_six_steps_in_order_and_the_others_add
         "reask-superseded",
         "reask-filing-days",
     )
-    assert PROFILES["careful"].steps == (*DEFAULT_PROFILE.steps, "unknown-ungrounded")
-    assert PROFILES["lists"].steps == (*DEFAULT_PROFILE.steps, "complete-lists")
-    assert PROFILES["checked"].steps == (*DEFAULT_PROFILE.steps, "unknown-unsupported", "unknown-contradicted")
+    small = PROFILES["small-model"].steps
+    assert PROFILES["careful"].steps == (*small, "unknown-ungrounded")
+    assert PROFILES["lists"].steps == (*small, "complete-lists")
+    assert PROFILES["checked"].steps == (*small, "unknown-unsupported", "unknown-contradicted")
 
 
 def test_an_answer_the_notes_do_not_give_is_shown_as_unknown_and_kept_for_the_record() -> None:
@@ -184,4 +185,5 @@ def test_the_checked_profile_withdraws_a_number_or_a_choice_the_notes_do_not_hol
 
     checked = answer(PROFILES["checked"])
     assert checked.text == UNKNOWN_ANSWER and checked.before_grounding == reply
-    assert answer(DEFAULT_PROFILE).text == reply
+    assert answer(DEFAULT_PROFILE) == checked  # the default since 2026-12-06
+    assert answer(PROFILES["small-model"]).text == reply

@@ -11,9 +11,9 @@ from kiosk.errors import ConfigError, DataError
 from kiosk.llm.profiles import PROFILES, Step, answer_profile, profile_without
 
 
-def test_the_setting_offers_exactly_the_defined_profiles_and_defaults_to_the_small_model_one() -> None:
+def test_the_setting_offers_exactly_the_defined_profiles_and_defaults_to_the_checked_one() -> None:
     assert set(get_args(LLMConfig.model_fields["answer_profile"].annotation)) == set(PROFILES)
-    assert answer_profile(LLMConfig().answer_profile) is PROFILES["small-model"]
+    assert answer_profile(LLMConfig().answer_profile) is PROFILES["checked"]
 
 
 def test_every_step_is_a_known_one_and_plain_takes_none() -> None:
