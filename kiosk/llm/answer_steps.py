@@ -30,27 +30,28 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
+from kiosk.llm import filing_days, superseded
 from kiosk.llm.answer_form import shown_answer
 from kiosk.llm.backend import Message
 from kiosk.llm.choices import checked_choice
-from kiosk.llm.filing_days import answer_without_filing_days
 from kiosk.llm.grounding import grounded_answer
 from kiosk.llm.lists import LIST_TOKENS, completed_list
+from kiosk.llm.note_lines import asked_again_without
 from kiosk.llm.notes_shift import answer_against_notes
 from kiosk.llm.profiles import AnswerProfile, Step
 from kiosk.llm.prompts import notes_text
 from kiosk.llm.reask import replaced_restatement
-from kiosk.llm.superseded import answer_from_current_notes
 from kiosk.llm.unsupported import supported_answer
 
 # Greedy decoding: the same notes and question always give the same answer (and the eval's answer cache is exact).
 ANSWER_TEMPERATURE = 0.0
 
 
-# The steps that ask the model again without the note lines that misled it, in the order they are tried.
-_REREADS: tuple[tuple[Step, Callable[..., str | None]], ...] = (
-    ("reask-superseded", answer_from_current_notes),
-    ("reask-filing-days", answer_without_filing_days),
+# The steps that ask the model again without the note lines that misled it, in the order they are tried: each finds
+# what to leave out of the notes for (question, answer, notes), or None.
+_REREADS: tuple[tuple[Step, Callable[[str, str, str], Callable[[str], bool] | None]], ...] = (
+    ("reask-superseded", superseded.misleading_lines),
+    ("reask-filing-days", filing_days.misleading_lines),
 )
 
 
@@ -59,8 +60,8 @@ class ShownAnswer:
     first: str
     """The reply's shown form (step 1)."""
     replaced: str | None = None
-    """What replaced a first answer that only restated the question, named a speaker or came from a note a later one
-    changed (step 2)."""
+    """What replaced a first answer that only restated the question, named a speaker, or was misled by a superseded
+    note or a filing day (step 2)."""
     listed: str | None = None
     """The list a one-thing answer began, completed (step 3)."""
     ungrounded: str | None = None
@@ -108,13 +109,16 @@ def shown_reply(
         temperature=temperature,
         clean=clean,
     )
-    for step, reread in _REREADS:
-        if replaced is None and notes_given and profile.has(step):
-            replaced = reread(
+    for step, misleading_lines in _REREADS:
+        if replaced is not None or not notes_given or not profile.has(step):
+            continue
+        left_out = misleading_lines(question, first, notes_text(messages))
+        if left_out is not None:
+            replaced = asked_again_without(
                 llm,
                 messages,
                 question,
-                first,
+                left_out,
                 max_tokens=max_tokens,
                 temperature=temperature,
                 concise=concise,

@@ -19,9 +19,7 @@ import re
 from collections.abc import Callable
 
 from kiosk.llm.answer_form import says_unknown
-from kiosk.llm.backend import Message
-from kiosk.llm.note_lines import DAY_HEADER, asked_again_without, filing_day, note_lines
-from kiosk.llm.prompts import notes_text
+from kiosk.llm.note_lines import DAY_HEADER, filing_day, note_lines
 from kiosk.local_time import MONTH_NAMES
 
 _ASKS_WHEN_IT_IS = re.compile(
@@ -65,31 +63,10 @@ def copies_a_filing_day(question: str, answer: str, notes: str) -> bool:
     return bool(named & filed) and not named & stated
 
 
-def answer_without_filing_days(
-    llm: object,
-    messages: list[Message],
-    question: str,
-    answer: str,
-    *,
-    max_tokens: int,
-    temperature: float,
-    concise: bool,
-    clean: Callable[[str], str] = str.strip,
-) -> str | None:
-    """The shown answer of a second try without the notes' day headers when `answer` copies a filing day
-    (copies_a_filing_day); None otherwise, or when the second answer is empty."""
-    if not copies_a_filing_day(question, answer, notes_text(messages)):
-        return None
-    return asked_again_without(
-        llm,
-        messages,
-        question,
-        _is_day_header,
-        max_tokens=max_tokens,
-        temperature=temperature,
-        concise=concise,
-        clean=clean,
-    )
+def misleading_lines(question: str, answer: str, notes: str) -> Callable[[str], bool] | None:
+    """What to leave out of the notes to ask again (kiosk.llm.note_lines.asked_again_without): the day headers when
+    `answer` copies a filing day (copies_a_filing_day), otherwise None."""
+    return _is_day_header if copies_a_filing_day(question, answer, notes) else None
 
 
 def _is_day_header(line: str) -> bool:

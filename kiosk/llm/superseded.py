@@ -26,9 +26,7 @@ import re
 from collections.abc import Callable
 
 from kiosk.llm.answer_form import says_unknown, subject_stems
-from kiosk.llm.backend import Message
-from kiosk.llm.note_lines import NoteLine, asked_again_without, note_lines
-from kiosk.llm.prompts import notes_text
+from kiosk.llm.note_lines import NoteLine, note_lines
 from kiosk.llm.unsupported import MONTHS, WEEKDAYS, held_words, note_names, note_people, typed_words
 from kiosk.stems import porter_stem
 
@@ -95,29 +93,8 @@ def _stems(text: str) -> frozenset[str]:
     return frozenset(porter_stem(word.lower()) for word in re.findall(r"[A-Za-z]+", text))
 
 
-def answer_from_current_notes(
-    llm: object,
-    messages: list[Message],
-    question: str,
-    answer: str,
-    *,
-    max_tokens: int,
-    temperature: float,
-    concise: bool,
-    clean: Callable[[str], str] = str.strip,
-) -> str | None:
-    """The shown answer of a second try without the note lines `answer` was copied from that a later note changed
-    (superseded_lines); None when there are none, or the second answer is empty."""
-    stale = set(superseded_lines(question, answer, notes_text(messages)))
-    if not stale:
-        return None
-    return asked_again_without(
-        llm,
-        messages,
-        question,
-        stale.__contains__,
-        max_tokens=max_tokens,
-        temperature=temperature,
-        concise=concise,
-        clean=clean,
-    )
+def misleading_lines(question: str, answer: str, notes: str) -> Callable[[str], bool] | None:
+    """What to leave out of the notes to ask again (kiosk.llm.note_lines.asked_again_without): the lines
+    superseded_lines finds, or None when there are none."""
+    stale = frozenset(superseded_lines(question, answer, notes))
+    return stale.__contains__ if stale else None

@@ -9,7 +9,8 @@ import pytest
 from doubles import ScriptedLLM
 
 from kiosk.llm.answer_steps import shown_reply
-from kiosk.llm.filing_days import answer_without_filing_days, asks_when_it_is, copies_a_filing_day, days_named
+from kiosk.llm.filing_days import asks_when_it_is, copies_a_filing_day, days_named, misleading_lines
+from kiosk.llm.note_lines import asked_again_without
 from kiosk.llm.profiles import DEFAULT_PROFILE, profile_without
 from kiosk.llm.prompts import compact_answer_messages, notes_text
 
@@ -62,16 +63,15 @@ def test_a_day_a_note_names_in_its_own_words_is_no_copy_of_its_header() -> None:
 
 def test_the_model_is_asked_again_without_the_day_headers() -> None:
     messages = compact_answer_messages(QUESTION, NOTES, "Kenji")
+    assert misleading_lines(QUESTION, "13 October", notes_text(messages)) is None
+    left_out = misleading_lines(QUESTION, "6 October 2026", notes_text(messages))
+    assert left_out is not None
     llm = ScriptedLLM(default="Tuesday 13 October at 3:45")
-    kwargs = {"max_tokens": 32, "temperature": 0.0, "concise": True}
-    assert answer_without_filing_days(llm, messages, QUESTION, "6 October 2026", **kwargs) == (  # type: ignore[arg-type]
-        "Tuesday 13 October at 3:45"
-    )
+    again = asked_again_without(llm, messages, QUESTION, left_out, max_tokens=32, temperature=0.0, concise=True)
+    assert again == "Tuesday 13 October at 3:45"
     second = llm.calls[0].messages[1]["content"]
     assert "[6 October 2026]" not in second and "[10 October 2026]" not in second
     assert "orthodontist on Tuesday 13 October at 3:45" in second and "Soccer practice" in second
-    assert answer_without_filing_days(llm, messages, QUESTION, "13 October", **kwargs) is None  # type: ignore[arg-type]
-    assert len(llm.calls) == 1
 
 
 def test_the_default_profile_asks_again_when_a_filing_day_is_the_answer() -> None:

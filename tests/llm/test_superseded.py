@@ -8,10 +8,10 @@ from datetime import datetime
 from doubles import ScriptedLLM
 
 from kiosk.llm.answer_steps import shown_reply
-from kiosk.llm.note_lines import note_lines, without_lines
+from kiosk.llm.note_lines import asked_again_without, note_lines, without_lines
 from kiosk.llm.profiles import DEFAULT_PROFILE, profile_without
 from kiosk.llm.prompts import compact_answer_messages, notes_text, shared_label
-from kiosk.llm.superseded import answer_from_current_notes, superseded_lines
+from kiosk.llm.superseded import misleading_lines, superseded_lines
 
 DENTIST = "When is my dentist appointment?"
 
@@ -27,6 +27,7 @@ TOBI = [
     said(10, 24, "I'll pick up the cake for Grandma's lunch on the 1st."),
 ]
 OLD_DENTIST = "Tobi: Remember I've got the dentist on Tuesday 13 October at 3."
+TOBI_MOVED = "Tobi: Actually the dentist moved to Friday 16 October, same time."
 
 
 def prompt(
@@ -95,17 +96,13 @@ def test_the_earlier_line_and_a_day_left_empty_are_left_out_of_the_second_prompt
 
 def test_the_model_is_asked_again_without_the_earlier_note_and_its_answer_shown() -> None:
     messages = compact_answer_messages(DENTIST, TOBI, "Tobi")
+    left_out = misleading_lines(DENTIST, "13 October", notes_text(messages))
+    assert left_out is not None and left_out(OLD_DENTIST) and not left_out(TOBI_MOVED)
+    assert misleading_lines(DENTIST, "16 October", notes_text(messages)) is None
     llm = ScriptedLLM(default="Friday 16 October at 3.")
-    again = answer_from_current_notes(
-        llm, messages, DENTIST, "13 October", max_tokens=32, temperature=0.0, concise=True
-    )
+    again = asked_again_without(llm, messages, DENTIST, left_out, max_tokens=32, temperature=0.0, concise=True)
     assert again == "Friday 16 October at 3."
     assert len(llm.calls) == 1 and OLD_DENTIST not in llm.calls[0].messages[1]["content"]
-    assert (
-        answer_from_current_notes(llm, messages, DENTIST, "16 October", max_tokens=32, temperature=0.0, concise=True)
-        is None
-    )
-    assert len(llm.calls) == 1
 
 
 def test_the_default_profile_takes_the_step_and_its_steps_off_run_does_not() -> None:
