@@ -29,6 +29,7 @@ _SMALL_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "f
 _PATTERN = re.compile(
     r"\b(?:"
     r"(?P<day_before>the day before yesterday)"
+    r"|(?P<day_after>the day after tomorrow)"
     r"|(?P<yesterday>yesterday|last night)"
     r"|(?P<today>today|tonight|this morning|this afternoon|this evening)"
     r"|(?P<tomorrow>tomorrow)"
@@ -57,7 +58,7 @@ def _month_shift(moment: datetime, months: int) -> datetime:
     return moment.replace(year=index // 12, month=index % 12 + 1, day=1)
 
 
-_DAY_OFFSETS = {"day_before": -2, "yesterday": -1, "today": 0, "tomorrow": 1}
+_DAY_OFFSETS = {"day_before": -2, "yesterday": -1, "today": 0, "tomorrow": 1, "day_after": 2}
 _MONTH_OFFSETS = {"last_month": -1, "this_month": 0, "next_month": 1}
 _YEAR_OFFSETS = {"last_year": -1, "this_year": 0, "next_year": 1}
 _SIDES = {"last_weekday": "before", "next_weekday": "after", "last_span": "before", "next_span": "after"}

@@ -22,6 +22,7 @@ SAID = datetime(2023, 10, 22, 13, 0)  # a Sunday
     [
         ("I went there yesterday!", "I went there yesterday (21 October 2023)!"),
         ("the day before yesterday", "the day before yesterday (20 October 2023)"),
+        ("Maths exam the day after tomorrow", "Maths exam the day after tomorrow (24 October 2023)"),  # not tomorrow's
         ("This morning I ran", "This morning (22 October 2023) I ran"),
         ("Tomorrow is the day", "Tomorrow (23 October 2023) is the day"),
         ("Last Friday I passed.", "Last Friday (the Friday before 22 October 2023) I passed."),
