@@ -142,4 +142,4 @@ def test_the_cli_runs_the_fixture_with_the_real_smallest_model(
     assert results["profile"]["steps_off"] == ["reask-speaker-names"]
     assert len(results["answers"]) == 10 and all(row["answer"] for row in results["answers"])
     assert results["scores"]["dev"]["prompt_leaks"] == 0
-    assert (tmp_path / "out" / "household_palm_small-model_without_reask-speaker-names.md").is_file()
+    assert (tmp_path / "out" / "household_palm_checked_without_reask-speaker-names.md").is_file()
