@@ -30,7 +30,8 @@ from kiosk.llm.note_lines import NoteLine, note_lines
 from kiosk.llm.unsupported import MONTHS, WEEKDAYS, held_words, note_names, note_people, typed_words
 from kiosk.stems import porter_stem
 
-# Words that say a note changes what an earlier one said, chosen on the household set's development households.
+# Words that say a note changes what an earlier one said: those of the household set's development notes ("actually",
+# "moved", "changes to 6140 from Monday", ...) and their common forms and synonyms ("postponed", "from tonight").
 _CHANGE = re.compile(
     r"\b(?:actually|moved?|moving|changed?|changes|instead|now|no\s+longer|any\s?more|cancel(?:l)?ed|rearranged|"
     r"postponed|brought\s+forward|put\s+back|up\s+to|down\s+to|change\s+of\s+plan|"
