@@ -97,6 +97,7 @@ def shown_reply(
     `max_tokens` bounds a second answer, `clean` tidies it as the first reply was."""
     concise = profile.has("cut-restatement")
     first = shown_answer(question, reply, concise)
+    notes = notes_text(messages)
     replaced = replaced_restatement(
         llm,
         messages,
@@ -112,7 +113,7 @@ def shown_reply(
     for step, misleading_lines in _REREADS:
         if replaced is not None or not notes_given or not profile.has(step):
             continue
-        left_out = misleading_lines(question, first, notes_text(messages))
+        left_out = misleading_lines(question, first, notes)
         if left_out is not None:
             replaced = asked_again_without(
                 llm,
@@ -139,7 +140,6 @@ def shown_reply(
     shown = ShownAnswer(first, replaced, listed)
     if not notes_given:
         return shown
-    notes = notes_text(messages)
     checks: list[Callable[[str, str, str], str | None]] = []
     if profile.has("unknown-ungrounded"):
         checks.append(grounded_answer)

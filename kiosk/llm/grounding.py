@@ -13,9 +13,6 @@ either/or answer, which chooses rather than states.
 
 from __future__ import annotations
 
-import re
-from datetime import datetime
-
 from kiosk.llm.answer_form import (
     asks_yes_or_no,
     content_stems,
@@ -23,9 +20,8 @@ from kiosk.llm.answer_form import (
     says_unknown,
     says_what_is_asked,
 )
+from kiosk.llm.note_lines import DAY_HEADER, filing_day
 from kiosk.llm.prompts import UNKNOWN_ANSWER, inside_notes
-
-_DAY_HEADER = re.compile(r"^\[(?P<day>[^\[\]]+)\]$")
 
 
 def dated_note_lines(notes: str) -> list[tuple[str, str]]:
@@ -35,7 +31,7 @@ def dated_note_lines(notes: str) -> list[tuple[str, str]]:
     lines = []
     for line in inside_notes(notes).splitlines():
         line = line.strip()
-        header = _DAY_HEADER.match(line)
+        header = DAY_HEADER.match(line)
         if header:
             day = _with_weekday(header.group("day"))
         elif line:
@@ -44,10 +40,8 @@ def dated_note_lines(notes: str) -> list[tuple[str, str]]:
 
 
 def _with_weekday(day: str) -> str:
-    try:
-        return f"{datetime.strptime(day, '%d %B %Y'):%A} {day}"
-    except ValueError:
-        return day
+    parsed = filing_day(day)
+    return f"{parsed:%A} {day}" if parsed is not None else day
 
 
 def grounded(question: str, answer: str, notes: str) -> bool:
