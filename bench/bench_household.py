@@ -17,7 +17,7 @@ from typing import Any
 from bench.common import command_line, write_results
 from kiosk.config import load_config
 from kiosk.eval.household import HouseholdOptions, run_household
-from kiosk.eval.household_data import DEFAULT_DIR
+from kiosk.eval.household_data import DEFAULT_DIR, SPLITS
 from kiosk.eval.household_report import FIGURES, score_header, score_rows
 from kiosk.llm.profiles import PROFILES, answer_profile
 
@@ -45,7 +45,7 @@ def runs(default_profile: str) -> list[tuple[str, str, tuple[str, ...]]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=DEFAULT_DIR, help="folder of household *.toml files")
-    parser.add_argument("--split", default="all", choices=("dev", "test", "all"))
+    parser.add_argument("--split", default="all", choices=(*SPLITS, "all"))
     parser.add_argument("--modality", default="palm", choices=("palm", "face"))
     parser.add_argument("--threads", type=int, default=1, help="llama.cpp threads")
     args = parser.parse_args()

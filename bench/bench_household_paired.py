@@ -19,8 +19,9 @@ from typing import Any
 
 from bench.bench_paired import EPSILON, sign_test_p
 from bench.common import table, write_results
+from kiosk.eval.household_data import SPLITS as HOUSEHOLD_SPLITS
 
-SPLITS = ("dev", "test", "all")
+SPLITS = (*HOUSEHOLD_SPLITS, "all")
 
 
 def _key(row: dict[str, Any]) -> str:
@@ -91,6 +92,8 @@ def main() -> None:
     headers += ["changed answers", "better", "worse", "sign test p"]
     rows = []
     for split in SPLITS:
+        if not any(split in ("all", row["split"]) for row in reference["answers"]):
+            continue
         for label, run in loaded.items():
             result = compare(reference, run, split)
             figures["splits"].setdefault(split, {})[label] = result

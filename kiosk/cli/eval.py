@@ -215,7 +215,7 @@ def register(app: typer.Typer) -> None:
         data: Path | None = typer.Option(
             None, "--data", help="Folder of household *.toml files (default bench/data/household)."
         ),
-        split: str = typer.Option("all", "--split", help="dev, test or all."),
+        split: str = typer.Option("all", "--split", help="dev, test, holdout or all."),
         modality: str = typer.Option("palm", "--modality", help="palm (Tongji identities) or face (LFW)."),
         llm: str | None = typer.Option(None, "--llm", help="GGUF file or manifest name of the answering LLM."),
         llm_threads: int = typer.Option(

@@ -18,8 +18,9 @@ from kiosk.config import PROJECT_ROOT
 from kiosk.errors import DataError
 from kiosk.memory.sensitivity import CATEGORIES
 
-Split = Literal["dev", "test"]
-SPLITS: tuple[Split, ...] = ("dev", "test")
+Split = Literal["dev", "test", "holdout"]
+SPLITS: tuple[Split, ...] = ("dev", "test", "holdout")
+SPLIT_CHOICES = "dev, test, holdout or all"
 ANSWERABLE_KINDS = ("yes-no", "either-or", "who", "list", "when", "what")
 UNANSWERABLE_KINDS = ("unanswerable", "other-private")
 KINDS = ANSWERABLE_KINDS + UNANSWERABLE_KINDS
@@ -89,9 +90,9 @@ class Household:
 
 
 def load_households(directory: Path = DEFAULT_DIR, split: str = "all") -> list[Household]:
-    """Every `<id>.toml` under `directory` of `split` (dev, test or all), sorted by id."""
+    """Every `<id>.toml` under `directory` of `split` (dev, test, holdout or all), sorted by id."""
     if split not in (*SPLITS, "all"):
-        raise DataError(f"unknown split {split!r}", "use dev, test or all")
+        raise DataError(f"unknown split {split!r}", f"use {SPLIT_CHOICES}")
     if not directory.is_dir():
         raise DataError(f"household directory {directory} does not exist", "give --data DIR with the *.toml files")
     households = [load_household(path) for path in sorted(directory.glob("*.toml"))]
@@ -151,7 +152,7 @@ class _Reader:
             raise self.fail("[household]", f"id {household_id!r} is not the file name {self.path.stem!r}")
         split = self.field(head, "split", "[household]")
         if split not in SPLITS:
-            raise self.fail("[household]", f"split {split!r} is not dev or test")
+            raise self.fail("[household]", f"split {split!r} is not dev, test or holdout")
         zone_name = self.field(head, "timezone", "[household]")
         try:
             self.zone = ZoneInfo(zone_name)
