@@ -9,20 +9,47 @@ other than the options or days it names. Only a plain contradiction withdraws an
 - either/or: the answer holds one option, and the lines about the question hold the other option and not that one;
 - yes/no, for a weekday, month or number the question names: "yes" when the lines name none of them but another
   of the same kind ("Wednesday" asked, "Tuesday and Thursday" said); "no" when the lines name each of them and no
-  other of the same kind.
+  other of the same kind;
+- yes/no, a "yes" a line about the question denies: a word of the question's subject, or a name it gives that is
+  no note's speaker, comes just after a denying word ("no aspirin with it", "allergic to latex", "hold tonight's
+  warfarin") or just before a word saying it is away ("the lift next to the ward is out until Monday", "Dr Kavanagh
+  is on annual leave"). A line is about the question when it holds two of those words (all, when there are fewer),
+  or the name the denial is about. A question holding such a word itself ("Is the lift still out?", "Is Yuna
+  allergic to peanuts?") is not judged this way: there "yes" is the denial. Nor is a question about the past
+  ("Did they grow up with a dog?", "Have they been to Rio?"): a note's denial is a standing rule or how things are
+  now, and what someone never did once may still have happened (it withdrew three right LoCoMo answers).
 
 When no line is about the question, or the lines hold both options, nothing is judged: the model's answer stands.
 """
 
 from __future__ import annotations
 
-from kiosk.llm.answer_form import asks_yes_or_no, content_stems, offers_a_choice, says_unknown, subject_stems
+import re
+
+from kiosk.llm.answer_form import (
+    asks_yes_or_no,
+    content_stems,
+    offers_a_choice,
+    says_unknown,
+    subject_stems,
+    word_set,
+)
 from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.prompts import UNKNOWN_ANSWER
-from kiosk.llm.unsupported import MONTHS, WEEKDAYS, held_words
+from kiosk.llm.unsupported import MONTHS, WEEKDAYS, held_words, note_people
 from kiosk.stems import porter_stem
 
 _KINDS = ("weekday", "month", "number")
+# A word of what is asked right after one of these is refused or stopped: "no aspirin", "allergic to latex".
+_DENYING = word_set("no not never avoid without hold stop stopped allergic")
+# ... or right before one of these, away: "the lift is out", "Dr Kavanagh is on annual leave".
+_AWAY = word_set("out off closed cancelled canceled leave not isn't aren't won't can't")
+_DENYING_REACH = 2  # words between the denying word and the word it denies: "hold tonight's warfarin"
+_AWAY_REACH = 4  # "is on annual leave"
+# The openers of a question about now ("Can I ...", "Is the lift ..."), not the past ("Did ...", "Have ...").
+_ASKS_ABOUT_NOW = word_set("is are am can could may must should do does will")
+_ANCHOR = re.compile(r"\s*\([^()]*\)")  # a relative day's date in brackets, kiosk.llm.time_anchors
+_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ']+")
 
 
 def _kind(word: str) -> str | None:
@@ -89,6 +116,36 @@ def _contradicts_yes_or_no(question: str, answer: str, notes: str) -> bool:
     return False
 
 
+def _words(text: str) -> list[str]:
+    return [word.lower().removesuffix("'s") for word in _WORD.findall(_ANCHOR.sub("", text).replace("’", "'"))]
+
+
+def _denies(question: str, notes: str) -> bool:
+    """True when a note line about `question` denies what it asks (see the module's docstring)."""
+    asked = _words(question)
+    if not asked or asked[0] not in _ASKS_ABOUT_NOW or _DENYING.intersection(asked) or _AWAY.intersection(asked):
+        return False
+    lines = [line for _, line in dated_note_lines(notes)]
+    subject = subject_stems(question)
+    names = {word.lower() for word in _WORD.findall(question)[1:] if word[:1].isupper()}
+    names -= WEEKDAYS | MONTHS | note_people(lines) | {"i"}
+    wanted = len(subject) + len(names)
+    for line in lines:
+        words = _words(line)
+        stems = [porter_stem(word) for word in words]
+        held = subject.intersection(stems) | names.intersection(words)
+        for index, (word, stem) in enumerate(zip(words, stems, strict=True)):
+            if stem not in subject and word not in names:
+                continue
+            before = words[max(0, index - _DENYING_REACH - 1) : index]
+            if _DENYING.intersection(before):
+                return True
+            about = len(held) >= min(2, wanted) or word in names
+            if about and _AWAY.intersection(words[index + 1 : index + 1 + _AWAY_REACH]):
+                return True
+    return False
+
+
 def contradicted(question: str, answer: str, notes: str) -> bool:
     """True when the notes about `question` contradict the choice `answer` makes (see the module's docstring)."""
     if says_unknown(answer):
@@ -96,8 +153,12 @@ def contradicted(question: str, answer: str, notes: str) -> bool:
     if offers_a_choice(question):
         return _contradicts_choice(question, answer, notes)
     if asks_yes_or_no(question):
-        return _contradicts_yes_or_no(question, answer, notes)
+        return _contradicts_yes_or_no(question, answer, notes) or (_says_yes(answer) and _denies(question, notes))
     return False
+
+
+def _says_yes(answer: str) -> bool:
+    return bool(answer.split()) and answer.split()[0].lower().strip(",.!") == "yes"
 
 
 def checked_choice(question: str, answer: str, notes: str) -> str | None:

@@ -16,6 +16,10 @@ Nora: My eye drops go in morning and night
 Nora: Tom has football training every Monday and Wednesday at half five
 [9 October 2026]
 Nora: Actually the dentist moved to Friday (16 October 2026) at 9
+Nora: The GP says no aspirin with the warfarin, paracetamol is fine
+Nora: I'm allergic to latex, so the nitrile gloves for me
+Nora: The lift by the car park is out until Monday (12 October 2026)
+Nora: Dr Okoye is on annual leave until the 20th (20 October 2026)
 </notes>"""
 
 
@@ -29,6 +33,10 @@ def notes(question: str) -> str:
         ("Does Pepper get the meloxicam with dinner or at night?", "At night"),  # the eye drops' night
         ("Does Tom have football on Tuesdays?", "Yes"),  # Monday and Wednesday
         ("Is the dentist on Friday?", "No"),  # the note names Friday and no other day
+        ("Can I take an aspirin with my warfarin?", "Yes, you can"),  # "no aspirin with the warfarin"
+        ("Can I use the latex gloves in the treatment room?", "Yes"),  # "allergic to latex"
+        ("Is the lift by the car park working?", "Yes"),  # "is out until Monday"
+        ("Is Dr Okoye in this Wednesday?", "Yes"),  # "on annual leave"
     ],
 )
 def test_a_choice_the_notes_about_the_question_contradict_is_withdrawn(question: str, answer: str) -> None:
@@ -49,6 +57,13 @@ def test_a_choice_the_notes_about_the_question_contradict_is_withdrawn(question:
         ("Does Maja have handball on Saturday?", "Yes"),  # no line about handball
         ("Does Tom have football on Tuesdays?", UNKNOWN_ANSWER),
         ("When does Tom have football?", "Tuesday"),  # not a choice: kiosk.llm.unsupported judges it
+        ("Can I take an aspirin with my warfarin?", "No"),  # a "no" is never withdrawn for a denial
+        ("Can I take paracetamol?", "Yes"),  # the denial is about the aspirin
+        ("Does Pepper get her meloxicam with dinner?", "Yes"),  # "never" there is about the empty stomach
+        ("Am I allergic to latex?", "Yes"),  # the question asks about the denial itself
+        ("Is the lift by the car park still out?", "Yes"),
+        ("Is Dr Okoye in this Wednesday?", "No"),
+        ("Did I ever take aspirin with the warfarin?", "Yes"),  # about the past: the denial is a rule for now
     ],
 )
 def test_a_choice_the_notes_do_not_contradict_is_kept(question: str, answer: str) -> None:
