@@ -125,6 +125,19 @@ def asks_yes_or_no(question: str) -> bool:
     )
 
 
+_ASKS_WHEN_IT_IS = re.compile(
+    r"^\s*(?:when(?:'s|’s|\s+is|\s+are|\s+will|\s+do|\s+does|\s+am|\s+should|\s+must|\s+can)|by\s+when|"
+    r"what\s+(?:day|date|time)(?:'s|’s|\s+is|\s+are|\s+will|\s+do|\s+does)|which\s+day)\b",
+    re.IGNORECASE,
+)
+
+
+def asks_when_it_is(question: str) -> bool:
+    """True for a question about when something is or will be ("When's my dentist?", "By when ...?"), not when
+    it was ("When did ...?")."""
+    return bool(_ASKS_WHEN_IT_IS.search(question))
+
+
 _PERSONS = word_set("i me you we us him them mine yours ours theirs hers myself yourself")
 
 

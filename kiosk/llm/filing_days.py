@@ -9,8 +9,10 @@ a line already carry their date in brackets (kiosk.llm.time_anchors), so the fil
 such a question.
 
 When the question asks when something is or will be (not when it was), and the answer names a day of the month
-that is a filing day of the notes and that no note line names in its own words, the model is asked again with the
-day headers left out, and its new answer is shown.
+that is a filing day of the notes and that no note line about the question (kiosk.llm.unsupported.lines_about)
+names in its own words, the model is asked again with the day headers left out, and its new answer is shown. A line
+about something else naming that day does not make it the answer: "When is my mum's birthday?" -> "14 October
+2026", the day another birthday was mentioned and also the day of a fire drill.
 """
 
 from __future__ import annotations
@@ -18,27 +20,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from kiosk.llm.answer_form import says_unknown
+from kiosk.llm.answer_form import asks_when_it_is, says_unknown
 from kiosk.llm.note_lines import DAY_HEADER, filing_day, note_lines
+from kiosk.llm.unsupported import lines_about
 from kiosk.local_time import MONTH_NAMES
 
-_ASKS_WHEN_IT_IS = re.compile(
-    r"^\s*(?:when(?:'s|’s|\s+is|\s+are|\s+will|\s+do|\s+does|\s+am|\s+should|\s+must|\s+can)|by\s+when|"
-    r"what\s+(?:day|date|time)(?:'s|’s|\s+is|\s+are|\s+will|\s+do|\s+does)|which\s+day)\b",
-    re.IGNORECASE,
-)
 _MONTH = "|".join(MONTH_NAMES)
 _DAY_OF_MONTH = re.compile(
     rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{_MONTH})\b|"
     rf"\b(?P<month2>{_MONTH})\s+(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?\b",
     re.IGNORECASE,
 )
-
-
-def asks_when_it_is(question: str) -> bool:
-    """True for a question about when something is or will be ("When's my dentist?", "By when ...?"), not when
-    it was ("When did ...?")."""
-    return bool(_ASKS_WHEN_IT_IS.search(question))
 
 
 def days_named(text: str) -> frozenset[tuple[int, str]]:
@@ -50,16 +42,15 @@ def days_named(text: str) -> frozenset[tuple[int, str]]:
 
 
 def copies_a_filing_day(question: str, answer: str, notes: str) -> bool:
-    """True when `answer` gives a filing day of `notes`, that no note line names, to a question about when something
-    is (see the module's docstring)."""
+    """True when `answer` gives a filing day of `notes`, that no note line about the question names, to a question
+    about when something is (see the module's docstring)."""
     if says_unknown(answer) or not asks_when_it_is(question):
         return False
     named = days_named(answer)
     if not named:
         return False
-    lines = note_lines(notes)
-    filed = {(line.day.day, f"{line.day:%B}".lower()) for line in lines if line.day is not None}
-    stated = frozenset().union(*(days_named(line.text) for line in lines))
+    filed = {(line.day.day, f"{line.day:%B}".lower()) for line in note_lines(notes) if line.day is not None}
+    stated = frozenset().union(*(days_named(line) for line in lines_about(question, notes, with_days=False)))
     return bool(named & filed) and not named & stated
 
 

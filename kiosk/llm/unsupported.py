@@ -10,8 +10,11 @@ doses, days of the month, years), weekdays, months, and names (a word the notes 
 note's speaker or author). Each such word of the answer that the question does not already hold must be in a note
 line about what the question asks (kiosk.llm.answer_form.says_what_is_asked, one word of its subject) or in the
 reply that follows such a line in a conversation, or in the day that line is filed under; when no line is about it,
-in any note line. Otherwise the answer is shown as "I don't know". A yes/no or either/or answer chooses rather than
-names (kiosk.llm.choices checks those), and an answer without such words is left alone.
+in any note line. Asked when something is or will be, the day a line is filed under does not count: it is when the
+line was said ("When is my mum's birthday?" -> "14 October 2026", the day another birthday was mentioned), and a
+relative day in a line carries its own date (kiosk.llm.time_anchors). Otherwise the answer is shown as "I don't
+know". A yes/no or either/or answer chooses rather than names (kiosk.llm.choices checks those), and an answer
+without such words is left alone.
 """
 
 from __future__ import annotations
@@ -19,7 +22,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from kiosk.llm.answer_form import asks_yes_or_no, content_stems, offers_a_choice, says_unknown, says_what_is_asked
+from kiosk.llm.answer_form import (
+    asks_when_it_is,
+    asks_yes_or_no,
+    content_stems,
+    offers_a_choice,
+    says_unknown,
+    says_what_is_asked,
+)
 from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.prompts import LABEL_AUTHOR, NOTE_SPEAKER, UNKNOWN_ANSWER
 from kiosk.local_time import MONTH_NAMES
@@ -113,23 +123,23 @@ def held_words(text: str) -> frozenset[str]:
     return frozenset(held)
 
 
-def lines_about(question: str, notes: str) -> list[str]:
-    """The note lines of `notes` about what `question` asks, each with the day it is filed under, and the reply
-    that follows each in a conversation; every note line when none is about it. A line is about it when it holds a
-    word of the question's subject, or a name the question gives that is no note's speaker or author ("Uppsala",
-    "Farmor"; every line of a person names them). A reply is the next line of the same day spoken by someone else
-    in the same person's notes ("How long have you been married?" / "5 years already!"): the answer is often there,
-    in words of its own."""
+def lines_about(question: str, notes: str, *, with_days: bool = True) -> list[str]:
+    """The note lines of `notes` about what `question` asks, each with the day it is filed under (unless not
+    `with_days`), and the reply that follows each in a conversation; every note line when none is about it. A line
+    is about it when it holds a word of the question's subject, or a name the question gives that is no note's
+    speaker or author ("Uppsala", "Farmor"; every line of a person names them). A reply is the next line of the
+    same day spoken by someone else in the same person's notes ("How long have you been married?" / "5 years
+    already!"): the answer is often there, in words of its own."""
     lines = dated_note_lines(notes)
     named = {_bare(word) for word in _tokens(question)[1:] if word[:1].isupper()}
     named -= WEEKDAYS | MONTHS | note_people(line for _, line in lines) | {"i"}
     about = [says_what_is_asked(question, line, words=1) or bool(named & held_words(line)) for _, line in lines]
     kept = [
-        f"{day} {line}"
+        f"{day} {line}" if with_days else line
         for index, (day, line) in enumerate(lines)
         if about[index] or (index and about[index - 1] and _replies(lines[index - 1], (day, line)))
     ]
-    return kept or [f"{day} {line}" for day, line in lines]
+    return kept or [f"{day} {line}" if with_days else line for day, line in lines]
 
 
 def _replies(said: tuple[str, str], reply: tuple[str, str]) -> bool:
@@ -155,7 +165,8 @@ def unsupported_words(question: str, answer: str, notes: str) -> frozenset[str]:
     named = typed_words(answer, names) - held_words(question)
     if not named:
         return frozenset()
-    return named - held_words(" ".join(lines_about(question, notes)))
+    about = lines_about(question, notes, with_days=not asks_when_it_is(question))
+    return named - held_words(" ".join(about))
 
 
 def supported_answer(question: str, answer: str, notes: str) -> str | None:

@@ -8,8 +8,9 @@ from datetime import datetime
 import pytest
 from doubles import ScriptedLLM
 
+from kiosk.llm.answer_form import asks_when_it_is
 from kiosk.llm.answer_steps import shown_reply
-from kiosk.llm.filing_days import asks_when_it_is, copies_a_filing_day, days_named, misleading_lines
+from kiosk.llm.filing_days import copies_a_filing_day, days_named, misleading_lines
 from kiosk.llm.note_lines import asked_again_without
 from kiosk.llm.profiles import DEFAULT_PROFILE, profile_without
 from kiosk.llm.prompts import compact_answer_messages, notes_text
@@ -59,6 +60,19 @@ def test_a_day_a_note_names_in_its_own_words_is_no_copy_of_its_header() -> None:
     today = [(datetime(2026, 10, 6, 8, 0), "The plumber comes on 6 October at 10.", "Kenji")]
     notes = notes_text(compact_answer_messages("When is the plumber coming?", today, "Kenji"))
     assert not copies_a_filing_day("When is the plumber coming?", "6 October 2026", notes)
+
+
+def test_a_day_only_a_line_about_something_else_names_is_still_a_copy() -> None:
+    birthdays = [
+        (datetime(2026, 10, 12, 9, 0), "My mum's birthday is on the 24th, remind me to order flowers.", "Priya"),
+        (datetime(2026, 10, 14, 9, 0), "Fire drill this Wednesday 14 October at 11.", "Priya"),
+        (datetime(2026, 10, 14, 9, 5), "Team lunch for Victor's birthday is on the 23rd at 12:30.", "Priya"),
+    ]
+    question = "When is my mum's birthday?"
+    notes = notes_text(compact_answer_messages(question, birthdays, "Priya"))
+    assert "[14 October 2026]" in notes
+    assert copies_a_filing_day(question, "14 October 2026", notes)  # only the fire drill names the 14th
+    assert not copies_a_filing_day("When is the fire drill?", "14 October 2026", notes)
 
 
 def test_the_model_is_asked_again_without_the_day_headers() -> None:

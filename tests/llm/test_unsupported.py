@@ -40,6 +40,7 @@ def notes(question: str) -> str:
         ("When does the boiler man come?", "Sunday"),  # the bins' day
         ("How much meloxicam does Pepper get?", "5 mg"),  # a dose no note gives
         ("When is Rosa's swimming lesson?", "16 October 2026"),  # Rosa speaks, but not of swimming
+        ("When are Tom's swimming lessons?", "6 October 2026"),  # the day the line was said, not the lessons'
     ],
 )
 def test_a_day_number_or_name_from_another_note_or_none_is_withdrawn(question: str, answer: str) -> None:
@@ -55,6 +56,7 @@ def test_a_day_number_or_name_from_another_note_or_none_is_withdrawn(question: s
         ("How much meloxicam does Pepper get?", "2.5 mg, half a tablet"),
         ("What time are Tom's swimming lessons?", "17.30"),  # the same time, written with a dot
         ("When did I write about the swimming lessons?", "6 October 2026"),  # the day the line is filed under
+        ("When is the boiler man coming?", "15 October 2026"),  # the line's own date
         ("Where is Gran's lunch?", "the Harbour Inn"),  # the name is in the line about the lunch
         ("What does Pepper get with her dinner?", "half a tablet of meloxicam"),  # no day, number or name to check
         ("What time is Gran's lunch?", UNKNOWN_ANSWER),
