@@ -6,7 +6,9 @@ swimming note says Tuesdays and Thursdays; "Do I take the prednisolone with brea
 lines about what is asked: a line holding a word of the question's subject (kiosk.llm.answer_form.subject_stems)
 other than the options or days it names. Only a plain contradiction withdraws an answer:
 
-- either/or: the answer holds one option, and the lines about the question hold the other option and not that one;
+- either/or: the answer holds one option, and the lines about the question hold the other option and not that one,
+  or hold both and every line saying something changed changes it to the other ("Actually we're moving the lunch
+  to Sunday, because Javier works on Saturday": not Saturday);
 - yes/no, for a weekday, month or number the question names: "yes" when the lines name none of them but another
   of the same kind ("Wednesday" asked, "Tuesday and Thursday" said); "no" when the lines name each of them and no
   other of the same kind;
@@ -27,6 +29,7 @@ from __future__ import annotations
 import re
 
 from kiosk.llm.answer_form import (
+    QUOTES_AND_PUNCTUATION,
     asks_yes_or_no,
     content_stems,
     offers_a_choice,
@@ -36,10 +39,13 @@ from kiosk.llm.answer_form import (
 )
 from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.prompts import UNKNOWN_ANSWER
+from kiosk.llm.superseded import CHANGE
 from kiosk.llm.unsupported import MONTHS, WEEKDAYS, held_words, note_people
 from kiosk.stems import porter_stem
 
 _KINDS = ("weekday", "month", "number")
+# Words giving when a thing is taken or done relative to another; "before food or after?" leaves the "food" unsaid.
+_TIMINGS = word_set("before after with without during")
 # A word of what is asked right after one of these is refused or stopped: "no aspirin", "allergic to latex".
 _DENYING = word_set("no not never avoid without hold stop stopped allergic")
 # ... or right before one of these, away: "the lift is out", "Dr Kavanagh is on annual leave".
@@ -62,17 +68,29 @@ def _kind(word: str) -> str | None:
 
 def _options(question: str) -> frozenset[str]:
     """The stems of the words an either/or question offers: the nearest content word on each side of each "or"
-    ("with breakfast or at night" -> breakfast, night)."""
+    ("with breakfast or at night" -> breakfast, night); for a timing left unsaid after the "or", the two timings
+    ("before food or after?" -> before, after)."""
     words = question.split()
     options: set[str] = set()
     for index, word in enumerate(words):
         if word.lower() != "or":
+            continue
+        after = [_bare_word(other) for other in words[index + 1 :]]
+        timing = next(
+            (other for other in reversed(words[max(0, index - 3) : index]) if _bare_word(other) in _TIMINGS), None
+        )
+        if len(after) == 1 and after[0] in _TIMINGS and timing is not None:
+            options.update(content_stems(f"{timing} {after[0]}"))
             continue
         for side in (reversed(words[:index]), words[index + 1 :]):
             stem = next((stems for other in side if (stems := content_stems(other))), None)
             if stem:
                 options.update(stem)
     return frozenset(options)
+
+
+def _bare_word(word: str) -> str:
+    return word.lower().strip(QUOTES_AND_PUNCTUATION)
 
 
 def _lines_about(question: str, notes: str, leave_out: frozenset[str]) -> list[str]:
@@ -88,8 +106,23 @@ def _contradicts_choice(question: str, answer: str, notes: str) -> bool:
     chosen = options & content_stems(answer)
     if len(chosen) != 1 or len(options) < 2:
         return False
-    held = content_stems(" ".join(_lines_about(question, notes, options)))
+    lines = _lines_about(question, notes, options)
+    held = content_stems(" ".join(lines))
+    if chosen & held and (options - chosen) & held:
+        changed_to = {_first_option_after_change(line, options) for line in lines} - {None}
+        return len(changed_to) == 1 and not chosen & changed_to
     return not chosen & held and bool((options - chosen) & held)
+
+
+def _first_option_after_change(line: str, options: frozenset[str]) -> str | None:
+    """The option a line changes things to: the first option named after its change word ("Actually we're moving
+    the lunch to Sunday the 4th, because Javier works on Saturday" -> Sunday); None without a change word."""
+    change = CHANGE.search(line)
+    if change is None:
+        return None
+    return next(
+        (stem for word in line[change.end() :].split() for stem in content_stems(word) if stem in options), None
+    )
 
 
 def _contradicts_yes_or_no(question: str, answer: str, notes: str) -> bool:

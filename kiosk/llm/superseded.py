@@ -32,7 +32,7 @@ from kiosk.stems import porter_stem
 
 # Words that say a note changes what an earlier one said: those of the household set's development notes ("actually",
 # "moved", "changes to 6140 from Monday", ...) and their common forms and synonyms ("postponed", "from tonight").
-_CHANGE = re.compile(
+CHANGE = re.compile(
     r"\b(?:actually|moved?|moving|changed?|changes|instead|now|no\s+longer|any\s?more|cancel(?:l)?ed|rearranged|"
     r"postponed|brought\s+forward|put\s+back|up\s+to|down\s+to|change\s+of\s+plan|"
     r"from\s+(?:today|tonight|tomorrow|now\s+on|next\s+\w+|the\s+\d+\w*|(?:mon|tues|wednes|thurs|fri|satur|sun)day))\b",
@@ -80,7 +80,7 @@ def _changes(
     if not old.before(new) or not about[old] <= about[new] or named <= held_words(new.text):
         return False
     others = typed_words(new.text, names) - named
-    return any(_kind(word) in kinds for word in others) and bool(_CHANGE.search(new.text))
+    return any(_kind(word) in kinds for word in others) and bool(CHANGE.search(new.text))
 
 
 def _subject(question: str, people: frozenset[str]) -> frozenset[str]:

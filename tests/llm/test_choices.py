@@ -20,6 +20,10 @@ Nora: The GP says no aspirin with the warfarin, paracetamol is fine
 Nora: I'm allergic to latex, so the nitrile gloves for me
 Nora: The lift by the car park is out until Monday (12 October 2026)
 Nora: Dr Okoye is on annual leave until the 20th (20 October 2026)
+Nora: The amoxicillin is three times a day after food
+Nora: Gran's lunch is on Saturday at 1
+[10 October 2026]
+Nora: Actually we're moving Gran's lunch to Sunday, because Ivan works on Saturday
 </notes>"""
 
 
@@ -37,6 +41,8 @@ def notes(question: str) -> str:
         ("Can I use the latex gloves in the treatment room?", "Yes"),  # "allergic to latex"
         ("Is the lift by the car park working?", "Yes"),  # "is out until Monday"
         ("Is Dr Okoye in this Wednesday?", "Yes"),  # "on annual leave"
+        ("The amoxicillin, is that before food or after?", "Before food"),  # "before" and "after" the options
+        ("Is Gran's lunch on Saturday or Sunday?", "Saturday"),  # moved to Sunday; Saturday is only the reason
     ],
 )
 def test_a_choice_the_notes_about_the_question_contradict_is_withdrawn(question: str, answer: str) -> None:
@@ -64,6 +70,8 @@ def test_a_choice_the_notes_about_the_question_contradict_is_withdrawn(question:
         ("Is the lift by the car park still out?", "Yes"),
         ("Is Dr Okoye in this Wednesday?", "No"),
         ("Did I ever take aspirin with the warfarin?", "Yes"),  # about the past: the denial is a rule for now
+        ("The amoxicillin, is that before food or after?", "After food"),
+        ("Is Gran's lunch on Saturday or Sunday?", "Sunday"),
     ],
 )
 def test_a_choice_the_notes_do_not_contradict_is_kept(question: str, answer: str) -> None:
