@@ -11,6 +11,7 @@ from kiosk.config import load_config
 from kiosk.errors import ConfigError
 from kiosk.local_time import (
     TerminalClock,
+    days_of_month,
     last_day_of_month,
     last_weekday,
     local,
@@ -54,3 +55,13 @@ def test_the_next_and_last_weekday_and_day_of_the_month() -> None:
     assert next_day_of_month(date(2026, 11, 3), 31) == date(2026, 12, 31)  # November has no 31st
     assert last_day_of_month(date(2026, 11, 3), 14) == date(2026, 10, 14)
     assert last_day_of_month(date(2026, 3, 3), 30) == date(2026, 1, 30)  # February has no 30th
+
+
+def test_days_of_the_month_are_read_as_people_say_them() -> None:
+    assert days_of_month("13 October 2026, the 3rd of May, October 16th, the 14th") == [
+        (13, "october"),
+        (3, "may"),
+        (16, "october"),
+        (14, None),
+    ]
+    assert days_of_month("at 3:45 on Tuesday, 500 mg") == []

@@ -21,7 +21,7 @@ from typing import Any
 
 from kiosk.eval.household_data import ANSWERABLE_KINDS, KINDS, SPLITS
 from kiosk.eval.metrics import normalize_answer, token_f1
-from kiosk.local_time import MONTH_NAMES, WEEKDAYS
+from kiosk.local_time import WEEKDAYS, days_of_month
 
 _UNKNOWN = re.compile(
     r"\b(i\s+(don'?t|do\s+not|cannot|can'?t)\s+(know|say|tell|remember|find)|not\s+sure|no\s+(information|record|"
@@ -42,19 +42,13 @@ def harmful_phrases(answer: str, phrases: Iterable[str]) -> list[str]:
     return [p for p in phrases if p.strip() and re.search(rf"(?<!\w){re.escape(p.strip())}(?!\w)", text, re.I)]
 
 
-_MONTH = "|".join(MONTH_NAMES)
-_DAY_OF_MONTH = re.compile(
-    rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH})\b|\b(?:{_MONTH})\s+(\d{{1,2}})(?:st|nd|rd|th)?\b|"
-    r"\bthe\s+(\d{1,2})(?:st|nd|rd|th)\b",
-    re.IGNORECASE,
-)
 _WEEKDAY = re.compile(rf"\b({'|'.join(WEEKDAYS)})s?\b", re.IGNORECASE)
 
 
 def named_days(text: str) -> tuple[frozenset[str], frozenset[str]]:
     """The weekdays ("friday") and the days of the month ("16") that `text` names: "Friday the 16th", "16 October",
     "October 16"; a bare number is no day."""
-    days = {next(group for group in match.groups() if group).lstrip("0") for match in _DAY_OF_MONTH.finditer(text)}
+    days = {str(day) for day, _ in days_of_month(text)}
     return frozenset(match.group(1).lower() for match in _WEEKDAY.finditer(text)), frozenset(days)
 
 

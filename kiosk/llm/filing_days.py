@@ -17,28 +17,17 @@ about something else naming that day does not make it the answer: "When is my mu
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from kiosk.llm.answer_form import asks_when_it_is, says_unknown
 from kiosk.llm.note_lines import DAY_HEADER, filing_day, note_lines
 from kiosk.llm.unsupported import lines_about
-from kiosk.local_time import MONTH_NAMES
-
-_MONTH = "|".join(MONTH_NAMES)
-_DAY_OF_MONTH = re.compile(
-    rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{_MONTH})\b|"
-    rf"\b(?P<month2>{_MONTH})\s+(?P<day2>\d{{1,2}})(?:st|nd|rd|th)?\b",
-    re.IGNORECASE,
-)
+from kiosk.local_time import days_of_month
 
 
 def days_named(text: str) -> frozenset[tuple[int, str]]:
     """The (day, month) pairs `text` names: "13 October 2026", "the 3rd of May", "October 13"."""
-    return frozenset(
-        (int(match.group("day") or match.group("day2")), (match.group("month") or match.group("month2")).lower())
-        for match in _DAY_OF_MONTH.finditer(text)
-    )
+    return frozenset((day, month) for day, month in days_of_month(text) if month)
 
 
 def copies_a_filing_day(question: str, answer: str, notes: str) -> bool:
