@@ -34,19 +34,20 @@ WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", 
 """Weekday names, lower case, in datetime.weekday() order."""
 
 _MONTH = "|".join(MONTH_NAMES)
-_DAY_OF_MONTH = re.compile(
+DAY_OF_MONTH = re.compile(
     rf"\b(?P<day>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<month>{_MONTH})\b|"
     rf"\b(?P<month_first>{_MONTH})\s+(?P<day_after>\d{{1,2}})(?:st|nd|rd|th)?\b|"
     rf"\bthe\s+(?P<day_alone>\d{{1,2}})(?:st|nd|rd|th)\b(?!\s+(?:of\s+)?(?:{_MONTH})\b)",
     re.IGNORECASE,
 )
+"""A day of the month as people say it (days_of_month reads its groups)."""
 
 
 def days_of_month(text: str) -> list[tuple[int, str | None]]:
     """The days of the month `text` names, each with its month (lower case) when it is named: "13 October 2026",
     "the 3rd of May", "October 16th"; "the 14th" has none. A bare number is no day."""
     days: list[tuple[int, str | None]] = []
-    for match in _DAY_OF_MONTH.finditer(text):
+    for match in DAY_OF_MONTH.finditer(text):
         day = match.group("day") or match.group("day_after") or match.group("day_alone")
         month = match.group("month") or match.group("month_first")
         days.append((int(day), month.lower() if month else None))

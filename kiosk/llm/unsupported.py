@@ -13,8 +13,10 @@ reply that follows such a line in a conversation, or in the day that line is fil
 in any note line. Asked when something is or will be, the day a line is filed under does not count: it is when the
 line was said ("When is my mum's birthday?" -> "14 October 2026", the day another birthday was mentioned), and a
 relative day in a line carries its own date (kiosk.llm.time_anchors). Otherwise the answer is shown as "I don't
-know". A yes/no or either/or answer chooses rather than names (kiosk.llm.choices checks those), and an answer
-without such words is left alone.
+know". So is an amount of money the notes about the question hold only as a time of day ("How much does the
+hairdresser charge?" -> "$11", from "the hairdresser comes on Fridays at 11"), and an answer to "What time ...?"
+naming no time of day ("The 5th of October"): it does not answer what was asked. A yes/no or either/or answer
+chooses rather than names (kiosk.llm.choices checks those), and an answer without such words is left alone.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from kiosk.llm.answer_form import (
 )
 from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.prompts import LABEL_AUTHOR, NOTE_SPEAKER, UNKNOWN_ANSWER
-from kiosk.local_time import MONTH_NAMES
+from kiosk.local_time import DAY_OF_MONTH, MONTH_NAMES
 from kiosk.local_time import WEEKDAYS as WEEKDAY_NAMES
 
 WEEKDAYS = frozenset(WEEKDAY_NAMES)
@@ -46,7 +48,23 @@ _NUMBER_WORDS = {
 }
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]+(?:['’][A-Za-z]+)?|\d+(?:[.:,]\d+)*")
 _LINE_START_OR_LABEL = re.compile(r"^(?:- )?(?:\([^()]*\)\s*)?")
-_LABELLED = re.compile(r"^- \(")  # another author's note, as kiosk.llm.prompts.shared_notes writes it
+_LABELLED = re.compile(r"^- \(")
+_AMOUNT = re.compile(
+    r"[$£€]\s?(\d+(?:[.,]\d+)*)|\b(\d+(?:[.,]\d+)*)\s?(?:dollars?|pounds?|euros?|kronor|kr|bucks|quid)\b",
+    re.IGNORECASE,
+)
+# A number that is a time of day: "at 11", "11:30", "11 am", "7 o'clock".
+_CLOCK = re.compile(
+    r"\bat\s+\d{1,2}\b|\b\d{1,2}(?:[:.]\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.|o'clock)|\b\d{1,2}[:.]\d{2}\b", re.I
+)
+_ASKS_WHAT_TIME = re.compile(r"^\s*(?:at\s+)?what\s+time\b", re.IGNORECASE)
+_TIME_OF_DAY = re.compile(
+    r"\b(?:noon|midday|midnight|morning|afternoon|evening|night|tonight|lunch\w*|dinner\w*|tea\w*|breakfast|"
+    r"half|quarter|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b",
+    re.IGNORECASE,
+)
+_ORDINAL = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b", re.IGNORECASE)
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")  # another author's note, as kiosk.llm.prompts.shared_notes writes it
 
 
 def _number(token: str) -> str:
@@ -169,6 +187,29 @@ def unsupported_words(question: str, answer: str, notes: str) -> frozenset[str]:
     return named - held_words(" ".join(about))
 
 
+def clock_only_amounts(question: str, answer: str, notes: str) -> frozenset[str]:
+    """The amounts of money `answer` names ("$11", "11 pounds") that the notes about the question hold only as a
+    time of day ("the hairdresser comes on Fridays at 11")."""
+    amounts = {_number(next(group for group in match.groups() if group)) for match in _AMOUNT.finditer(answer)}
+    if not amounts:
+        return frozenset()
+    about = " ".join(lines_about(question, notes, with_days=False))
+    return frozenset(amounts & held_words(about)) - held_words(_CLOCK.sub(" ", about))
+
+
+def gives_no_time(question: str, answer: str) -> bool:
+    """True when `question` asks what time and `answer` gives only a day ("The 5th of October"), no time of day."""
+    if says_unknown(answer) or not _ASKS_WHAT_TIME.match(question):
+        return False
+    without_days = _YEAR.sub(" ", _ORDINAL.sub(" ", DAY_OF_MONTH.sub(" ", answer)))
+    return not (_TIME_OF_DAY.search(without_days) or re.search(r"\d", without_days))
+
+
 def supported_answer(question: str, answer: str, notes: str) -> str | None:
-    """ "I don't know" for an answer naming what the notes about the question do not; None keeps the answer."""
-    return UNKNOWN_ANSWER if unsupported_words(question, answer, notes) else None
+    """ "I don't know" for an answer naming what the notes about the question do not, an amount they hold only
+    as a time of day, or no time of day when asked what time; None keeps the answer."""
+    if unsupported_words(question, answer, notes) or gives_no_time(question, answer):
+        return UNKNOWN_ANSWER
+    if not (asks_yes_or_no(question) or offers_a_choice(question)) and clock_only_amounts(question, answer, notes):
+        return UNKNOWN_ANSWER
+    return None

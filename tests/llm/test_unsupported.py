@@ -123,3 +123,37 @@ Nora: The pharmacy parking costs 20 kronor.
 </notes>"""
     question = "When do we leave for Whitby?"
     assert unsupported_words(question, "At 7", answer_prompt(labelled, question)) == {"7"}
+
+
+SERVICES = """Notes of Nora, oldest first:
+<notes>
+[3 October 2026]
+Nora: The hairdresser comes on Fridays at 11, and the window cleaner charges 20 pounds
+Nora: The boiler man is coming on Thursday (15 October 2026) at two
+</notes>"""
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("How much does the hairdresser charge?", "$11 per hour"),  # 11 is when she comes
+        ("What time does the boiler man come?", "15 October 2026"),  # a day, and no time of day
+        ("What time does the boiler man come?", "Thursday"),
+    ],
+)
+def test_an_amount_held_only_as_a_time_or_no_time_when_asked_what_time_is_withdrawn(question: str, answer: str) -> None:
+    assert supported_answer(question, answer, answer_prompt(SERVICES, question)) == UNKNOWN_ANSWER
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("How much does the window cleaner charge?", "£20"),
+        ("What time does the boiler man come?", "At two on Thursday"),
+        ("What time does the boiler man come?", "2"),
+        ("What time does the boiler man come?", "In the afternoon"),
+        ("When does the boiler man come?", "Thursday"),
+    ],
+)
+def test_an_amount_the_notes_give_and_a_time_of_day_are_kept(question: str, answer: str) -> None:
+    assert supported_answer(question, answer, answer_prompt(SERVICES, question)) is None
