@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import date, datetime
 from functools import partial
 from typing import Any, Protocol
 
@@ -325,6 +325,11 @@ class Assistant:
         timings["retrieve"] = retrieval.timings_ms.get("retrieve", 0.0)
         return decision, retrieval, timings
 
+    def asked_on(self) -> date | None:
+        """The terminal's local day, for the answer steps that judge days; None in a replay without a terminal clock
+        (LoCoMo), where days named without a year also stay unresolved."""
+        return self.clock().date() if self.clock.resolves_yearless_days else None
+
     def relevant(self, retrieval: Retrieval) -> Retrieval:
         """`retrieval` without its notes when none is about the question (the retriever's tuned relevance floor)."""
         floor = self.retriever.tuning.relevance_floor
@@ -365,6 +370,7 @@ class Assistant:
                 profile=answer_profile(settings.answer_profile),
                 max_tokens=settings.max_answer_tokens,
                 temperature=ANSWER_TEMPERATURE,
+                asked_on=self.asked_on(),
             ).text
             timings["llm"] = _ms_since(started)
             with owner_scope(self.store, sorted({item.note.owner_id for item in retrieval.notes})):

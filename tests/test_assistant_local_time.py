@@ -14,6 +14,7 @@ from test_assistant import ALICE_FACE, TAU, face
 
 from kiosk.assistant import Assistant
 from kiosk.config import KioskConfig
+from kiosk.llm.prompts import UNKNOWN_ANSWER
 from kiosk.local_time import TerminalClock
 from kiosk.memory import SqliteStore
 from kiosk.retrieval import retriever
@@ -70,6 +71,17 @@ def test_only_a_terminal_clock_resolves_days_without_a_year(terminal: Assistant)
     terminal.clock = TerminalClock(NEW_YORK, fixed=THURSDAY_9PM)
     terminal.retrieve("What is on the 14th?", face(ALICE_FACE))
     assert seen == [None, THURSDAY_9PM]
+
+
+def test_a_day_already_past_on_the_terminal_s_day_is_not_given_as_when_something_is(terminal: Assistant) -> None:
+    terminal.clock = TerminalClock(NEW_YORK, fixed=THURSDAY_9PM)
+    terminal.remember("My blood test is on 1 December 2026 at 9", face(ALICE_FACE))
+    terminal.llm = ScriptedLLM(default="1 December 2026")
+    assert terminal.answer("When is my blood test?", face(ALICE_FACE)).answer == UNKNOWN_ANSWER  # two days ago
+    terminal.clock = TerminalClock(NEW_YORK, fixed=datetime(2026, 11, 30, 9, 0, tzinfo=NEW_YORK))
+    assert terminal.answer("When is my blood test?", face(ALICE_FACE)).answer == "1 December 2026"
+    terminal.clock = TerminalClock(NEW_YORK, fixed=THURSDAY_9PM, resolves_yearless_days=False)  # a replay
+    assert terminal.answer("When is my blood test?", face(ALICE_FACE)).answer == "1 December 2026"
 
 
 def test_my_memories_lists_each_note_at_its_local_time(terminal: Assistant, tmp_path: Path) -> None:

@@ -77,6 +77,7 @@ def ask(
             profile=profile,
             max_tokens=max_tokens,
             temperature=ANSWER_TEMPERATURE,
+            asked_on=assistant.asked_on(),
         )
         steps = {
             "reply": reply,

@@ -13,8 +13,9 @@ only when the answer profile (kiosk.llm.profiles, llm.answer_profile) lists it.
    complete-lists).
 4. An answer the notes about the question do not give: "I don't know" (kiosk.llm.grounding, unknown-ungrounded);
    one naming a day, number or name they do not hold (kiosk.llm.unsupported, unknown-unsupported), or choosing what
-   they contradict (kiosk.llm.choices, unknown-contradicted), likewise; a yes or no the notes moved the model
-   away from (kiosk.llm.notes_shift, unknown-against-notes) too.
+   they contradict (kiosk.llm.choices, unknown-contradicted), likewise; so is a day already past given as when
+   something is (kiosk.llm.past_days, unknown-past-days: only when the day the question is asked is known), and a
+   yes or no the notes moved the model away from (kiosk.llm.notes_shift, unknown-against-notes).
 
 Each step is safe by construction (issue #36): it never removes the part of the reply that answers the question
 (a cut keeps the words choosing between an either/or question's options and a yes/no reply's yes or no, and never
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import date
 
 from kiosk.llm import filing_days, superseded
 from kiosk.llm.answer_form import shown_answer
@@ -38,6 +40,7 @@ from kiosk.llm.grounding import grounded_answer
 from kiosk.llm.lists import LIST_TOKENS, completed_list
 from kiosk.llm.note_lines import asked_again_without
 from kiosk.llm.notes_shift import answer_against_notes
+from kiosk.llm.past_days import checked_past_days
 from kiosk.llm.profiles import AnswerProfile, Step
 from kiosk.llm.prompts import notes_text
 from kiosk.llm.reask import replaced_restatement
@@ -92,9 +95,11 @@ def shown_reply(
     max_tokens: int,
     temperature: float,
     clean: Callable[[str], str] = str.strip,
+    asked_on: date | None = None,
 ) -> ShownAnswer:
     """The answer shown for `reply`, the model's reply to `messages`, after each step (see the module's docstring);
-    `max_tokens` bounds a second answer, `clean` tidies it as the first reply was."""
+    `max_tokens` bounds a second answer, `clean` tidies it as the first reply was, `asked_on` is the terminal's
+    local day the question is asked (None for a replay without a terminal clock)."""
     concise = profile.has("cut-restatement")
     first = shown_answer(question, reply, concise)
     notes = notes_text(messages)
@@ -147,6 +152,8 @@ def shown_reply(
         checks.append(supported_answer)
     if profile.has("unknown-contradicted"):
         checks.append(checked_choice)
+    if profile.has("unknown-past-days"):
+        checks.append(lambda asked, answer, _notes: checked_past_days(asked, answer, asked_on))
     if profile.has("unknown-against-notes"):
         checks.append(lambda asked, answer, _notes: answer_against_notes(llm, messages, asked, answer))
     for check in checks:

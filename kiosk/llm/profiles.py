@@ -31,6 +31,7 @@ Step = Literal[
     "unknown-ungrounded",  # with notes, "I don't know" for an answer they do not give (kiosk.llm.grounding)
     "unknown-unsupported",  # with notes, "I don't know" for a day, number or name they lack (kiosk.llm.unsupported)
     "unknown-contradicted",  # with notes, "I don't know" for a yes/no or either/or they contradict (kiosk.llm.choices)
+    "unknown-past-days",  # "I don't know" for only past days when asked when something is (kiosk.llm.past_days)
     "unknown-against-notes",  # with notes, "I don't know" for a yes or no they move the model away from
 ]
 
@@ -59,9 +60,12 @@ PROFILES: dict[str, AnswerProfile] = {
     "careful": AnswerProfile("careful", (*_SMALL_MODEL, "unknown-ungrounded")),
     # One-thing answers completed to lists: +0.4 LoCoMo F1, no gain on the household questions.
     "lists": AnswerProfile("lists", (*_SMALL_MODEL, "complete-lists")),
-    # "I don't know" for a day, number or name the notes about the question do not hold, and for a yes/no or
-    # either/or choice they contradict (issue #36; bench/results/household.md).
-    "checked": AnswerProfile("checked", (*_SMALL_MODEL, "unknown-unsupported", "unknown-contradicted")),
+    # "I don't know" for a day, number or name the notes about the question do not hold, for a yes/no or
+    # either/or choice they contradict, and for a day already past given as when something is (issue #36;
+    # bench/results/household.md).
+    "checked": AnswerProfile(
+        "checked", (*_SMALL_MODEL, "unknown-unsupported", "unknown-contradicted", "unknown-past-days")
+    ),
     # "I don't know" for a yes or no that the notes made less likely than the question alone does
     # (kiosk.llm.notes_shift).
     "weighed": AnswerProfile("weighed", (*_SMALL_MODEL, "unknown-against-notes")),

@@ -19,9 +19,10 @@ def test_the_comparison_runs_the_default_each_step_off_the_other_profiles_and_pl
         ("lists", "lists", ()),
         ("checked", "checked", ()),
         ("weighed", "weighed", ()),
-        # a profile adding two steps to the default: each alone
+        # a profile adding steps to the default: each alone
         ("checked without unknown-unsupported", "checked", ("unknown-unsupported",)),
         ("checked without unknown-contradicted", "checked", ("unknown-contradicted",)),
+        ("checked without unknown-past-days", "checked", ("unknown-past-days",)),
         ("plain", "plain", ()),
     ]
 

@@ -90,7 +90,7 @@ def test_the_small_model_profile_takes_its_six_steps_in_order_and_the_others_add
     small = PROFILES["small-model"].steps
     assert PROFILES["careful"].steps == (*small, "unknown-ungrounded")
     assert PROFILES["lists"].steps == (*small, "complete-lists")
-    assert PROFILES["checked"].steps == (*small, "unknown-unsupported", "unknown-contradicted")
+    assert PROFILES["checked"].steps == (*small, "unknown-unsupported", "unknown-contradicted", "unknown-past-days")
 
 
 def test_an_answer_the_notes_do_not_give_is_shown_as_unknown_and_kept_for_the_record() -> None:
