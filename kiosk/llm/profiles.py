@@ -5,9 +5,10 @@ words or only a speaker's name, answers from a note a later one corrected or wit
 names one thing where several are asked for, and copies a fact from an unrelated note rather than say it does not
 know. The `small-model` profile takes the steps that improved both the household questions and LoCoMo
 (kiosk.llm.answer_steps runs them, in this order). The default, `checked`, adds "I don't know" for a day, number or
-name the notes about the question do not hold and for a choice they contradict: on the development data it withdrew
-no right answer (household dev: 10 wrong or unanswerable; LoCoMo sample: 2 wrong, 1 partly right), and it cuts the
-harmful answers by a third or more, for about 1.3 points of LoCoMo F1 (docs/benchmarks.md). `careful` adds "I don't
+name the notes about the question do not hold, for a choice they contradict, and for a day already past given as
+when something is: on the development data it withdrew no right answer (household dev: 10 wrong or unanswerable;
+LoCoMo sample: 2 wrong, 1 partly right), and it cuts the harmful answers by a third or more, for about 1.3 points
+of LoCoMo F1 (docs/benchmarks.md). `careful` adds "I don't
 know" for answers the notes do not give, `lists` the completion of one-thing answers, `weighed` "I don't know" for a
 yes or no the notes argue against, each better on one measure and worse on another; `plain` shows the reply as the
 model gave it. Whatever the profile, a reply that recites the prompt's rules is never shown.
