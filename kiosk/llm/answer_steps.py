@@ -8,7 +8,7 @@ only when the answer profile (kiosk.llm.profiles, llm.answer_profile) lists it.
    a speaker of the notes answered again (reask-speaker-names); an answer copied from a note a later note changed
    answered again without the earlier note (kiosk.llm.superseded, reask-superseded); an event's day answered with
    the day its note was filed under answered again without the filing days (kiosk.llm.filing_days,
-   reask-filing-days).
+   reask-filing-days). An answer asked again is judged again by the other of these two, once.
 3. One thing named where the question asks for several: the list completed from the notes (kiosk.llm.lists,
    complete-lists).
 4. An answer the notes about the question do not give: "I don't know" (kiosk.llm.grounding, unknown-ungrounded);
@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import date
+from typing import Any
 
 from kiosk.llm import filing_days, superseded
 from kiosk.llm.answer_form import shown_answer
@@ -56,6 +57,36 @@ _REREADS: tuple[tuple[Step, Callable[[str, str, str], Callable[[str], bool] | No
     ("reask-superseded", superseded.misleading_lines),
     ("reask-filing-days", filing_days.misleading_lines),
 )
+
+
+def _reread(
+    llm: object,
+    messages: list[Message],
+    question: str,
+    first: str,
+    notes: str,
+    rereads: list[tuple[Step, Callable[[str, str, str], Callable[[str], bool] | None]]],
+    **asking: Any,
+) -> str | None:
+    """The answer asked again without the lines that misled it, or None. Each re-read step judges the answer of
+    the last asking, at most once, and the lines it finds stay left out of every later asking: a filing day asked
+    again can bring up a day a later note changed ("Saturday the 7th", moved to "Sunday the 8th")."""
+    answer, replaced = first, None
+    left_out: list[Callable[[str], bool]] = []
+    pending = list(rereads)
+    while pending:
+        found = next(
+            ((step, lines) for step, find in pending if (lines := find(question, answer, notes)) is not None), None
+        )
+        if found is None:
+            break
+        pending = [item for item in pending if item[0] != found[0]]
+        left_out.append(found[1])
+        again = asked_again_without(llm, messages, question, lambda line: any(out(line) for out in left_out), **asking)
+        if again is None:
+            break
+        answer = replaced = again
+    return replaced
 
 
 @dataclass(frozen=True)
@@ -115,21 +146,19 @@ def shown_reply(
         temperature=temperature,
         clean=clean,
     )
-    for step, misleading_lines in _REREADS:
-        if replaced is not None or not notes_given or not profile.has(step):
-            continue
-        left_out = misleading_lines(question, first, notes)
-        if left_out is not None:
-            replaced = asked_again_without(
-                llm,
-                messages,
-                question,
-                left_out,
-                max_tokens=max_tokens,
-                temperature=temperature,
-                concise=concise,
-                clean=clean,
-            )
+    if replaced is None and notes_given:
+        replaced = _reread(
+            llm,
+            messages,
+            question,
+            first,
+            notes,
+            [(step, find) for step, find in _REREADS if profile.has(step)],
+            max_tokens=max_tokens,
+            temperature=temperature,
+            concise=concise,
+            clean=clean,
+        )
     listed = None
     if profile.has("complete-lists") and notes_given and replaced is None:
         listed = completed_list(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 import pytest
-from doubles import FirstWordBanningLLM, ListContinuingLLM, LLMCall
+from doubles import FirstWordBanningLLM, ListContinuingLLM, LLMCall, ScriptedLLM
 
 from kiosk.llm.answer_steps import ShownAnswer, shown_reply
 from kiosk.llm.backend import Message
@@ -187,3 +187,32 @@ def test_the_checked_profile_withdraws_a_number_or_a_choice_the_notes_do_not_hol
     assert checked.text == UNKNOWN_ANSWER and checked.before_grounding == reply
     assert answer(DEFAULT_PROFILE) == checked  # the default since 2026-12-06
     assert answer(PROFILES["small-model"]).text == reply
+
+
+def test_an_answer_asked_again_without_the_filing_days_is_judged_again_for_a_superseded_day() -> None:
+    question = "When is my birthday party?"
+    notes = [
+        (datetime(2026, 10, 6, 17, 0), "My birthday party is on Saturday the 7th of November at 2.", "Yuna"),
+        (
+            datetime(2026, 10, 20, 18, 0),
+            "My birthday party moved to Sunday the 8th, same time, because Grandpa has the clinic on Saturday.",
+            "Yuna",
+        ),
+    ]
+    messages = compact_answer_messages(question, notes, "Yuna")
+    llm = ScriptedLLM({question: ["Saturday the 7th of November at 2", "Sunday the 8th of November at 2"]})
+    answer = shown_reply(
+        llm,
+        messages,
+        question,
+        "20 October 2026",
+        notes_given=True,
+        profile=DEFAULT_PROFILE,
+        max_tokens=16,
+        temperature=0.0,
+    )
+    assert answer.replaced == "Sunday the 8th of November at 2"
+    without_days, without_either = (call.text for call in llm.calls)
+    assert "[20 October 2026]" not in without_days and "Saturday the 7th of November" in without_days
+    assert "[20 October 2026]" not in without_either and "Saturday the 7th of November" not in without_either
+    assert "moved to Sunday the 8th" in without_either
