@@ -81,3 +81,11 @@ def test_splits_are_chosen_by_the_file(tmp_path: Path) -> None:
         load_households(tmp_path, "dev")
     with pytest.raises(DataError, match="unknown split"):
         load_households(tmp_path, "train")
+
+
+def test_a_holdout_household_is_its_own_split_and_part_of_all(tmp_path: Path) -> None:
+    _variant(tmp_path, 'split = "dev"', 'split = "holdout"')
+    assert [h.split for h in load_households(tmp_path, "holdout")] == ["holdout"]
+    assert [h.id for h in load_households(tmp_path, "all")] == ["kitchen_fixture"]
+    with pytest.raises(DataError, match="no test household"):
+        load_households(tmp_path, "test")
