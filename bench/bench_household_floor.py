@@ -23,6 +23,7 @@ from typing import Any
 
 from bench.common import table, write_results
 from kiosk.config import load_config
+from kiosk.eval.household import in_time_order
 from kiosk.eval.household_data import DEFAULT_DIR, load_households
 from kiosk.eval.household_store import Biometrics, household_at_terminal
 from kiosk.retrieval.relevance import RELATED_KEPT, best_similarity
@@ -40,8 +41,13 @@ def measure(config: Any, data_dir: Path, modality: str = "palm") -> list[dict[st
     no_floor = replace(DEFAULT_TUNING, relevance_floor=0.0)
     rows = []
     for household in load_households(data_dir, "all"):
-        with household_at_terminal(config, household, biometrics, encoder, None, no_floor) as terminal:
-            for question in household.questions:
+        if household.split == "holdout":  # a floor is chosen here: the holdout households only report answers
+            continue
+        with household_at_terminal(
+            config, household, biometrics, encoder, None, no_floor, notes_up_front=False
+        ) as terminal:
+            for question in in_time_order(household.questions):
+                terminal.remember_until(question.asked_at)  # never a note said after the question
                 terminal.ask_at(question.asked_at)
                 _, retrieval, _ = terminal.assistant.retrieve(question.question, terminal.probes[question.asker])
                 found = {terminal.note_ids.get(int(item.note.id or 0)) for item in retrieval.notes}

@@ -283,6 +283,7 @@ def locomo(
 def household(config: KioskConfig, rules: dict[str, LinkRule | None], split: str) -> tuple[Scores, int, int]:
     """Recall@10 per variant on the household questions with evidence of `split`; also the foreign notes any
     variant put in an asker's context (must be 0)."""
+    from kiosk.eval.household import in_time_order
     from kiosk.eval.household_data import load_households
     from kiosk.eval.household_store import Biometrics, household_at_terminal
     from kiosk.retrieval.pool import validate_query
@@ -293,10 +294,10 @@ def household(config: KioskConfig, rules: dict[str, LinkRule | None], split: str
     scores = Scores.empty(list(rules))
     asked = foreign = 0
     for house in load_households(split=split):
-        with household_at_terminal(config, house, biometrics, encoder, None) as terminal:
+        with household_at_terminal(config, house, biometrics, encoder, None, notes_up_front=False) as terminal:
             variants = {label: LinkedRetriever(terminal.assistant.retriever, rule) for label, rule in rules.items()}
-            scores.links += stored_links(terminal.store)
-            for question in house.questions:
+            for question in in_time_order(house.questions):
+                terminal.remember_until(question.asked_at)  # never a note said after the question
                 if not question.evidence:
                     continue
                 asked += 1
@@ -318,6 +319,8 @@ def household(config: KioskConfig, rules: dict[str, LinkRule | None], split: str
                     return sum(1 for note_id in wanted if note_id in got) / len(wanted)
 
                 scores.add_runs(runs, groups, recall)
+            terminal.remember_until()
+            scores.links += stored_links(terminal.store)
     return scores, asked, foreign
 
 
