@@ -15,13 +15,15 @@ other than the options or days it names. Only a plain contradiction withdraws an
 - yes/no, a "yes" a line about the question denies: a word of the question's subject, or a name it gives that is
   no note's speaker, comes just after a denying word ("no aspirin with it", "allergic to latex", "hold tonight's
   warfarin") or just before a word saying it is away ("the lift next to the ward is out until Monday", "Dr Kavanagh
-  is on annual leave"). A line is about the question when it holds two of those words (all, when there are fewer),
-  or the name the denial is about. A question holding such a word itself ("Is the lift still out?", "Is Yuna
-  allergic to peanuts?") is not judged this way: there "yes" is the denial. Nor is a question about the past
-  ("Did they grow up with a dog?", "Have they been to Rio?"): a note's denial is a standing rule or how things are
-  now, and what someone never did once may still have happened (it withdrew three right LoCoMo answers).
+  is on annual leave"). For a word saying it is away the line must also be about the question: hold two of
+  those words (all, when there are fewer), or the name it is said of. A question holding such a word itself ("Is
+  the lift still out?", "Is Yuna allergic to peanuts?") is not judged this way: there "yes" is the denial. Nor is
+  a question about the past ("Did they grow up with a dog?", "Have they been to Rio?"): a note's denial is a
+  standing rule or how things are now, and what someone never did once may still have happened (it withdrew three
+  right LoCoMo answers).
 
-When no line is about the question, or the lines hold both options, nothing is judged: the model's answer stands.
+When no line is about the question, or the lines hold both options and no change picks one, nothing is judged: the
+model's answer stands.
 """
 
 from __future__ import annotations
@@ -125,8 +127,12 @@ def _first_option_after_change(line: str, options: frozenset[str]) -> str | None
     )
 
 
+def _first_word(answer: str) -> str:
+    return answer.split()[0].lower().strip(",.!") if answer.split() else ""
+
+
 def _contradicts_yes_or_no(question: str, answer: str, notes: str) -> bool:
-    first = answer.split()[0].lower().strip(",.!") if answer.split() else ""
+    first = _first_word(answer)
     if first not in ("yes", "no"):
         return False
     asked = {word for word in held_words(question) if _kind(word)}
@@ -186,12 +192,9 @@ def contradicted(question: str, answer: str, notes: str) -> bool:
     if offers_a_choice(question):
         return _contradicts_choice(question, answer, notes)
     if asks_yes_or_no(question):
-        return _contradicts_yes_or_no(question, answer, notes) or (_says_yes(answer) and _denies(question, notes))
+        denied = _first_word(answer) == "yes" and _denies(question, notes)
+        return denied or _contradicts_yes_or_no(question, answer, notes)
     return False
-
-
-def _says_yes(answer: str) -> bool:
-    return bool(answer.split()) and answer.split()[0].lower().strip(",.!") == "yes"
 
 
 def checked_choice(question: str, answer: str, notes: str) -> str | None:

@@ -48,14 +48,14 @@ _NUMBER_WORDS = {
 }
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]+(?:['’][A-Za-z]+)?|\d+(?:[.:,]\d+)*")
 _LINE_START_OR_LABEL = re.compile(r"^(?:- )?(?:\([^()]*\)\s*)?")
-_LABELLED = re.compile(r"^- \(")
+_LABELLED = re.compile(r"^- \(")  # another author's note, as kiosk.llm.prompts.shared_notes writes it
 _AMOUNT = re.compile(
     r"[$£€]\s?(\d+(?:[.,]\d+)*)|\b(\d+(?:[.,]\d+)*)\s?(?:dollars?|pounds?|euros?|kronor|kr|bucks|quid)\b",
     re.IGNORECASE,
 )
 # A number that is a time of day: "at 11", "11:30", "11 am", "7 o'clock".
 _CLOCK = re.compile(
-    r"\bat\s+\d{1,2}\b|\b\d{1,2}(?:[:.]\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.|o'clock)|\b\d{1,2}[:.]\d{2}\b", re.I
+    r"\bat\s+\d{1,2}\b|\b\d{1,2}(?:[:.]\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.|o'clock)|\b\d{1,2}[:.]\d{2}\b", re.IGNORECASE
 )
 _ASKS_WHAT_TIME = re.compile(r"^\s*(?:at\s+)?what\s+time\b", re.IGNORECASE)
 _TIME_OF_DAY = re.compile(
@@ -64,7 +64,7 @@ _TIME_OF_DAY = re.compile(
     re.IGNORECASE,
 )
 _ORDINAL = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b", re.IGNORECASE)
-_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")  # another author's note, as kiosk.llm.prompts.shared_notes writes it
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
 
 
 def _number(token: str) -> str:
@@ -189,7 +189,9 @@ def unsupported_words(question: str, answer: str, notes: str) -> frozenset[str]:
 
 def clock_only_amounts(question: str, answer: str, notes: str) -> frozenset[str]:
     """The amounts of money `answer` names ("$11", "11 pounds") that the notes about the question hold only as a
-    time of day ("the hairdresser comes on Fridays at 11")."""
+    time of day ("the hairdresser comes on Fridays at 11"); empty for a yes/no or either/or question."""
+    if asks_yes_or_no(question) or offers_a_choice(question):
+        return frozenset()
     amounts = {_number(next(group for group in match.groups() if group)) for match in _AMOUNT.finditer(answer)}
     if not amounts:
         return frozenset()
@@ -208,8 +210,7 @@ def gives_no_time(question: str, answer: str) -> bool:
 def supported_answer(question: str, answer: str, notes: str) -> str | None:
     """ "I don't know" for an answer naming what the notes about the question do not, an amount they hold only
     as a time of day, or no time of day when asked what time; None keeps the answer."""
-    if unsupported_words(question, answer, notes) or gives_no_time(question, answer):
-        return UNKNOWN_ANSWER
-    if not (asks_yes_or_no(question) or offers_a_choice(question)) and clock_only_amounts(question, answer, notes):
+    judged = (unsupported_words, clock_only_amounts)
+    if gives_no_time(question, answer) or any(judge(question, answer, notes) for judge in judged):
         return UNKNOWN_ANSWER
     return None
