@@ -20,7 +20,10 @@ other than the options or days it names. Only a plain contradiction withdraws an
   the lift still out?", "Is Yuna allergic to peanuts?") is not judged this way: there "yes" is the denial. Nor is
   a question about the past ("Did they grow up with a dog?", "Have they been to Rio?"): a note's denial is a
   standing rule or how things are now, and what someone never did once may still have happened (it withdrew three
-  right LoCoMo answers).
+  right LoCoMo answers). A medicine's family stands for it: "allergic to penicillin" denies "Can Doris have
+  amoxicillin?" (kiosk.llm.drug_classes);
+- yes/no, likewise, a "no" a line about the question (two of those words) keeps going: "Keep taking the aspirin
+  75 mg with dinner" for "Do I still take the aspirin?".
 
 When no line is about the question, or the lines hold both options and no change picks one, nothing is judged: the
 model's answer stands.
@@ -39,6 +42,7 @@ from kiosk.llm.answer_form import (
     subject_stems,
     word_set,
 )
+from kiosk.llm.drug_classes import families_of
 from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.prompts import UNKNOWN_ANSWER
 from kiosk.llm.superseded import CHANGE
@@ -52,8 +56,10 @@ _TIMINGS = word_set("before after with without during")
 _DENYING = word_set("no not never avoid without hold stop stopped allergic")
 # ... or right before one of these, away: "the lift is out", "Dr Kavanagh is on annual leave".
 _AWAY = word_set("out off closed cancelled canceled leave not isn't aren't won't can't")
-_DENYING_REACH = 2  # words between the denying word and the word it denies: "hold tonight's warfarin"
-_AWAY_REACH = 4  # "is on annual leave"
+# A word of what is asked right after one of these goes on: "keep taking the aspirin".
+_AFFIRMING = word_set("keep keeps continue continues carry")
+_REACH_BEFORE = 2  # words between the denying word and the word it denies: "hold tonight's warfarin"
+_REACH_AFTER = 4  # "is on annual leave"
 # The openers of a question about now ("Can I ...", "Is the lift ..."), not the past ("Did ...", "Have ...").
 _ASKS_ABOUT_NOW = word_set("is are am can could may must should do does will")
 _ANCHOR = re.compile(r"\s*\([^()]*\)")  # a relative day's date in brackets, kiosk.llm.time_anchors
@@ -159,13 +165,23 @@ def _words(text: str) -> list[str]:
     return [word.lower().removesuffix("'s") for word in _WORD.findall(_ANCHOR.sub("", text).replace("’", "'"))]
 
 
-def _denies(question: str, notes: str) -> bool:
-    """True when a note line about `question` denies what it asks (see the module's docstring)."""
+def _asks_about_now(question: str) -> bool:
+    """True for a question about how things are now that names no denial itself (see the module's docstring)."""
     asked = _words(question)
-    if not asked or asked[0] not in _ASKS_ABOUT_NOW or _DENYING.intersection(asked) or _AWAY.intersection(asked):
-        return False
+    return bool(asked) and asked[0] in _ASKS_ABOUT_NOW and not (_DENYING | _AWAY).intersection(asked)
+
+
+def _said_of(
+    question: str, notes: str, before: frozenset[str], after: frozenset[str], *, about_before: bool = False
+) -> bool:
+    """True when a note line holds a word of `question`'s subject, a name it gives that is no note's speaker, or
+    the family of a medicine it names ("penicillin" for "amoxicillin", kiosk.llm.drug_classes) just after a word of
+    `before` (in a line about the question, when `about_before`), or, in a line about the question, just before a
+    word of `after`. A line is about the question when it holds two of those words (all, when there are fewer), or
+    the name the word is."""
     lines = [line for _, line in dated_note_lines(notes)]
-    subject = subject_stems(question)
+    asked = {word.strip(QUOTES_AND_PUNCTUATION) for word in question.lower().split()} | set(_words(question))
+    subject = subject_stems(question) | families_of(asked)
     names = {word.lower() for word in _WORD.findall(question)[1:] if word[:1].isupper()}
     names -= WEEKDAYS | MONTHS | note_people(lines) | {"i"}
     wanted = len(subject) + len(names)
@@ -176,11 +192,10 @@ def _denies(question: str, notes: str) -> bool:
         for index, (word, stem) in enumerate(zip(words, stems, strict=True)):
             if stem not in subject and word not in names:
                 continue
-            before = words[max(0, index - _DENYING_REACH - 1) : index]
-            if _DENYING.intersection(before):
-                return True
             about = len(held) >= min(2, wanted) or word in names
-            if about and _AWAY.intersection(words[index + 1 : index + 1 + _AWAY_REACH]):
+            if (about or not about_before) and before.intersection(words[max(0, index - _REACH_BEFORE - 1) : index]):
+                return True
+            if about and after.intersection(words[index + 1 : index + 1 + _REACH_AFTER]):
                 return True
     return False
 
@@ -192,8 +207,13 @@ def contradicted(question: str, answer: str, notes: str) -> bool:
     if offers_a_choice(question):
         return _contradicts_choice(question, answer, notes)
     if asks_yes_or_no(question):
-        denied = _first_word(answer) == "yes" and _denies(question, notes)
-        return denied or _contradicts_yes_or_no(question, answer, notes)
+        first = _first_word(answer)
+        if first in ("yes", "no") and _asks_about_now(question):
+            if first == "yes" and _said_of(question, notes, _DENYING, _AWAY):
+                return True
+            if first == "no" and _said_of(question, notes, _AFFIRMING, frozenset(), about_before=True):
+                return True
+        return _contradicts_yes_or_no(question, answer, notes)
     return False
 
 

@@ -22,6 +22,8 @@ Nora: The lift by the car park is out until Monday (12 October 2026)
 Nora: Dr Okoye is on annual leave until the 20th (20 October 2026)
 Nora: The amoxicillin is three times a day after food
 Nora: Gran's lunch is on Saturday at 1
+Nora: Doris is allergic to penicillin, it's on her wristband
+Nora: Keep taking the statin at night like before
 [10 October 2026]
 Nora: Actually we're moving Gran's lunch to Sunday, because Ivan works on Saturday
 </notes>"""
@@ -43,6 +45,8 @@ def notes(question: str) -> str:
         ("Is Dr Okoye in this Wednesday?", "Yes"),  # "on annual leave"
         ("The amoxicillin, is that before food or after?", "Before food"),  # "before" and "after" the options
         ("Is Gran's lunch on Saturday or Sunday?", "Saturday"),  # moved to Sunday; Saturday is only the reason
+        ("Can Doris have amoxicillin for her chest?", "Yes"),  # amoxicillin is a penicillin
+        ("Do I still take the statin?", "No"),  # "keep taking the statin"
     ],
 )
 def test_a_choice_the_notes_about_the_question_contradict_is_withdrawn(question: str, answer: str) -> None:
@@ -72,6 +76,9 @@ def test_a_choice_the_notes_about_the_question_contradict_is_withdrawn(question:
         ("Did I ever take aspirin with the warfarin?", "Yes"),  # about the past: the denial is a rule for now
         ("The amoxicillin, is that before food or after?", "After food"),
         ("Is Gran's lunch on Saturday or Sunday?", "Sunday"),
+        ("Can Doris have amoxicillin for her chest?", "No"),
+        ("Can Doris have paracetamol?", "Yes"),  # no family of paracetamol is named
+        ("Do I still take the statin?", "Yes"),
     ],
 )
 def test_a_choice_the_notes_do_not_contradict_is_kept(question: str, answer: str) -> None:
