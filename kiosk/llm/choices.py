@@ -46,7 +46,7 @@ from kiosk.llm.drug_classes import families_of
 from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.prompts import UNKNOWN_ANSWER
 from kiosk.llm.superseded import CHANGE
-from kiosk.llm.unsupported import MONTHS, WEEKDAYS, held_words, note_people
+from kiosk.llm.unsupported import MONTHS, WEEKDAYS, held_words, names_given
 from kiosk.stems import porter_stem
 
 _KINDS = ("weekday", "month", "number")
@@ -182,8 +182,7 @@ def _said_of(
     lines = [line for _, line in dated_note_lines(notes)]
     asked = {word.strip(QUOTES_AND_PUNCTUATION) for word in question.lower().split()} | set(_words(question))
     subject = subject_stems(question) | families_of(asked)
-    names = {word.lower() for word in _WORD.findall(question)[1:] if word[:1].isupper()}
-    names -= WEEKDAYS | MONTHS | note_people(lines) | {"i"}
+    names = names_given(question, lines)
     wanted = len(subject) + len(names)
     for line in lines:
         words = _words(line)

@@ -149,8 +149,7 @@ def lines_about(question: str, notes: str, *, with_days: bool = True) -> list[st
     same day spoken by someone else in the same person's notes ("How long have you been married?" / "5 years
     already!"): the answer is often there, in words of its own."""
     lines = dated_note_lines(notes)
-    named = {_bare(word) for word in _tokens(question)[1:] if word[:1].isupper()}
-    named -= WEEKDAYS | MONTHS | note_people(line for _, line in lines) | {"i"}
+    named = names_given(question, [line for _, line in lines])
     about = [says_what_is_asked(question, line, words=1) or bool(named & held_words(line)) for _, line in lines]
     kept = [
         f"{day} {line}" if with_days else line
@@ -158,6 +157,13 @@ def lines_about(question: str, notes: str, *, with_days: bool = True) -> list[st
         if about[index] or (index and about[index - 1] and _replies(lines[index - 1], (day, line)))
     ]
     return kept or [f"{day} {line}" if with_days else line for day, line in lines]
+
+
+def names_given(question: str, lines: Iterable[str]) -> frozenset[str]:
+    """The names `question` gives that are no speaker or author of the note `lines`, as _bare writes them: its
+    capitalised words after the first, not weekdays, months nor "I" ("Can Doris have amoxicillin?" -> doris)."""
+    named = {_bare(word) for word in _tokens(question)[1:] if word[:1].isupper()}
+    return frozenset(named - WEEKDAYS - MONTHS - note_people(lines) - {"i"})
 
 
 def _replies(said: tuple[str, str], reply: tuple[str, str]) -> bool:

@@ -43,6 +43,7 @@ def notes(question: str) -> str:
         ("Can I use the latex gloves in the treatment room?", "Yes"),  # "allergic to latex"
         ("Is the lift by the car park working?", "Yes"),  # "is out until Monday"
         ("Is Dr Okoye in this Wednesday?", "Yes"),  # "on annual leave"
+        ("Is Dr Okoye's clinic open this Wednesday?", "Yes"),  # the possessive names her too
         ("The amoxicillin, is that before food or after?", "Before food"),  # "before" and "after" the options
         ("Is Gran's lunch on Saturday or Sunday?", "Saturday"),  # moved to Sunday; Saturday is only the reason
         ("Can Doris have amoxicillin for her chest?", "Yes"),  # amoxicillin is a penicillin
