@@ -139,6 +139,11 @@ def asks_when_it_is(question: str) -> bool:
 
 
 _PERSONS = word_set("i me you we us him them mine yours ours theirs hers myself yourself")
+# Verbs so common that a note sharing only them with a question is about something else: "When do my library
+# books have to go back?" is not answered by "the recycling goes out Wednesday night".
+_LIGHT_VERB_STEMS = frozenset(
+    porter_stem(word) for word in word_set("go goes going gone went get gets got come comes came make makes made")
+)
 
 
 def subject_stems(question: str) -> frozenset[str]:
@@ -157,12 +162,16 @@ def subject_stems(question: str) -> frozenset[str]:
 
 def says_what_is_asked(question: str, text: str, words: int = 2) -> bool:
     """True when `text` (a note) holds what the question asks about: at least `words` of its subject_stems, or all
-    of them when it has fewer. A name in common is not enough (every note of a person names them), unless the
-    question asks about nothing but the people it names ("What things does Alice have?")."""
+    of them when it has fewer, and not only common verbs ("go", "get"). A name in common is not enough (every note
+    of a person names them), unless the question asks about nothing but the people it names ("What things does
+    Alice have?")."""
     subject = subject_stems(question) or frozenset(
         porter_stem(word) for word in _content_words(question) if word not in _PERSONS
     )
-    return bool(subject) and len(subject & content_stems(text)) >= min(words, len(subject))
+    held = subject & content_stems(text)
+    if held <= _LIGHT_VERB_STEMS and not subject <= _LIGHT_VERB_STEMS:
+        return False
+    return bool(subject) and len(held) >= min(words, len(subject))
 
 
 def says_unknown(answer: str) -> bool:

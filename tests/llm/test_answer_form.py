@@ -1,6 +1,12 @@
 import pytest
 
-from kiosk.llm.answer_form import concise_answer, recites_instructions, restates_question, shown_answer
+from kiosk.llm.answer_form import (
+    concise_answer,
+    recites_instructions,
+    restates_question,
+    says_what_is_asked,
+    shown_answer,
+)
 from kiosk.llm.prompts import COMPACT_NO_MEMORY_SYSTEM, DATA_RULE, UNKNOWN_ANSWER
 
 
@@ -192,3 +198,18 @@ def test_a_cut_never_removes_the_answer_of_an_either_or_or_yes_no_question(
 )
 def test_a_yes_no_question_confirmed_in_its_own_words_is_answered_not_restated(question: str, answer: str) -> None:
     assert not restates_question(question, answer)
+
+
+@pytest.mark.parametrize(
+    ("question", "note", "about"),
+    [
+        ("When do my library books have to go back?", "The green bin and the recycling go out Wednesday night", False),
+        ("When do my library books have to go back?", "My library books are due on the 20th", True),
+        ("When can I get the car back?", "The garage says the car is ready on Friday", True),
+        ("Where did we go?", "We go to the lake every summer", True),  # nothing but a common verb is asked about
+    ],
+)
+def test_a_note_sharing_only_a_common_verb_with_the_question_is_not_about_it(
+    question: str, note: str, about: bool
+) -> None:
+    assert says_what_is_asked(question, note, words=1) is about
