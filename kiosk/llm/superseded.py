@@ -12,10 +12,12 @@ This step looks at one answer instead, with the question telling what the notes 
   question does not. Not a name: which note a "who" answer came from is too loose a guess (a question's subject
   words such as "off" or "visitor" are in many notes);
 - one earlier note line about what is asked holds every such word;
-- a later line holds every word of the question's subject the earlier one holds (the same thing, not another
-  appointment), names another word of the same kind (another day or number), and says that something changed
-  ("actually", "moved", "changed", "instead", "now", "from Monday", ...). Without such words a later note is
-  another event, not a correction: "When did I last see the dentist?" has several right answers over time.
+- a later line holds every word of the question's subject the earlier one holds, or only some of them and no
+  other beside another word of the earlier line (the same thing, referred back to: "the pharmacy moved our
+  shots" after "flu shot ... at the pharmacy"; not another appointment, nor "the server room alarm code" after
+  "the back door code"), names another word of the same kind (another day or number), and says that something
+  changed ("actually", "moved", "changed", "instead", "now", "from Monday", ...). Without such words a later
+  note is another event, not a correction: "When did I last see the dentist?" has several right answers over time.
 Then the model is asked again with the earlier lines about it left out, and its new answer is shown. It never
 invents: the second answer is the model's own, read from the notes that are still true.
 """
@@ -25,9 +27,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from kiosk.llm.answer_form import says_unknown, subject_stems
+from kiosk.llm.answer_form import content_stems, says_unknown, subject_stems
 from kiosk.llm.note_lines import NoteLine, note_lines
-from kiosk.llm.unsupported import MONTHS, WEEKDAYS, held_words, note_names, note_people, typed_words
+from kiosk.llm.unsupported import (
+    MONTHS,
+    WEEKDAYS,
+    held_words,
+    note_names,
+    note_people,
+    spoken_text,
+    typed_words,
+)
 from kiosk.stems import porter_stem
 
 # Words that say a note changes what an earlier one said: those of the household set's development notes ("actually",
@@ -38,6 +48,10 @@ CHANGE = re.compile(
     r"from\s+(?:today|tonight|tomorrow|now\s+on|next\s+\w+|the\s+\d+\w*|(?:mon|tues|wednes|thurs|fri|satur|sun)day))\b",
     re.IGNORECASE,
 )
+
+
+_ANCHOR = re.compile(r"\([^()]*\)")  # a relative day's date in brackets, kiosk.llm.time_anchors
+_MONTH_STEMS = frozenset(porter_stem(month) for month in MONTHS)
 
 
 def _kind(word: str) -> str:
@@ -64,7 +78,7 @@ def superseded_lines(question: str, answer: str, notes: str) -> list[str]:
     earlier = [line for line in lines if about[line] and named <= held_words(line.text)]
     changed: list[str] = []
     for old in earlier:
-        if any(_changes(new, old, about, named, kinds, names) for new in lines):
+        if any(_changes(new, old, about, subject, named, kinds, names) for new in lines):
             changed.append(old.text)
     return changed
 
@@ -73,14 +87,31 @@ def _changes(
     new: NoteLine,
     old: NoteLine,
     about: dict[NoteLine, frozenset[str]],
+    subject: frozenset[str],
     named: frozenset[str],
     kinds: set[str],
     names: frozenset[str],
 ) -> bool:
-    if not old.before(new) or not about[old] <= about[new] or named <= held_words(new.text):
+    if not old.before(new) or not _same_thing(old, new, about, subject) or named <= held_words(new.text):
         return False
     others = typed_words(new.text, names) - named
     return any(_kind(word) in kinds for word in others) and bool(CHANGE.search(new.text))
+
+
+def _same_thing(old: NoteLine, new: NoteLine, about: dict[NoteLine, frozenset[str]], subject: frozenset[str]) -> bool:
+    """True when the later line `new` speaks of what the earlier `old` does: it holds every word of the question's
+    subject `old` holds, or some of them and no other, and a word of `old` beyond the subject ("the pharmacy moved
+    our shots" after "flu shot and COVID booster at the pharmacy"; not "the server room alarm code" after "the back
+    door code")."""
+    if about[old] <= about[new]:
+        return True
+    return bool(about[new]) and about[new] < about[old] and bool(_words_in_common(old.text, new.text) - subject)
+
+
+def _words_in_common(old: str, new: str) -> frozenset[str]:
+    """The content stems both lines say, not numbers nor months (a relative day's date in brackets has those)."""
+    said = [content_stems(_ANCHOR.sub(" ", spoken_text(line))) for line in (old, new)]
+    return frozenset(stem for stem in said[0] & said[1] if not stem[:1].isdigit() and stem not in _MONTH_STEMS)
 
 
 def _subject(question: str, people: frozenset[str]) -> frozenset[str]:

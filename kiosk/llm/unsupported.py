@@ -8,14 +8,14 @@ Farmor's party start?" -> "10:00", in no note). Unlike kiosk.llm.grounding, whic
 answer adds, this check looks only at those typed words, the ones that do harm when wrong: numbers (times, amounts,
 doses, days of the month, years), weekdays, months, and names (a word the notes write only with a capital, or a
 note's speaker or author). Each such word of the answer that the question does not already hold must be in a note
-line about what the question asks (kiosk.llm.answer_form.says_what_is_asked, one word of its subject) or in the
-reply that follows such a line in a conversation, or in the day that line is filed under; when no line is about it,
-in any note line. Asked when something is or will be, the day a line is filed under does not count: it is when the
-line was said ("When is my mum's birthday?" -> "14 October 2026", the day another birthday was mentioned), and a
-relative day in a line carries its own date (kiosk.llm.time_anchors). Otherwise the answer is shown as "I don't
-know". So is an amount of money the notes about the question hold only as a time of day ("How much does the
-hairdresser charge?" -> "$11", from "the hairdresser comes on Fridays at 11"), and an answer to "What time ...?"
-naming no time of day ("The 5th of October"): it does not answer what was asked. A yes/no or either/or answer
+line about what the question asks (kiosk.llm.answer_form.says_what_is_asked, one word of its subject, two when it
+asks who) or in the reply that follows such a line in a conversation, or in the day that line is filed under; when
+no line is about it, in any note line. Asked when something is or will be, the day a line is filed under does not
+count: it is when the line was said ("When is my mum's birthday?" -> "14 October 2026", the day another birthday was
+mentioned), and a relative day in a line carries its own date (kiosk.llm.time_anchors). Otherwise the answer is
+shown as "I don't know". So is an amount of money the notes about the question hold only as a time of day ("How much
+does the hairdresser charge?" -> "$11", from "the hairdresser comes on Fridays at 11"), and an answer to "What time
+...?" naming no time of day ("The 5th of October"): it does not answer what was asked. A yes/no or either/or answer
 chooses rather than names (kiosk.llm.choices checks those), and an answer without such words is left alone.
 """
 
@@ -48,6 +48,10 @@ _NUMBER_WORDS = {
 }
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]+(?:['’][A-Za-z]+)?|\d+(?:[.:,]\d+)*")
 _LINE_START_OR_LABEL = re.compile(r"^(?:- )?(?:\([^()]*\)\s*)?")
+# A person named beside one word of a "who" question is often there for something else: "Denise will validate
+# visitors' parking" does not answer "Who is doing my Tuesday visitor tours?".
+_ASKS_WHO = re.compile(r"\W*who(?:m|se|['’]s)?\b", re.IGNORECASE)
+_FIRST_PERSON = re.compile(r"i(?:['’][a-z]+)?$")  # "i", "i'm", "i'll" as _bare writes them
 _LABELLED = re.compile(r"^- \(")  # another author's note, as kiosk.llm.prompts.shared_notes writes it
 _AMOUNT = re.compile(
     r"[$£€]\s?(\d+(?:[.,]\d+)*)|\b(\d+(?:[.,]\d+)*)\s?(?:dollars?|pounds?|euros?|kronor|kr|bucks|quid)\b",
@@ -102,6 +106,13 @@ def _speaker(line: str) -> re.Match[str] | None:
     return speaker if speaker and all(word[:1].isupper() for word in speaker.group("name").split()) else None
 
 
+def spoken_text(line: str) -> str:
+    """What a note line says: without its author label and speaker."""
+    body = _LINE_START_OR_LABEL.sub("", line)
+    speaker = _speaker(line)
+    return body[speaker.end() :] if speaker else body
+
+
 def note_names(lines: Iterable[str]) -> frozenset[str]:
     """The names in note lines, lower-cased: every speaker and author, and every content word the lines write only
     with a capital ("Rosa", "Harbour", not "Remember" when a line also says "remember"); not weekdays, months nor
@@ -110,9 +121,7 @@ def note_names(lines: Iterable[str]) -> frozenset[str]:
     capitalised: set[str] = set()
     lower: set[str] = set()
     for line in lines:
-        body = _LINE_START_OR_LABEL.sub("", line)
-        speaker = _speaker(line)
-        for word in _tokens(body[speaker.end() :] if speaker else body):
+        for word in _tokens(spoken_text(line)):
             (capitalised if word[:1].isupper() else lower).add(_bare(word))
     names = {word for word in capitalised - lower if content_stems(word) and not word.startswith("i'")}
     return frozenset((names | note_people(lines)) - WEEKDAYS - MONTHS - {"i"})
@@ -141,16 +150,16 @@ def held_words(text: str) -> frozenset[str]:
     return frozenset(held)
 
 
-def lines_about(question: str, notes: str, *, with_days: bool = True) -> list[str]:
+def lines_about(question: str, notes: str, *, with_days: bool = True, words: int = 1) -> list[str]:
     """The note lines of `notes` about what `question` asks, each with the day it is filed under (unless not
     `with_days`), and the reply that follows each in a conversation; every note line when none is about it. A line
-    is about it when it holds a word of the question's subject, or a name the question gives that is no note's
-    speaker or author ("Uppsala", "Farmor"; every line of a person names them). A reply is the next line of the
+    is about it when it holds `words` words of the question's subject, or a name the question gives that is no
+    note's speaker or author ("Uppsala", "Farmor"; every line of a person names them). A reply is the next line of the
     same day spoken by someone else in the same person's notes ("How long have you been married?" / "5 years
     already!"): the answer is often there, in words of its own."""
     lines = dated_note_lines(notes)
     named = names_given(question, [line for _, line in lines])
-    about = [says_what_is_asked(question, line, words=1) or bool(named & held_words(line)) for _, line in lines]
+    about = [says_what_is_asked(question, line, words=words) or bool(named & held_words(line)) for _, line in lines]
     kept = [
         f"{day} {line}" if with_days else line
         for index, (day, line) in enumerate(lines)
@@ -161,9 +170,9 @@ def lines_about(question: str, notes: str, *, with_days: bool = True) -> list[st
 
 def names_given(question: str, lines: Iterable[str]) -> frozenset[str]:
     """The names `question` gives that are no speaker or author of the note `lines`, as _bare writes them: its
-    capitalised words after the first, not weekdays, months nor "I" ("Can Doris have amoxicillin?" -> doris)."""
+    capitalised words after the first, not weekdays, months nor "I", "I'm" ("Can Doris have amoxicillin?" -> doris)."""
     named = {_bare(word) for word in _tokens(question)[1:] if word[:1].isupper()}
-    return frozenset(named - WEEKDAYS - MONTHS - note_people(lines) - {"i"})
+    return frozenset(word for word in named - WEEKDAYS - MONTHS - note_people(lines) if not _FIRST_PERSON.match(word))
 
 
 def _replies(said: tuple[str, str], reply: tuple[str, str]) -> bool:
@@ -189,7 +198,9 @@ def unsupported_words(question: str, answer: str, notes: str) -> frozenset[str]:
     named = typed_words(answer, names) - held_words(question)
     if not named:
         return frozenset()
-    about = lines_about(question, notes, with_days=not asks_when_it_is(question))
+    about = lines_about(
+        question, notes, with_days=not asks_when_it_is(question), words=2 if _ASKS_WHO.match(question) else 1
+    )
     return named - held_words(" ".join(about))
 
 

@@ -119,3 +119,23 @@ def test_the_default_profile_takes_the_step_and_its_steps_off_run_does_not() -> 
         "Friday 16 October",
         "Friday 16 October",
     )
+
+
+def test_a_correction_that_refers_back_with_fewer_words_supersedes_the_earlier_note() -> None:
+    question = "When are we getting our flu shots?"
+    shots = [
+        said(11, 19, "Flu shot and COVID booster at the pharmacy on Tuesday 24 November at 11, both of us.", "Walter"),
+        said(11, 20, "Actually the pharmacy moved our shots to Wednesday 25 November at 2.", "Walter"),
+    ]
+    assert len(superseded_lines(question, "24 November", prompt(question, shots))) == 1
+    other = [shots[0], (shots[1][0], "Actually the vet moved Pepper's check-up to Friday 27 November.", shots[1][2])]
+    assert superseded_lines(question, "24 November", prompt(question, other)) == []
+
+
+def test_a_later_change_to_another_thing_of_the_same_name_does_not_supersede() -> None:
+    question = "What's the code for the front door?"
+    codes = [
+        said(10, 5, "Staff only: the back door code is 4719.", "Victor"),
+        said(10, 30, "I changed the server room alarm code today, it's 8842 now.", "Victor"),
+    ]
+    assert superseded_lines(question, "4719", prompt(question, codes)) == []

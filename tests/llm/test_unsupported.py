@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kiosk.llm.prompts import UNKNOWN_ANSWER
-from kiosk.llm.unsupported import note_names, supported_answer, unsupported_words
+from kiosk.llm.unsupported import names_given, note_names, supported_answer, unsupported_words
 from tests.doubles import answer_prompt
 
 NOTES = """Notes of Nora, oldest first:
@@ -15,6 +15,8 @@ Nora: The vet says Pepper gets half a tablet of meloxicam, 2.5 mg, with her dinn
 Nora: The bins go out on Sunday night
 [6 October 2026]
 Nora: Swimming lessons for Tom are every Monday at 17:30
+Nora: My library books are due on the 20th
+Nora: Denise checks the visitor passes at the front desk
 </notes>
 
 Notes other people shared (data, not the asker's own), oldest first:
@@ -24,6 +26,7 @@ Notes other people shared (data, not the asker's own), oldest first:
 - (family group note by Ivan — not the asker's) Ivan: Gran's lunch is on Saturday at the Harbour Inn. Rosa is driving.
 [10 October 2026]
 - (family group note by Rosa — not the asker's) Rosa: Change of plan, we drive to Whitby on Friday (16 October 2026)
+- (family group note by Rosa — not the asker's) Rosa: I'll do the Tuesday visitor tours while Nora is off
 </notes>"""
 
 
@@ -41,6 +44,8 @@ def notes(question: str) -> str:
         ("How much meloxicam does Pepper get?", "5 mg"),  # a dose no note gives
         ("When is Rosa's swimming lesson?", "16 October 2026"),  # Rosa speaks, but not of swimming
         ("When are Tom's swimming lessons?", "6 October 2026"),  # the day the line was said, not the lessons'
+        ("When do my library books have to go back?", "Sunday night"),  # the bins "go" out; the books are due
+        ("Who is doing the Tuesday visitor tours while I'm off?", "Denise"),  # "visitor" alone: asked who, not enough
     ],
 )
 def test_a_day_number_or_name_from_another_note_or_none_is_withdrawn(question: str, answer: str) -> None:
@@ -63,6 +68,8 @@ def test_a_day_number_or_name_from_another_note_or_none_is_withdrawn(question: s
         ("Is Gran's lunch on Saturday?", "Yes"),  # a choice: kiosk.llm.choices judges it
         ("When is the plumber coming?", "Thursday"),  # no line is about a plumber: any line's Thursday holds it
         ("When are we going to Whitby for Gran's birthday?", "16 October 2026"),  # a place the question names
+        ("Who is doing the Tuesday visitor tours while I'm off?", "Rosa"),
+        ("When are my library books due?", "the 20th"),
     ],
 )
 def test_an_answer_the_notes_hold_is_kept(question: str, answer: str) -> None:
@@ -157,3 +164,9 @@ def test_an_amount_held_only_as_a_time_or_no_time_when_asked_what_time_is_withdr
 )
 def test_an_amount_the_notes_give_and_a_time_of_day_are_kept(question: str, answer: str) -> None:
     assert supported_answer(question, answer, answer_prompt(SERVICES, question)) is None
+
+
+def test_the_names_a_question_gives_leave_out_i_and_its_contractions_weekdays_and_speakers() -> None:
+    lines = ["Nora: The bins go out on Sunday night"]
+    assert names_given("Who is doing Dr Okoye's tours on Tuesdays while I'm off?", lines) == {"dr", "okoye"}
+    assert names_given("Can Nora and I'll ... Rosa come?", lines) == {"rosa"}
