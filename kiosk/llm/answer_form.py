@@ -162,16 +162,14 @@ def subject_stems(question: str) -> frozenset[str]:
 
 def says_what_is_asked(question: str, text: str, words: int = 2) -> bool:
     """True when `text` (a note) holds what the question asks about: at least `words` of its subject_stems, or all
-    of them when it has fewer, and not only common verbs ("go", "get"). A name in common is not enough (every note
-    of a person names them), unless the question asks about nothing but the people it names ("What things does
-    Alice have?")."""
+    of them when it has fewer; common verbs ("go", "get") count only when the question asks about nothing else. A
+    name in common is not enough (every note of a person names them), unless the question asks about nothing but
+    the people it names ("What things does Alice have?")."""
     subject = subject_stems(question) or frozenset(
         porter_stem(word) for word in _content_words(question) if word not in _PERSONS
     )
-    held = subject & content_stems(text)
-    if held <= _LIGHT_VERB_STEMS and not subject <= _LIGHT_VERB_STEMS:
-        return False
-    return bool(subject) and len(held) >= min(words, len(subject))
+    telling = subject - _LIGHT_VERB_STEMS or subject
+    return bool(telling) and len(telling & content_stems(text)) >= min(words, len(telling))
 
 
 def says_unknown(answer: str) -> bool:

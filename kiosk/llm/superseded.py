@@ -13,11 +13,12 @@ This step looks at one answer instead, with the question telling what the notes 
   words such as "off" or "visitor" are in many notes);
 - one earlier note line about what is asked holds every such word;
 - a later line holds every word of the question's subject the earlier one holds, or only some of them and no
-  other beside another word of the earlier line (the same thing, referred back to: "the pharmacy moved our
-  shots" after "flu shot ... at the pharmacy"; not another appointment, nor "the server room alarm code" after
-  "the back door code"), names another word of the same kind (another day or number), and says that something
-  changed ("actually", "moved", "changed", "instead", "now", "from Monday", ...). Without such words a later
-  note is another event, not a correction: "When did I last see the dentist?" has several right answers over time.
+  other, saying outright that it corrects ("actually", "moved") and sharing another word with the earlier line
+  (the same thing, referred back to: "the pharmacy moved our shots" after "flu shot ... at the pharmacy"; not
+  another appointment, nor "the server room alarm code" after "the back door code"), names another word of the
+  same kind (another day or number), and says that something changed ("actually", "moved", "changed",
+  "instead", "now", "from Monday", ...). Without such words a later note is another event, not a correction:
+  "When did I last see the dentist?" has several right answers over time.
 Then the model is asked again with the earlier lines about it left out, and its new answer is shown. It never
 invents: the second answer is the model's own, read from the notes that are still true.
 """
@@ -50,6 +51,12 @@ CHANGE = re.compile(
 )
 
 
+# The words of CHANGE that say outright that something told before was corrected.
+_CORRECTION = re.compile(
+    r"\b(?:actually|moved|moving|changed|instead|cancel(?:l)?ed|postponed|rearranged|change\s+of\s+plan|"
+    r"brought\s+forward|put\s+back)\b",
+    re.IGNORECASE,
+)
 _ANCHOR = re.compile(r"\([^()]*\)")  # a relative day's date in brackets, kiosk.llm.time_anchors
 _MONTH_STEMS = frozenset(porter_stem(month) for month in MONTHS)
 
@@ -92,20 +99,25 @@ def _changes(
     kinds: set[str],
     names: frozenset[str],
 ) -> bool:
-    if not old.before(new) or not _same_thing(old, new, about, subject) or named <= held_words(new.text):
+    if not old.before(new) or not _same_thing(old, new, about, subject, names) or named <= held_words(new.text):
         return False
     others = typed_words(new.text, names) - named
     return any(_kind(word) in kinds for word in others) and bool(CHANGE.search(new.text))
 
 
-def _same_thing(old: NoteLine, new: NoteLine, about: dict[NoteLine, frozenset[str]], subject: frozenset[str]) -> bool:
+def _same_thing(
+    old: NoteLine, new: NoteLine, about: dict[NoteLine, frozenset[str]], subject: frozenset[str], names: frozenset[str]
+) -> bool:
     """True when the later line `new` speaks of what the earlier `old` does: it holds every word of the question's
-    subject `old` holds, or some of them and no other, and a word of `old` beyond the subject ("the pharmacy moved
-    our shots" after "flu shot and COVID booster at the pharmacy"; not "the server room alarm code" after "the back
-    door code")."""
+    subject `old` holds; or some of them and no other, says outright that something was corrected ("actually",
+    "moved", not "I need to make changes") and shares a word with `old` beyond the subject and the names ("the
+    pharmacy moved our shots" after "flu shot and COVID booster at the pharmacy"; not "the server room alarm code"
+    after "the back door code", nor a chat line to the same friend)."""
     if about[old] <= about[new]:
         return True
-    return bool(about[new]) and about[new] < about[old] and bool(_words_in_common(old.text, new.text) - subject)
+    if not about[new] or not about[new] < about[old] or not _CORRECTION.search(new.text):
+        return False
+    return bool(_words_in_common(old.text, new.text) - subject - {porter_stem(name) for name in names})
 
 
 def _words_in_common(old: str, new: str) -> frozenset[str]:

@@ -31,6 +31,7 @@ from kiosk.llm.answer_form import (
     offers_a_choice,
     says_unknown,
     says_what_is_asked,
+    subject_stems,
 )
 from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.prompts import LABEL_AUTHOR, NOTE_SPEAKER, UNKNOWN_ANSWER
@@ -154,18 +155,25 @@ def lines_about(question: str, notes: str, *, with_days: bool = True, words: int
     """The note lines of `notes` about what `question` asks, each with the day it is filed under (unless not
     `with_days`), and the reply that follows each in a conversation; every note line when none is about it. A line
     is about it when it holds `words` words of the question's subject, or a name the question gives that is no
-    note's speaker or author ("Uppsala", "Farmor"; every line of a person names them). A reply is the next line of the
-    same day spoken by someone else in the same person's notes ("How long have you been married?" / "5 years
-    already!"): the answer is often there, in words of its own."""
+    note's speaker or author ("Uppsala", "Farmor"; every line of a person names them). A reply is the next line of
+    the same day spoken by someone else in the same person's notes ("How long have you been married?" / "5 years
+    already!"): the answer is often there, in words of its own. A reply holding a word of the subject, a common verb
+    too, carries on to its own reply ("... a concert for my daughter's birthday" / "What concert was it?" / "Matt
+    Patterson!"; "I'm off to Ireland for a semester" / "Where are you going to stay?" / "in Galway")."""
     lines = dated_note_lines(notes)
     named = names_given(question, [line for _, line in lines])
-    about = [says_what_is_asked(question, line, words=words) or bool(named & held_words(line)) for _, line in lines]
-    kept = [
-        f"{day} {line}" if with_days else line
-        for index, (day, line) in enumerate(lines)
-        if about[index] or (index and about[index - 1] and _replies(lines[index - 1], (day, line)))
+    touches = [says_what_is_asked(question, line, words=1) or bool(named & held_words(line)) for _, line in lines]
+    subject = subject_stems(question)
+    mentions = [
+        touched or bool(subject & content_stems(line)) for touched, (_, line) in zip(touches, lines, strict=True)
     ]
-    return kept or [f"{day} {line}" if with_days else line for day, line in lines]
+    kept: list[bool] = []
+    for index, (day, line) in enumerate(lines):
+        about = touches[index] and (words == 1 or says_what_is_asked(question, line, words=words))
+        follows = index > 0 and kept[index - 1] and mentions[index - 1] and _replies(lines[index - 1], (day, line))
+        kept.append(about or bool(named & held_words(line)) or follows)
+    chosen = [f"{day} {line}" if with_days else line for (day, line), keep in zip(lines, kept, strict=True) if keep]
+    return chosen or [f"{day} {line}" if with_days else line for day, line in lines]
 
 
 def names_given(question: str, lines: Iterable[str]) -> frozenset[str]:

@@ -139,3 +139,12 @@ def test_a_later_change_to_another_thing_of_the_same_name_does_not_supersede() -
         said(10, 30, "I changed the server room alarm code today, it's 8842 now.", "Victor"),
     ]
     assert superseded_lines(question, "4719", prompt(question, codes)) == []
+
+
+def test_a_later_line_that_does_not_say_it_corrects_anything_does_not_supersede() -> None:
+    question = "When did Sam first go to the doctor about his weight?"
+    chat = [
+        said(5, 24, "Hey Evan, I saw my doctor on Monday 22 May and the weight wasn't great.", "Sam"),
+        said(7, 27, "Hey Evan, friends mocked my weight on Friday 21 July, I need to make changes.", "Sam"),
+    ]
+    assert superseded_lines(question, "22 May", prompt(question, chat)) == []

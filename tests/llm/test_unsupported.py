@@ -170,3 +170,28 @@ def test_the_names_a_question_gives_leave_out_i_and_its_contractions_weekdays_an
     lines = ["Nora: The bins go out on Sunday night"]
     assert names_given("Who is doing Dr Okoye's tours on Tuesdays while I'm off?", lines) == {"dr", "okoye"}
     assert names_given("Can Nora and I'll ... Rosa come?", lines) == {"rosa"}
+
+
+CHAT = """Notes of Melanie, oldest first:
+<notes>
+[20 October 2023]
+Melanie: We celebrated my daughter's birthday with a concert last night
+Caroline: Wow, what concert was it?
+Melanie: It was Matt Patterson, he is so talented!
+Caroline: I went to a pride parade last Friday
+[2 November 2023]
+Tim: I'm off to Ireland for a semester abroad next month
+John: Congrats! Where are you going to stay?
+Tim: I'm gonna stay in Galway, it's great for its music
+</notes>"""
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Who performed at the concert at Melanie's daughter's birthday?", "Matt Patterson"),
+        ("Where will Tim be going for a semester abroad?", "Galway"),
+    ],
+)
+def test_an_answer_in_a_reply_to_a_reply_about_the_question_is_kept(question: str, answer: str) -> None:
+    assert supported_answer(question, answer, answer_prompt(CHAT, question)) is None
