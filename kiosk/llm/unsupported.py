@@ -124,8 +124,8 @@ def note_names(lines: Iterable[str]) -> frozenset[str]:
     for line in lines:
         for word in _tokens(spoken_text(line)):
             (capitalised if word[:1].isupper() else lower).add(_bare(word))
-    names = {word for word in capitalised - lower if content_stems(word) and not word.startswith("i'")}
-    return frozenset((names | note_people(lines)) - WEEKDAYS - MONTHS - {"i"})
+    names = {word for word in capitalised - lower if content_stems(word)}
+    return frozenset(word for word in (names | note_people(lines)) - WEEKDAYS - MONTHS if not _FIRST_PERSON.match(word))
 
 
 def typed_words(text: str, names: frozenset[str]) -> frozenset[str]:
