@@ -34,8 +34,8 @@ from kiosk.llm.unsupported import (
     MONTHS,
     WEEKDAYS,
     held_words,
+    names_given,
     note_names,
-    note_people,
     spoken_text,
     typed_words,
 )
@@ -80,7 +80,7 @@ def superseded_lines(question: str, answer: str, notes: str) -> list[str]:
     if not named:
         return []
     kinds = {_kind(word) for word in named}
-    subject = _subject(question, note_people(line.text for line in lines))
+    subject = _subject(question, [line.text for line in lines])
     about = {line: subject & _stems(line.text) for line in lines}
     earlier = [line for line in lines if about[line] and named <= held_words(line.text)]
     changed: list[str] = []
@@ -126,11 +126,10 @@ def _words_in_common(old: str, new: str) -> frozenset[str]:
     return frozenset(stem for stem in said[0] & said[1] if not stem[:1].isdigit() and stem not in _MONTH_STEMS)
 
 
-def _subject(question: str, people: frozenset[str]) -> frozenset[str]:
+def _subject(question: str, lines: list[str]) -> frozenset[str]:
     """The stems of what the question asks about, with the names it gives that are not the notes' speakers or
-    authors ("INR", "Uppsala")."""
-    given = {porter_stem(word.lower()) for word in re.findall(r"[A-Za-z]+", question)[1:] if word[:1].isupper()}
-    return subject_stems(question) | (frozenset(given) - {porter_stem(person) for person in people} - {"i"})
+    authors ("INR", "Uppsala"; kiosk.llm.unsupported.names_given)."""
+    return subject_stems(question) | {porter_stem(name) for name in names_given(question, lines)}
 
 
 def _stems(text: str) -> frozenset[str]:
