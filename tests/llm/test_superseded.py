@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import pytest
 from doubles import ScriptedLLM
 
 from kiosk.llm.answer_steps import shown_reply
@@ -132,19 +133,25 @@ def test_a_correction_that_refers_back_with_fewer_words_supersedes_the_earlier_n
     assert superseded_lines(question, "24 November", prompt(question, other)) == []
 
 
-def test_a_later_change_to_another_thing_of_the_same_name_does_not_supersede() -> None:
-    question = "What's the code for the front door?"
-    codes = [
-        said(10, 5, "Staff only: the back door code is 4719.", "Victor"),
-        said(10, 30, "I changed the server room alarm code today, it's 8842 now.", "Victor"),
-    ]
-    assert superseded_lines(question, "4719", prompt(question, codes)) == []
-
-
-def test_a_later_line_that_does_not_say_it_corrects_anything_does_not_supersede() -> None:
-    question = "When did Sam first go to the doctor about his weight?"
-    chat = [
-        said(5, 24, "Hey Evan, I saw my doctor on Monday 22 May and the weight wasn't great.", "Sam"),
-        said(7, 27, "Hey Evan, friends mocked my weight on Friday 21 July, I need to make changes.", "Sam"),
-    ]
-    assert superseded_lines(question, "22 May", prompt(question, chat)) == []
+@pytest.mark.parametrize(
+    ("question", "earlier", "later", "answer"),
+    [
+        (  # another thing of the same name
+            "What's the code for the front door?",
+            "Staff only: the back door code is 4719.",
+            "I changed the server room alarm code today, it's 8842 now.",
+            "4719",
+        ),
+        (  # a line that does not say it corrects anything, to the same friend
+            "When did Sam first go to the doctor about his weight?",
+            "Hey Evan, I saw my doctor on Monday 22 May and the weight wasn't great.",
+            "Hey Evan, friends mocked my weight on Friday 21 July, I need to make changes.",
+            "22 May",
+        ),
+    ],
+)
+def test_a_later_line_referring_back_with_fewer_words_but_no_correction_does_not_supersede(
+    question: str, earlier: str, later: str, answer: str
+) -> None:
+    notes = [said(5, 24, earlier, "Sam"), said(7, 27, later, "Sam")]
+    assert superseded_lines(question, answer, prompt(question, notes)) == []
