@@ -46,6 +46,7 @@ from kiosk.llm.drug_classes import families_of
 from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.prompts import UNKNOWN_ANSWER
 from kiosk.llm.superseded import CHANGE
+from kiosk.llm.time_anchors import ANCHOR
 from kiosk.llm.unsupported import MONTHS, WEEKDAYS, held_words, names_given
 from kiosk.stems import porter_stem
 
@@ -62,7 +63,6 @@ _REACH_BEFORE = 2  # words between the denying word and the word it denies: "hol
 _REACH_AFTER = 4  # "is on annual leave"
 # The openers of a question about now ("Can I ...", "Is the lift ..."), not the past ("Did ...", "Have ...").
 _ASKS_ABOUT_NOW = word_set("is are am can could may must should do does will")
-_ANCHOR = re.compile(r"\s*\([^()]*\)")  # a relative day's date in brackets, kiosk.llm.time_anchors
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ']+")
 
 
@@ -162,7 +162,7 @@ def _contradicts_yes_or_no(question: str, answer: str, notes: str) -> bool:
 
 
 def _words(text: str) -> list[str]:
-    return [word.lower().removesuffix("'s") for word in _WORD.findall(_ANCHOR.sub("", text).replace("’", "'"))]
+    return [word.lower().removesuffix("'s") for word in _WORD.findall(ANCHOR.sub("", text).replace("’", "'"))]
 
 
 def _asks_about_now(question: str) -> bool:

@@ -30,6 +30,7 @@ from collections.abc import Callable
 
 from kiosk.llm.answer_form import content_stems, says_unknown, subject_stems
 from kiosk.llm.note_lines import NoteLine, note_lines
+from kiosk.llm.time_anchors import ANCHOR
 from kiosk.llm.unsupported import (
     MONTHS,
     WEEKDAYS,
@@ -57,7 +58,6 @@ _CORRECTION = re.compile(
     r"brought\s+forward|put\s+back)\b",
     re.IGNORECASE,
 )
-_ANCHOR = re.compile(r"\([^()]*\)")  # a relative day's date in brackets, kiosk.llm.time_anchors
 _MONTH_STEMS = frozenset(porter_stem(month) for month in MONTHS)
 
 
@@ -122,7 +122,7 @@ def _same_thing(
 
 def _words_in_common(old: str, new: str) -> frozenset[str]:
     """The content stems both lines say, not numbers nor months (a relative day's date in brackets has those)."""
-    said = [content_stems(_ANCHOR.sub(" ", spoken_text(line))) for line in (old, new)]
+    said = [content_stems(ANCHOR.sub(" ", spoken_text(line))) for line in (old, new)]
     return frozenset(stem for stem in said[0] & said[1] if not stem[:1].isdigit() and stem not in _MONTH_STEMS)
 
 

@@ -23,6 +23,8 @@ from datetime import date, datetime, timedelta
 from kiosk.local_time import MONTHS, WEEKDAYS, Zone, local, next_day_of_month, next_weekday
 from kiosk.memory.note import Note
 
+# What an anchor looks like in a note line, with the space before it: "next Tuesday (13 October 2026)".
+ANCHOR = re.compile(r"\s*\([^()]*\)")
 _COUNTS = r"\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|a couple of|couple of|few"
 _SMALL_NUMBERS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
 

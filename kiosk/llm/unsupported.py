@@ -162,16 +162,21 @@ def lines_about(question: str, notes: str, *, with_days: bool = True, words: int
     Patterson!"; "I'm off to Ireland for a semester" / "Where are you going to stay?" / "in Galway")."""
     lines = dated_note_lines(notes)
     named = names_given(question, [line for _, line in lines])
-    touches = [says_what_is_asked(question, line, words=1) or bool(named & held_words(line)) for _, line in lines]
+    holds_name = [bool(named & held_words(line)) for _, line in lines]
+    touches = [
+        holds or says_what_is_asked(question, line, words=1) for holds, (_, line) in zip(holds_name, lines, strict=True)
+    ]
     subject = subject_stems(question)
     mentions = [
         touched or bool(subject & content_stems(line)) for touched, (_, line) in zip(touches, lines, strict=True)
     ]
     kept: list[bool] = []
     for index, (day, line) in enumerate(lines):
-        about = touches[index] and (words == 1 or says_what_is_asked(question, line, words=words))
+        about = holds_name[index] or (
+            touches[index] and (words == 1 or says_what_is_asked(question, line, words=words))
+        )
         follows = index > 0 and kept[index - 1] and mentions[index - 1] and _replies(lines[index - 1], (day, line))
-        kept.append(about or bool(named & held_words(line)) or follows)
+        kept.append(about or follows)
     chosen = [f"{day} {line}" if with_days else line for (day, line), keep in zip(lines, kept, strict=True) if keep]
     return chosen or [f"{day} {line}" if with_days else line for day, line in lines]
 
