@@ -10,13 +10,15 @@ doses, days of the month, years), weekdays, months, and names (a word the notes 
 note's speaker or author). Each such word of the answer that the question does not already hold must be in a note
 line about what the question asks (kiosk.llm.answer_form.says_what_is_asked, one word of its subject, two when it
 asks who) or in the reply that follows such a line in a conversation, or in the day that line is filed under; when
-no line is about it, in any note line. Asked when something is or will be, the day a line is filed under does not
-count: it is when the line was said ("When is my mum's birthday?" -> "14 October 2026", the day another birthday was
-mentioned), and a relative day in a line carries its own date (kiosk.llm.time_anchors). Otherwise the answer is
-shown as "I don't know". So is an amount of money the notes about the question hold only as a time of day ("How much
-does the hairdresser charge?" -> "$11", from "the hairdresser comes on Fridays at 11"), and an answer to "What time
-...?" naming no time of day ("The 5th of October"): it does not answer what was asked. A yes/no or either/or answer
-chooses rather than names (kiosk.llm.choices checks those), and an answer without such words is left alone.
+no line is about it, in any note line; never in a line about the other side of what the question names by its side
+(asked "What's the code for the front door?", the 0.5B model gave the back door's code). Asked when something is or
+will be, the day a line is filed under does not count: it is when the line was said ("When is my mum's birthday?" ->
+"14 October 2026", the day another birthday was mentioned), and a relative day in a line carries its own date
+(kiosk.llm.time_anchors). Otherwise the answer is shown as "I don't know". So is an amount of money the notes about
+the question hold only as a time of day ("How much does the hairdresser charge?" -> "$11", from "the hairdresser
+comes on Fridays at 11"), and an answer to "What time ...?" naming no time of day ("The 5th of October"): it does
+not answer what was asked. A yes/no or either/or answer chooses rather than names (kiosk.llm.choices checks those),
+and an answer without such words is left alone.
 """
 
 from __future__ import annotations
@@ -54,6 +56,22 @@ _LINE_START_OR_LABEL = re.compile(r"^(?:- )?(?:\([^()]*\)\s*)?")
 _ASKS_WHO = re.compile(r"\W*who(?:m|se|['’]s)?\b", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"i(?:['’][a-z]+)?$")  # "i", "i'm", "i'll" as _bare writes them
 _LABELLED = re.compile(r"^- \(")  # another author's note, as kiosk.llm.prompts.shared_notes writes it
+# Words naming one side of a thing: a note about one side says nothing about the other.
+_SIDES = {
+    pair: frozenset(pair.split())
+    for pair in (
+        "front back",
+        "left right",
+        "upstairs downstairs",
+        "upper lower",
+        "top bottom",
+        "inside outside",
+        "indoor outdoor",
+        "north south",
+        "east west",
+    )
+}
+_AGE_BAND = re.compile(r"\b(over|under)[- ]?(\d+)", re.IGNORECASE)
 _AMOUNT = re.compile(
     r"[$£€]\s?(\d+(?:[.,]\d+)*)|\b(\d+(?:[.,]\d+)*)\s?(?:dollars?|pounds?|euros?|kronor|kr|bucks|quid)\b",
     re.IGNORECASE,
@@ -181,6 +199,33 @@ def lines_about(question: str, notes: str, *, with_days: bool = True, words: int
     return chosen or [f"{day} {line}" if with_days else line for day, line in lines]
 
 
+def supporting_lines(question: str, notes: str, *, with_days: bool = True, words: int = 1) -> list[str]:
+    """The lines_about `question` that can support an answer to it: none about the other side of a thing it names
+    by its side ("back door", asked "front door"), so an answer only such lines hold is "I don't know"."""
+    about = lines_about(question, notes, with_days=with_days, words=words)
+    return [line for line in about if not names_the_other_side(question, line)]
+
+
+def names_the_other_side(question: str, line: str) -> bool:
+    """True when `line` names only the other side of a thing the question names by its side: "the back door code
+    is 4719" is not about "What's the code for the front door?", the over-65s' flu clinic not about the
+    under-65s'."""
+    asked, said = _sides(question), _sides(line)
+    return any(
+        asked_side[0] == said_side[0] and asked_side != said_side and asked_side not in said
+        for asked_side in asked
+        for said_side in said
+    )
+
+
+def _sides(text: str) -> set[tuple[str, str]]:
+    """The sides `text` names, each with what it is a side of: "front" is ("front back", "front"), the age band
+    "under-65s" is ("65", "under")."""
+    words = {_bare(word) for word in _tokens(text)}
+    named = {(pair, side) for pair, sides in _SIDES.items() for side in sides & words}
+    return named | {(age, side.lower()) for side, age in _AGE_BAND.findall(text)}
+
+
 def names_given(question: str, lines: Iterable[str]) -> frozenset[str]:
     """The names `question` gives that are no speaker or author of the note `lines`, as _bare writes them: its
     capitalised words after the first, not weekdays, months nor "I", "I'm" ("Can Doris have amoxicillin?" -> doris)."""
@@ -211,7 +256,7 @@ def unsupported_words(question: str, answer: str, notes: str) -> frozenset[str]:
     named = typed_words(answer, names) - held_words(question)
     if not named:
         return frozenset()
-    about = lines_about(
+    about = supporting_lines(
         question, notes, with_days=not asks_when_it_is(question), words=2 if _ASKS_WHO.match(question) else 1
     )
     return named - held_words(" ".join(about))
@@ -225,7 +270,7 @@ def clock_only_amounts(question: str, answer: str, notes: str) -> frozenset[str]
     amounts = {_number(next(group for group in match.groups() if group)) for match in _AMOUNT.finditer(answer)}
     if not amounts:
         return frozenset()
-    about = " ".join(lines_about(question, notes, with_days=False))
+    about = " ".join(supporting_lines(question, notes, with_days=False))
     return frozenset(amounts & held_words(about)) - held_words(_CLOCK.sub(" ", about))
 
 

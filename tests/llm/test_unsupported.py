@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kiosk.llm.prompts import UNKNOWN_ANSWER
-from kiosk.llm.unsupported import names_given, note_names, supported_answer, unsupported_words
+from kiosk.llm.unsupported import names_given, names_the_other_side, note_names, supported_answer, unsupported_words
 from tests.doubles import answer_prompt
 
 NOTES = """Notes of Nora, oldest first:
@@ -195,3 +195,41 @@ Tim: I'm gonna stay in Galway, it's great for its music
 )
 def test_an_answer_in_a_reply_to_a_reply_about_the_question_is_kept(question: str, answer: str) -> None:
     assert supported_answer(question, answer, answer_prompt(CHAT, question)) is None
+
+
+DOORS = """Notes of Priya, oldest first:
+<notes>
+[5 October 2026]
+Priya: Staff only: the back door code is 4719
+Priya: The server room alarm code is 5531
+Priya: Flu clinics for the over-65s start Saturday the 3rd of October
+</notes>"""
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("What's the code for the front door?", "4719"),  # the back door's code
+        ("When do the flu clinics for the under-65s start?", "Saturday the 3rd of October"),  # the over-65s'
+    ],
+)
+def test_an_answer_from_a_line_about_the_other_side_of_the_thing_asked_is_withdrawn(question: str, answer: str) -> None:
+    assert supported_answer(question, answer, answer_prompt(DOORS, question)) == UNKNOWN_ANSWER
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("What's the code for the back door?", "4719"),
+        ("When do the flu clinics for the over-65s start?", "Saturday the 3rd of October"),
+        ("What is the door code for staff?", "4719"),  # no side asked: the back door's line is about it
+    ],
+)
+def test_an_answer_from_a_line_about_the_side_asked_is_kept(question: str, answer: str) -> None:
+    assert supported_answer(question, answer, answer_prompt(DOORS, question)) is None
+
+
+def test_a_line_naming_both_sides_is_about_either() -> None:
+    assert not names_the_other_side("What's the front door code?", "Front door 1234, back door 4719")
+    assert names_the_other_side("Which tablets are for the left eye?", "Two drops in the right eye")
+    assert not names_the_other_side("Is the lift on the left?", "The lift is broken")
