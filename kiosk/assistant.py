@@ -34,7 +34,7 @@ from kiosk.identity.gate import (
     verified_identity,
 )
 from kiosk.identity.probe import Probe
-from kiosk.llm.answer_steps import ANSWER_TEMPERATURE, shown_reply
+from kiosk.llm.answer_steps import ANSWER_TEMPERATURE, answer_without_asking, shown_reply
 from kiosk.llm.backend import LLM
 from kiosk.llm.profiles import answer_profile
 from kiosk.llm.prompts import COMPACT_NO_MEMORY_SYSTEM, COMPACT_SYSTEM, compact_answer_messages, shared_label
@@ -226,6 +226,10 @@ class Assistant:
         user = self.store.get_user(user_id)
         return user.name if user else None
 
+    def known_people(self) -> list[str]:
+        """The names of the people enrolled at this terminal."""
+        return [user.name for user in self.store.list_users()]
+
     # ---- sensitive notes -----------------------------------------------------------------------
     def clearance(self, decision: GateDecision, probe: Probe | None, second_probe: Probe | None) -> Clearance:
         """Which matched owners' sensitive notes this query may use (see kiosk.retrieval.sensitive)."""
@@ -351,15 +355,20 @@ class Assistant:
         reply = ""
         if self.config.sensitive.tap_to_reveal and any(item.note.sensitive for item in retrieval.notes):
             stream = None  # shown whole behind "tap to reveal" on the kiosk, never token by token
+        settings = self.config.llm
+        profile = answer_profile(settings.answer_profile)
+        people = self.known_people()
+        known = answer_without_asking(text, notes_given=bool(retrieval.notes), profile=profile, people=people)
         if self.llm is not None and retrieval.step_up is not None and not retrieval.notes:
             reply = retrieval.step_up.message  # not "I don't know": the person's own private note needs more proof
+        elif self.llm is not None and known is not None:
+            reply = known  # the model is not asked: nothing it could say would be known
         elif self.llm is not None:
             started = time.perf_counter()
             messages = self.prompt(text, retrieval, identity)
             timings["prompt"] = _ms_since(started)
             started = time.perf_counter()
             generated = self._generate(messages, stream, timings, started_total)
-            settings = self.config.llm
             # the streamed words are replaced by this when it is shown
             reply = shown_reply(
                 self.llm,
@@ -367,10 +376,11 @@ class Assistant:
                 text,
                 generated,
                 notes_given=bool(retrieval.notes),
-                profile=answer_profile(settings.answer_profile),
+                profile=profile,
                 max_tokens=settings.max_answer_tokens,
                 temperature=ANSWER_TEMPERATURE,
                 asked_on=self.asked_on(),
+                people=people,
             ).text
             timings["llm"] = _ms_since(started)
             with owner_scope(self.store, sorted({item.note.owner_id for item in retrieval.notes})):

@@ -15,6 +15,7 @@ from kiosk.assistant import Assistant
 from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError, DataError, ProbeError
 from kiosk.identity.probe import Probe
+from kiosk.llm.personal_questions import asks_about_someone
 from kiosk.llm.prompts import COMPACT_NO_MEMORY_SYSTEM, DATA_RULE, UNKNOWN_ANSWER
 from kiosk.local_time import TerminalClock
 from kiosk.memory import Note, SqliteStore
@@ -127,22 +128,29 @@ def test_non_owner_never_receives_another_owners_notes(assistant: Assistant, que
     assert {item.note.content for item in bob.notes} <= set(BOB_NOTES)
     assert not any(text in llm_of(assistant).calls[-1].text for text in ALICE_NOTES)
 
+    calls_before = len(llm_of(assistant).calls)
     stranger = assistant.answer(question, face(STRANGER_FACE))
     assert stranger.decision == "fallback" and stranger.notes == [] and stranger.path is None
-    prompt = llm_of(assistant).calls[-1].text
-    assert not any(text in prompt for text in ALICE_NOTES + BOB_NOTES)
+    prompts = [call.text for call in llm_of(assistant).calls[calls_before:]]
+    assert not any(text in prompt for text in ALICE_NOTES + BOB_NOTES for prompt in prompts)
+    # without notes, a question about a person the terminal knows is not put to the model at all
+    assert bool(prompts) != asks_about_someone(question, ["Alice", "Bob"])
 
 
 def test_unknown_person_gets_an_answer_without_personal_memory(assistant: Assistant) -> None:
+    calls_before = len(llm_of(assistant).calls)
     result = assistant.answer("What is my dog called?", face(STRANGER_FACE))
     assert result.decision == "fallback" and result.gate.reason == "no match"
     assert result.identity is None and not result.used_memory
-    assert result.answer == "I don't know."
+    assert result.answer == UNKNOWN_ANSWER
+    assert len(llm_of(assistant).calls) == calls_before  # about the asker's life: nothing to ask the model
+    general = assistant.answer("What is the capital of Japan?", face(STRANGER_FACE))
+    assert not general.used_memory and len(llm_of(assistant).calls) == calls_before + 1
     assert COMPACT_NO_MEMORY_SYSTEM in llm_of(assistant).calls[-1].text
 
 
 def test_two_faces_in_view_hide_personal_memory(assistant: Assistant) -> None:
-    result = assistant.answer("What is my dog called?", face(ALICE_FACE, faces_in_view=2))
+    result = assistant.answer("What is the dog called?", face(ALICE_FACE, faces_in_view=2))
     assert result.decision == "hidden-multiple-faces"
     assert result.notes == [] and result.identity is None
     assert "Biscuit" not in llm_of(assistant).calls[-1].text

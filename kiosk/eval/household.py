@@ -78,6 +78,7 @@ def ask(
             max_tokens=max_tokens,
             temperature=ANSWER_TEMPERATURE,
             asked_on=assistant.asked_on(),
+            people=assistant.known_people(),
         )
         steps = {
             "reply": reply,

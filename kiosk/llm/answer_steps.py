@@ -10,12 +10,15 @@ only when the answer profile (kiosk.llm.profiles, llm.answer_profile) lists it.
    the day its note was filed under answered again without the filing days (kiosk.llm.filing_days,
    reask-filing-days). An answer asked again is judged again by the other of these two, once.
 3. One thing named where the question asks for several: the list completed from the notes (kiosk.llm.lists,
-   complete-lists).
+   complete-lists). A list of what is still to do without the items a note says are done (kiosk.llm.done_items,
+   strike-done-items).
 4. An answer the notes about the question do not give: "I don't know" (kiosk.llm.grounding, unknown-ungrounded);
    one naming a day, number or name they do not hold (kiosk.llm.unsupported, unknown-unsupported), or choosing what
    they contradict (kiosk.llm.choices, unknown-contradicted), likewise; so is a day already past given as when
    something is (kiosk.llm.past_days, unknown-past-days: only when the day the question is asked is known), and a
-   yes or no the notes moved the model away from (kiosk.llm.notes_shift, unknown-against-notes).
+   yes or no the notes moved the model away from (kiosk.llm.notes_shift, unknown-against-notes). Without notes,
+   an answer to a question about the asker's or another person's life (kiosk.llm.personal_questions,
+   unknown-personal-without-notes).
 
 Each step is safe by construction (issue #36): it never removes the part of the reply that answers the question
 (a cut keeps the words choosing between an either/or question's options and a yes/no reply's yes or no, and never
@@ -28,22 +31,24 @@ The eval scores the answer after each step, so one run shows what each step chan
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import Any
 
 from kiosk.llm import filing_days, superseded
-from kiosk.llm.answer_form import shown_answer
+from kiosk.llm.answer_form import says_unknown, shown_answer
 from kiosk.llm.backend import Message
 from kiosk.llm.choices import checked_choice
+from kiosk.llm.done_items import without_done_items
 from kiosk.llm.grounding import grounded_answer
 from kiosk.llm.lists import LIST_TOKENS, completed_list
 from kiosk.llm.note_lines import asked_again_without
 from kiosk.llm.notes_shift import answer_against_notes
 from kiosk.llm.past_days import checked_past_days
+from kiosk.llm.personal_questions import asks_about_someone
 from kiosk.llm.profiles import AnswerProfile, Step
-from kiosk.llm.prompts import notes_text
+from kiosk.llm.prompts import UNKNOWN_ANSWER, notes_text
 from kiosk.llm.reask import replaced_restatement
 from kiosk.llm.unsupported import supported_answer
 
@@ -97,7 +102,7 @@ class ShownAnswer:
     """What replaced a first answer that only restated the question, named a speaker, or was misled by a superseded
     note or a filing day (step 2)."""
     listed: str | None = None
-    """The list a one-thing answer began, completed (step 3)."""
+    """The list a one-thing answer began, completed, or a list without its items done (step 3)."""
     ungrounded: str | None = None
     """"I don't know" in place of an answer the notes about the question do not give, or contradict (step 4)."""
 
@@ -115,6 +120,17 @@ class ShownAnswer:
         return self.before_grounding if self.ungrounded is None else self.ungrounded
 
 
+def answer_without_asking(
+    question: str, *, notes_given: bool, profile: AnswerProfile, people: Collection[str]
+) -> str | None:
+    """The answer to `question` whatever the model would reply, so the kiosk asks it nothing; None when the model
+    is to be asked. Without notes, a question about someone's life is answered "I don't know"
+    (kiosk.llm.personal_questions, unknown-personal-without-notes)."""
+    if not notes_given and profile.has("unknown-personal-without-notes") and asks_about_someone(question, people):
+        return UNKNOWN_ANSWER
+    return None
+
+
 def shown_reply(
     llm: object,
     messages: list[Message],
@@ -127,10 +143,12 @@ def shown_reply(
     temperature: float,
     clean: Callable[[str], str] = str.strip,
     asked_on: date | None = None,
+    people: Collection[str] = (),
 ) -> ShownAnswer:
     """The answer shown for `reply`, the model's reply to `messages`, after each step (see the module's docstring);
     `max_tokens` bounds a second answer, `clean` tidies it as the first reply was, `asked_on` is the terminal's
-    local day the question is asked (None for a replay without a terminal clock)."""
+    local day the question is asked (None for a replay without a terminal clock), `people` the names of the people
+    the terminal knows."""
     concise = profile.has("cut-restatement")
     first = shown_answer(question, reply, concise)
     notes = notes_text(messages)
@@ -172,8 +190,12 @@ def shown_reply(
             concise=concise,
         )
     shown = ShownAnswer(first, replaced, listed)
+    struck = without_done_items(question, shown.before_grounding, notes) if profile.has("strike-done-items") else None
+    if struck is not None:
+        shown = replace(shown, listed=struck)
     if not notes_given:
-        return shown
+        known = answer_without_asking(question, notes_given=False, profile=profile, people=people)
+        return shown if known is None or says_unknown(shown.text) else replace(shown, ungrounded=known)
     checks: list[Callable[[str, str, str], str | None]] = []
     if profile.has("unknown-ungrounded"):
         checks.append(grounded_answer)

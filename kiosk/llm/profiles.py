@@ -29,11 +29,13 @@ Step = Literal[
     "reask-superseded",  # with notes, answer again without a note a later one changed (kiosk.llm.superseded)
     "reask-filing-days",  # with notes, answer an event's day again without the notes' days (kiosk.llm.filing_days)
     "complete-lists",  # with notes, complete a one-thing answer to a question asking for several (kiosk.llm.lists)
+    "strike-done-items",  # with notes, drop the items a note says are done from what is still to do
     "unknown-ungrounded",  # with notes, "I don't know" for an answer they do not give (kiosk.llm.grounding)
     "unknown-unsupported",  # with notes, "I don't know" for a day, number or name they lack (kiosk.llm.unsupported)
     "unknown-contradicted",  # with notes, "I don't know" for a yes/no or either/or they contradict (kiosk.llm.choices)
     "unknown-past-days",  # "I don't know" for only past days when asked when something is (kiosk.llm.past_days)
     "unknown-against-notes",  # with notes, "I don't know" for a yes or no they move the model away from
+    "unknown-personal-without-notes",  # without notes, "I don't know" to a question about someone's life
 ]
 
 
@@ -62,10 +64,19 @@ PROFILES: dict[str, AnswerProfile] = {
     # One-thing answers completed to lists: +0.4 LoCoMo F1, no gain on the household questions.
     "lists": AnswerProfile("lists", (*_SMALL_MODEL, "complete-lists")),
     # "I don't know" for a day, number or name the notes about the question do not hold, for a yes/no or
-    # either/or choice they contradict, and for a day already past given as when something is (issue #36;
-    # bench/results/household.md).
+    # either/or choice they contradict, for a day already past given as when something is, and, without notes,
+    # for a question about the asker's or another person's life; a list of what is still to do loses the items a
+    # note says are done (issue #36; bench/results/household.md).
     "checked": AnswerProfile(
-        "checked", (*_SMALL_MODEL, "unknown-unsupported", "unknown-contradicted", "unknown-past-days")
+        "checked",
+        (
+            *_SMALL_MODEL,
+            "unknown-unsupported",
+            "unknown-contradicted",
+            "unknown-past-days",
+            "unknown-personal-without-notes",
+            "strike-done-items",
+        ),
     ),
     # "I don't know" for a yes or no that the notes made less likely than the question alone does
     # (kiosk.llm.notes_shift).

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
+from functools import partial
 
 import pytest
 from doubles import FirstWordBanningLLM, ListContinuingLLM, LLMCall, ScriptedLLM
 
-from kiosk.llm.answer_steps import ShownAnswer, shown_reply
+from kiosk.llm.answer_steps import ShownAnswer, answer_without_asking, shown_reply
 from kiosk.llm.backend import Message
-from kiosk.llm.profiles import DEFAULT_PROFILE, PROFILES, AnswerProfile
+from kiosk.llm.profiles import DEFAULT_PROFILE, PROFILES, AnswerProfile, profile_without
 from kiosk.llm.prompts import UNKNOWN_ANSWER, compact_answer_messages
 
 QUESTION = "What instruments does Melanie play?"
@@ -90,7 +91,14 @@ def test_the_small_model_profile_takes_its_six_steps_in_order_and_the_others_add
     small = PROFILES["small-model"].steps
     assert PROFILES["careful"].steps == (*small, "unknown-ungrounded")
     assert PROFILES["lists"].steps == (*small, "complete-lists")
-    assert PROFILES["checked"].steps == (*small, "unknown-unsupported", "unknown-contradicted", "unknown-past-days")
+    assert PROFILES["checked"].steps == (
+        *small,
+        "unknown-unsupported",
+        "unknown-contradicted",
+        "unknown-past-days",
+        "unknown-personal-without-notes",
+        "strike-done-items",
+    )
 
 
 def test_an_answer_the_notes_do_not_give_is_shown_as_unknown_and_kept_for_the_record() -> None:
@@ -140,19 +148,29 @@ class AnyStepLLM(FirstWordBanningLLM):
 
 @pytest.mark.parametrize("notes_given", [True, False])
 @pytest.mark.parametrize(
-    ("question", "reply"),
+    ("question", "reply", "about_the_asker"),
     [
-        ("When should I take the pills, before or after breakfast?", "You should take the pills after breakfast."),
-        ("Should I take ibuprofen with my blood pressure medication?", "No, not with your blood pressure medication."),
-        ("Is the spare key under the mat?", "Under the mat"),
-        ("Was it Tuesday that Tom's flight lands?", "Tuesday"),
-        ("Who is bringing the cake?", "Tom"),
-        ("What pills did the doctor give me?", "Amoxicillin"),
+        (
+            "When should I take the pills, before or after breakfast?",
+            "You should take the pills after breakfast.",
+            True,
+        ),
+        (
+            "Should I take ibuprofen with my blood pressure medication?",
+            "No, not with your blood pressure medication.",
+            True,
+        ),
+        ("Is the spare key under the mat?", "Under the mat", False),
+        ("Was it Tuesday that Tom's flight lands?", "Tuesday", False),
+        ("Who is bringing the cake?", "Tom", False),
+        ("What pills did the doctor give me?", "Amoxicillin", True),
     ],
 )
 def test_the_kiosks_examples_keep_their_correct_answer_through_every_step(
-    question: str, reply: str, notes_given: bool
+    question: str, reply: str, about_the_asker: bool, notes_given: bool
 ) -> None:
+    """With notes the answer stands; without notes, so does an answer to a question not about the asker's own life
+    (one about it could only be a guess, and is "I don't know")."""
     llm = AnyStepLLM(second="Wednesday")
     messages = compact_answer_messages(question, ANNA_NOTES if notes_given else [], "Anna")
     answer = shown_reply(
@@ -165,7 +183,9 @@ def test_the_kiosks_examples_keep_their_correct_answer_through_every_step(
         max_tokens=16,
         temperature=0.0,
     )
-    assert answer == ShownAnswer(first=reply)
+    guessed = about_the_asker and not notes_given
+    assert answer == ShownAnswer(first=reply, ungrounded=UNKNOWN_ANSWER if guessed else None)
+    assert llm.calls == [] or notes_given
 
 
 @pytest.mark.parametrize(
@@ -216,3 +236,25 @@ def test_an_answer_asked_again_without_the_filing_days_is_judged_again_for_a_sup
     assert "[20 October 2026]" not in without_days and "Saturday the 7th of November" in without_days
     assert "[20 October 2026]" not in without_either and "Saturday the 7th of November" not in without_either
     assert "moved to Sunday the 8th" in without_either
+
+
+def test_without_notes_a_question_about_a_known_person_is_answered_without_asking_the_model() -> None:
+    question = "How much money does Kenji owe Daniel?"
+    ask = partial(answer_without_asking, question, profile=DEFAULT_PROFILE)
+    assert ask(notes_given=False, people=["Kenji", "Daniel"]) == UNKNOWN_ANSWER
+    assert ask(notes_given=False, people=[]) is None  # names the terminal does not know: the model decides
+    assert ask(notes_given=True, people=["Kenji", "Daniel"]) is None  # with notes the notes decide
+    off = profile_without("checked", ("unknown-personal-without-notes",))
+    assert answer_without_asking(question, notes_given=False, profile=off, people=["Kenji"]) is None
+    shown = shown_reply(
+        object(),
+        compact_answer_messages(question, []),
+        question,
+        "$100.",
+        notes_given=False,
+        profile=DEFAULT_PROFILE,
+        max_tokens=16,
+        temperature=0.0,
+        people=["Kenji", "Daniel"],
+    )
+    assert shown == ShownAnswer(first="$100.", ungrounded=UNKNOWN_ANSWER)
