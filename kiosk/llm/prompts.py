@@ -233,6 +233,17 @@ def inside_notes(prompt: str) -> str:
     return "\n".join(part.split("</notes>", 1)[0] for part in prompt.split("<notes>")[1:])
 
 
+_NOTES_OF = re.compile(r"^Notes of (?P<name>.+), oldest first:$", re.MULTILINE)
+_UNNAMED_ASKER = "this person"  # compact_answer_messages' words for an asker it is not told the name of
+
+
+def asker_of(prompt: str) -> str | None:
+    """The asker an answering prompt's text names ("Notes of Lucía, oldest first:" -> Lucía); None when it
+    names none."""
+    match = _NOTES_OF.search(prompt)
+    return match.group("name") if match and match.group("name") != _UNNAMED_ASKER else None
+
+
 def note_speakers(prompt: str) -> set[str]:
     """The speakers of the note lines (compact_notes) inside the <notes> blocks of a prompt's text, lower-cased
     ("Question:" outside them is no speaker)."""
@@ -307,7 +318,7 @@ def compact_answer_messages(
     blocks: list[str] = []
     if notes:
         blocks.append(
-            f"Notes of {person or 'this person'}, oldest first:\n<notes>\n{compact_notes(notes)}\n</notes>\n\n"
+            f"Notes of {person or _UNNAMED_ASKER}, oldest first:\n<notes>\n{compact_notes(notes)}\n</notes>\n\n"
         )
     if shared:
         blocks.append(

@@ -17,7 +17,11 @@ engineering?" -> "Calvin", the friend he talks to; gold "His Dad") is mostly the
 who did the thing: on the 633 LoCoMo questions read in design, 13 of 14 such owner answers were wrong. It is
 answered again the same way (the answer profile's reask-speaker-names step), unless a note of that speaker says
 what the question asks about ("Who is bringing the cake?" -> "Tom", whose note is "I'll bring the cake Sunday"):
-then the name is the answer. With that step every second answer, this one or a restatement's, also has every
+then the name is the answer, unless it is the asker's own name and the question speaks of the asker: Lucía's
+own note "Can someone pick me up from volleyball?" names her, but "Lucía" never answers her "Who's picking me up
+from volleyball?". That answer is shown as "I don't know", not asked again: asked again, the model named another
+member of the household, right in 2 of 4 such household answers, and a wrong person is worse than no answer. With
+that step every second answer, this one or a restatement's, also has every
 speaker's name banned as its first word, and one that only names a speaker is not shown ("Maria" -> "John" for
 "Who gave Maria's family money ...?").
 """
@@ -28,8 +32,9 @@ from collections.abc import Callable, Collection
 
 from kiosk.llm.answer_form import QUOTES_AND_PUNCTUATION, restates_question, says_what_is_asked, shown_answer
 from kiosk.llm.backend import Message, reply_if_able
+from kiosk.llm.personal_questions import speaks_of_the_asker
 from kiosk.llm.profiles import AnswerProfile
-from kiosk.llm.prompts import UNKNOWN_ANSWER, note_speakers, notes_text, speaker_lines
+from kiosk.llm.prompts import UNKNOWN_ANSWER, asker_of, note_speakers, notes_text, speaker_lines
 
 
 def replaced_restatement(
@@ -47,16 +52,19 @@ def replaced_restatement(
 ) -> str | None:
     """What is shown instead of `shown` (the shown form of `reply`) when it tells nothing. When it only restates
     `question`: with notes a second answer (reask-restated), without notes "I don't know"
-    (unknown-restated-without-notes). When notes were given and it only names one of their speakers: a second
-    answer (reask-speaker-names). None keeps `shown`; `profile` says which of these steps are taken."""
+    (unknown-restated-without-notes). When notes were given and it only names one of their speakers, none whose own
+    note says what is asked: a second answer (reask-speaker-names); "I don't know" when that speaker is the asker
+    and the question speaks of the asker. None keeps `shown`; `profile` says which of these steps are taken."""
     speakers = note_speakers(notes_text(messages)) if notes_given and profile.has("reask-speaker-names") else set()
     if restates_question(question, shown):
         if not notes_given:
             return UNKNOWN_ANSWER if profile.has("unknown-restated-without-notes") else None
         if not profile.has("reask-restated"):
             return None
-    elif not names_only_a_speaker(shown, speakers) or speaker_says_it(question, shown, notes_text(messages)):
+    elif not names_only_a_speaker(shown, speakers):
         return None
+    elif speaker_says_it(question, shown, notes_text(messages)):
+        return UNKNOWN_ANSWER if names_the_asker_for_themselves(question, shown, messages) else None
     return reasked_answer(
         llm,
         messages,
@@ -80,6 +88,13 @@ def speaker_says_it(question: str, speaker: str, notes: str) -> bool:
     the cake?" -> "Tom", whose note says "I'll bring the cake Sunday", is the answer, not a speaker's name."""
     name = " ".join(speaker.split()).strip(QUOTES_AND_PUNCTUATION + " ").lower()
     return any(says_what_is_asked(question, line) for line in speaker_lines(notes).get(name, []))
+
+
+def names_the_asker_for_themselves(question: str, answer: str, messages: list[Message]) -> bool:
+    """True when `answer` is only the asker's own name and the question speaks of the asker: "Who's picking me up
+    from volleyball?" asked by Lucía is not answered by "Lucía", though her own note about volleyball names her."""
+    asker = asker_of(notes_text(messages))
+    return asker is not None and speaks_of_the_asker(question) and names_only_a_speaker(answer, {asker.lower()})
 
 
 def reasked_answer(

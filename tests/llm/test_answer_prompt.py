@@ -18,6 +18,7 @@ from kiosk.llm.prompts import (
     MAX_NOTE_WORDS,
     NOTE_SYSTEM,
     UNKNOWN_ANSWER,
+    asker_of,
     compact_answer_messages,
     compact_notes,
     note_speakers,
@@ -133,3 +134,13 @@ def test_notes_built_in_each_mode_keep_their_speaker(tmp_path: Path, text_encode
 def test_the_author_of_a_shared_label_is_read_back_from_it() -> None:
     labels = [shared_label("group:family", "Ivan"), shared_label("public", "Tony"), shared_label("public", None)]
     assert [LABEL_AUTHOR.findall(label) for label in labels] == [["Ivan"], ["Tony"], ["someone"]]
+
+
+def test_the_asker_a_prompt_names_is_read_back_from_it() -> None:
+    note = (datetime(2026, 10, 5, tzinfo=UTC), "Pick me up at six", "Lucía said this on 5 October 2026.")
+    shared = [(note, shared_label("group:family", "Carmen"))]
+    assert asker_of(notes_text(compact_answer_messages("Who?", [note], "Lucía"))) == "Lucía"
+    assert asker_of(notes_text(compact_answer_messages("Who?", [note], "Mary Ann, Jr"))) == "Mary Ann, Jr"
+    assert asker_of(notes_text(compact_answer_messages("Who?", [note]))) is None
+    assert asker_of(notes_text(compact_answer_messages("Who?", [], "Lucía", shared))) is None
+    assert asker_of(notes_text(compact_answer_messages("Who?", [], "Lucía"))) is None

@@ -168,3 +168,40 @@ def test_a_speaker_whose_own_note_says_what_is_asked_is_the_answer_and_is_not_as
     assert llm.calls == []
     assert cake_reask(llm, "Anna.") == "Grandma"  # Anna's notes say nothing of the cake: asked again
     assert llm.banned == [["Anna", "anna", "tom"]]
+
+
+VOLLEYBALL_QUESTION = "Who's picking me up from volleyball?"
+VOLLEYBALL_NOTES = [
+    (
+        datetime(2026, 10, 5, 8, tzinfo=UTC),
+        "Can someone pick me up from volleyball on Thursday at six?",
+        "Lucía said this on 5 October 2026, 8:00 am.",
+    ),
+]
+
+
+def volleyball_reask(llm: object, reply: str, question: str = VOLLEYBALL_QUESTION, asker: str = "Lucía") -> str | None:
+    return replaced_restatement(
+        llm,
+        compact_answer_messages(question, VOLLEYBALL_NOTES, asker),
+        question,
+        reply,
+        shown_answer(question, reply, True),
+        notes_given=True,
+        profile=DEFAULT_PROFILE,
+        max_tokens=16,
+        temperature=0.0,
+    )
+
+
+def test_the_askers_own_name_never_answers_a_question_that_speaks_of_the_asker() -> None:
+    llm = FirstWordBanningLLM(second="Carmen")
+    assert volleyball_reask(llm, "Lucía") == UNKNOWN_ANSWER  # her own note says what is asked, but she is "me"
+    assert llm.calls == []  # not asked again: another name would be a guess
+
+
+def test_the_askers_name_stands_where_the_question_does_not_speak_of_the_asker_or_names_someone_else() -> None:
+    llm = FirstWordBanningLLM(second="never used")
+    assert volleyball_reask(llm, "Lucía", question="Who has volleyball on Thursday?") is None
+    assert volleyball_reask(llm, "Lucía", asker="Carmen") is None  # a speaker's own note says it: her name stands
+    assert llm.calls == []
