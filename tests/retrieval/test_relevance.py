@@ -15,7 +15,7 @@ from kiosk.assistant import Assistant
 from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError
 from kiosk.identity.probe import Probe
-from kiosk.llm.prompts import COMPACT_NO_MEMORY_SYSTEM, COMPACT_SYSTEM
+from kiosk.llm.prompts import COMPACT_NO_MEMORY_SYSTEM, COMPACT_SYSTEM, UNKNOWN_ANSWER
 from kiosk.memory import Note, SqliteStore
 from kiosk.retrieval.relevance import apply_floor, best_similarity, calibration_path, derive_floor, load
 from kiosk.retrieval.results import Retrieval, ScoredNote
@@ -114,9 +114,13 @@ def test_real_encoder_keeps_first_person_questions_and_empties_unrelated_ones(
         assert expected in {item.note.content for item in result.notes}, question
         assert llm.calls[-1].messages[0]["content"] == COMPACT_SYSTEM
     for question in ("Which football team do I support?", "What is the name of my boss at work?"):
+        calls_before = len(llm.calls)
         result = assistant.answer(question, probe, k=2)
         assert result.notes == [] and result.retrieval.below_relevance_floor, question
         assert result.as_dict()["below_relevance_floor"] is True
-        assert llm.calls[-1].messages[0]["content"] == COMPACT_NO_MEMORY_SYSTEM
+        # about the asker and no note about it: "I don't know" without asking the model
+        assert result.answer == UNKNOWN_ANSWER and len(llm.calls) == calls_before
+    assistant.answer("Which football team won the 1966 World Cup?", probe, k=2)
+    assert llm.calls[-1].messages[0]["content"] == COMPACT_NO_MEMORY_SYSTEM
     assistant.retriever = assistant.retriever.retuned(RetrievalTuning(relevance_floor=0.0))
     assert assistant.answer("Which football team do I support?", probe, k=2).notes  # off: the nearest notes come

@@ -24,6 +24,7 @@ from kiosk.app.views import Presence, Verification
 from kiosk.assistant import Assistant
 from kiosk.config import KioskConfig
 from kiosk.identity.probe import Probe
+from kiosk.llm.prompts import UNKNOWN_ANSWER
 from kiosk.memory import Note, Store
 
 SHA = {"face": "f" * 64, "palm": "p" * 64}
@@ -35,7 +36,7 @@ QUESTION = "Am I allergic to penicillin?"
 ALICE_NOTES = ["I adopted a beagle puppy named Biscuit", "We walk in the park every morning"]
 BOB_NOTES = ["Bob repaired the garden fence", "Bob likes strong coffee"]
 PUBLIC_NOTE = "The terminal is cleaned on Mondays"
-IDK = "I don't know."
+IDK = UNKNOWN_ANSWER  # what the double says, and what a question about the asker gets without notes
 STEP_UP = "I have a private note about this. Look at the camera for a moment and ask again."
 
 

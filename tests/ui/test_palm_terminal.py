@@ -21,6 +21,7 @@ from PySide6.QtCore import Qt
 
 from kiosk.app.views import AnswerView, KioskServices, Presence, Progress
 from kiosk.config import KioskConfig
+from kiosk.llm.prompts import UNKNOWN_ANSWER
 from kiosk.ui.app import KioskWindow
 from kiosk.ui.widgets.conversation import FALLBACK_REASONS, PALM_ONLY_FALLBACK_REASONS, ConversationView
 
@@ -218,7 +219,8 @@ def test_palm_only_terminal_enrols_answers_from_the_note_and_falls_back_for_a_st
     assert result.decision == "fallback" and not result.notes
     assert "Lisbon" not in "\n".join(call.text for call in llm.calls[asked_before:])
     bubble = window.main.conversation.answers()[-1]
-    assert bubble.state == "fallback" and bubble.body.text() == NO_MEMORY_REPLY
+    # the question is about the asker and no note of theirs is about it: "I don't know", the model is not asked
+    assert bubble.state == "fallback" and bubble.body.text() == UNKNOWN_ANSWER
     assert "without personal memory" in bubble.fallback_reason.text()
     save_screenshot(window, "palm-only-stranger")
 

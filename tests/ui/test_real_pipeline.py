@@ -21,6 +21,7 @@ from kiosk.app.views import KioskServices, Progress
 from kiosk.calibration.data import link_labelled_subset
 from kiosk.config import KioskConfig
 from kiosk.identity.challenge import ChallengeTuning
+from kiosk.llm.prompts import UNKNOWN_ANSWER
 from kiosk.ui.app import KioskWindow
 from kiosk.ui.screens.enroll import FACE_POSES
 
@@ -194,7 +195,8 @@ def test_another_enrolled_person_gets_no_owner_notes(qtbot, scene: Scene, open_k
     assert not result.notes  # Lin is verified, but his own pool is empty and Alex's never opens
     assert "Lisbon" not in prompts(llm) and "peanuts" not in prompts(llm)
     bubble = window.main.conversation.answers()[-1]
-    assert bubble.state == "fallback" and bubble.body.text() == NO_MEMORY_REPLY
+    # the question is about the asker and no note of theirs is about it: "I don't know", the model is not asked
+    assert bubble.state == "fallback" and bubble.body.text() == UNKNOWN_ANSWER
     assert "without personal memory" in bubble.header.text()
     save_screenshot(window, "kiosk-fallback-other-person")
 
