@@ -24,7 +24,7 @@ _TELL_ME = re.compile(
 )
 _FAMILY = re.compile(
     r"\b(?:mom|mum|mam|mommy|mummy|mama|mamma|dad|daddy|papa|pappa|grandma|grandpa|granny|grandad|granddad|"
-    r"nana|nan|abuelo|abuela|oma|opa)(?:'s)?\b",
+    r"nana|nan|abuelo|abuela|oma|opa)\b",
     re.IGNORECASE,
 )
 _TITLED = re.compile(r"\b(?i:mr|mrs|ms|miss|dr|doctor|nurse|aunt|auntie|uncle)\.?\s+[A-Z][a-z]")
@@ -38,11 +38,13 @@ _FROM_NOW = re.compile(
 
 def asks_about_someone(question: str, people: Collection[str] = ()) -> bool:
     """True when `question` is about the asker's or a particular person's life (see the module's docstring);
-    `people` are the names of the people the terminal knows, matched as capitalised words."""
+    `people` are the names of the people the terminal knows, matched as capitalised words after the first ("Will it
+    rain?" names no Will)."""
     text = question.translate(_APOSTROPHES)
     if _FAMILY.search(text) or _TITLED.search(text) or _FROM_NOW.search(text):
         return True
-    if any(re.search(rf"\b{re.escape(name)}\b", text) for name in people if name.strip()):
+    after_first = text.strip().partition(" ")[2]
+    if any(re.search(rf"\b{re.escape(name.strip())}\b", after_first) for name in people if name.strip()):
         return True
     return speaks_of_the_asker(text)
 

@@ -5,7 +5,7 @@ import pytest
 from bench.general_knowledge import GENERAL_QUESTIONS
 from kiosk.llm.personal_questions import asks_about_someone
 
-PEOPLE = ["Jess", "Kenji", "Daniel", "June"]
+PEOPLE = ["Jess", "Kenji", "Daniel", "June", "Will"]
 
 
 @pytest.mark.parametrize(
@@ -40,6 +40,7 @@ def test_a_question_about_someones_life_is_recognised(question: str) -> None:
         "Can you give me a word that rhymes with orange?",
         "Why do we dream?",
         "What month comes after May?",  # "June" is known, "May" is not
+        "Will it rain on the weekend?",  # a question's first word is no name
         "Is the spare key under the mat?",
         "Who is bringing the cake?",
     ],
