@@ -3,13 +3,14 @@ doubles."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 
 from doubles import FirstWordBanningLLM, ScriptedLLM
 
 from kiosk.llm.answer_form import shown_answer
 from kiosk.llm.profiles import DEFAULT_PROFILE, AnswerProfile, Step
-from kiosk.llm.prompts import UNKNOWN_ANSWER, compact_answer_messages
+from kiosk.llm.prompts import UNKNOWN_ANSWER, MemoryLine, compact_answer_messages
 from kiosk.llm.reask import replaced_restatement
 
 QUESTION = "Where did Deborah meet her new neighbor Anna?"
@@ -96,20 +97,33 @@ SPEAKER_NOTES = [
 SPEAKER_MESSAGES = compact_answer_messages(SPEAKER_QUESTION, SPEAKER_NOTES, "Dave")
 
 
-def speaker_reask(
-    llm: object, reply: str, notes_given: bool = True, profile: AnswerProfile = DEFAULT_PROFILE
+def reask_about(
+    llm: object,
+    question: str,
+    notes: Sequence[MemoryLine],
+    reply: str,
+    asker: str,
+    notes_given: bool = True,
+    profile: AnswerProfile = DEFAULT_PROFILE,
 ) -> str | None:
+    """What replaces `reply` to `question` asked by `asker` with these notes (none unless `notes_given`)."""
     return replaced_restatement(
         llm,
-        SPEAKER_MESSAGES if notes_given else compact_answer_messages(SPEAKER_QUESTION, []),
-        SPEAKER_QUESTION,
+        compact_answer_messages(question, list(notes) if notes_given else [], asker if notes_given else None),
+        question,
         reply,
-        shown_answer(SPEAKER_QUESTION, reply, True),
+        shown_answer(question, reply, True),
         notes_given=notes_given,
         profile=profile,
         max_tokens=16,
         temperature=0.0,
     )
+
+
+def speaker_reask(
+    llm: object, reply: str, notes_given: bool = True, profile: AnswerProfile = DEFAULT_PROFILE
+) -> str | None:
+    return reask_about(llm, SPEAKER_QUESTION, SPEAKER_NOTES, reply, "Dave", notes_given, profile)
 
 
 def test_an_answer_naming_only_a_speaker_of_the_notes_is_answered_again_with_every_speaker_banned() -> None:
@@ -149,17 +163,7 @@ CAKE_NOTES = [
 
 
 def cake_reask(llm: object, reply: str) -> str | None:
-    return replaced_restatement(
-        llm,
-        compact_answer_messages(CAKE_QUESTION, CAKE_NOTES, "Anna"),
-        CAKE_QUESTION,
-        reply,
-        shown_answer(CAKE_QUESTION, reply, True),
-        notes_given=True,
-        profile=DEFAULT_PROFILE,
-        max_tokens=16,
-        temperature=0.0,
-    )
+    return reask_about(llm, CAKE_QUESTION, CAKE_NOTES, reply, "Anna")
 
 
 def test_a_speaker_whose_own_note_says_what_is_asked_is_the_answer_and_is_not_asked_again() -> None:
@@ -181,17 +185,7 @@ VOLLEYBALL_NOTES = [
 
 
 def volleyball_reask(llm: object, reply: str, question: str = VOLLEYBALL_QUESTION, asker: str = "Lucía") -> str | None:
-    return replaced_restatement(
-        llm,
-        compact_answer_messages(question, VOLLEYBALL_NOTES, asker),
-        question,
-        reply,
-        shown_answer(question, reply, True),
-        notes_given=True,
-        profile=DEFAULT_PROFILE,
-        max_tokens=16,
-        temperature=0.0,
-    )
+    return reask_about(llm, question, VOLLEYBALL_NOTES, reply, asker)
 
 
 def test_the_askers_own_name_never_answers_a_question_that_speaks_of_the_asker() -> None:
