@@ -15,13 +15,13 @@ from __future__ import annotations
 import re
 
 from kiosk.llm.answer_form import content_stems
+from kiosk.llm.lists import ITEM_SEPARATOR
 from kiosk.llm.note_lines import NoteLine, note_lines
 
 _STILL_TO_DO = re.compile(r"\b(?:still|left|need|needs|have to|has to|got to|must|remaining)\b", re.IGNORECASE)
 # errands, not medicine: "Which tablets do I still need to take?" is never shortened by "already took the warfarin"
 _ERRAND = re.compile(r"\b(?:buy|get|pick up|collect|order|bring|pack|to do|shopping)\b", re.IGNORECASE)
 _DONE = re.compile(r"\b(?:got|bought|picked up|collected|fetched|already|done|crossed off|ticked off)\b", re.IGNORECASE)
-_ITEM_SEPARATOR = re.compile(r",|;|\band\b", re.IGNORECASE)
 _CLAUSE_END = re.compile(r"[,;.!?]|\bbut\b", re.IGNORECASE)
 
 
@@ -30,7 +30,7 @@ def without_done_items(question: str, answer: str, notes: str) -> str | None:
     does not ask what is still to do, the answer lists fewer than two things, or no item (or every item) is done."""
     if not (_STILL_TO_DO.search(question) and _ERRAND.search(question)):
         return None
-    items = [item.strip(" .!") for item in _ITEM_SEPARATOR.split(answer) if item.strip(" .!")]
+    items = [item.strip(" .!") for item in ITEM_SEPARATOR.split(answer) if item.strip(" .!")]
     if len(items) < 2:
         return None
     clauses = [(line, clause) for line in note_lines(notes) for clause in _CLAUSE_END.split(line.text)]

@@ -28,7 +28,7 @@ _OBJECT_FIRST = re.compile(
 )
 _ARE_LAST = re.compile(r"^what\s+(?:are|were)\s+(?:some\s+)?(?:[\w'’-]+\s+){0,4}?(?P<noun>[a-z]+s)\W*$", re.IGNORECASE)
 _NOT_PLURAL = word_set("is was has does his this its us bus gas yes news series species always plus")
-_ITEM_SEPARATOR = re.compile(r",|;|\band\b", re.IGNORECASE)
+ITEM_SEPARATOR = re.compile(r",|;|\band\b", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"[.!?\n]")
 # A piece that opens like a clause ("which is awesome", "they're my main hobbies", "don't they") is talk.
 _CLAUSE_OPENERS = word_set("which who whom that i it he she we they you my me but so because this there")
@@ -52,7 +52,7 @@ def names_one_thing(answer: str) -> bool:
     words = answer.split()
     if not words or len(words) > MAX_ANSWER_WORDS or says_unknown(answer):
         return False
-    return not _ITEM_SEPARATOR.search(answer) and words[0].lower().strip(".,!") not in {"yes", "no"}
+    return not ITEM_SEPARATOR.search(answer) and words[0].lower().strip(".,!") not in {"yes", "no"}
 
 
 def completed_list(
@@ -78,7 +78,7 @@ def completed_list(
         return None
     items = [shown.rstrip(" .!")]
     is_noted_thing = _noted_thing_test(question, notes_text(messages), items[0])
-    for piece in _ITEM_SEPARATOR.split(_SENTENCE_END.split(more, maxsplit=1)[0]):
+    for piece in ITEM_SEPARATOR.split(_SENTENCE_END.split(more, maxsplit=1)[0]):
         item = " ".join(piece.split()).strip(" \"'“”‘’")
         if is_noted_thing(item) and item.lower() not in {kept.lower() for kept in items}:
             items.append(item)

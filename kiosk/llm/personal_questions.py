@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from kiosk.local_time import WEEKDAYS
+
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'"})
 _ASKER = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|me|my|mine|myself)\b", re.IGNORECASE)
 # "How do I ...", "Tell me ...", "Can you give me ...": how to do something or a fact, not the asker's own life
@@ -29,9 +31,9 @@ _FAMILY = re.compile(
 )
 _TITLED = re.compile(r"\b(?i:mr|mrs|ms|miss|dr|doctor|nurse|aunt|auntie|uncle)\.?\s+[A-Z][a-z]")
 _FROM_NOW = re.compile(
-    r"\b(?:today|tonight|tomorrow|yesterday|"
-    r"(?:this|next|last)\s+(?:morning|afternoon|evening|night|week|weekend|month|year|monday|tuesday|wednesday|"
-    r"thursday|friday|saturday|sunday))\b",
+    r"\b(?:today|tonight|tomorrow|yesterday|(?:this|next|last)\s+(?:"
+    + "|".join(("morning", "afternoon", "evening", "night", "week", "weekend", "month", "year", *WEEKDAYS))
+    + r"))\b",
     re.IGNORECASE,
 )
 
