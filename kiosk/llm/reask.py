@@ -55,7 +55,8 @@ def replaced_restatement(
     (unknown-restated-without-notes). When notes were given and it only names one of their speakers, none whose own
     note says what is asked: a second answer (reask-speaker-names); "I don't know" when that speaker is the asker
     and the question speaks of the asker. None keeps `shown`; `profile` says which of these steps are taken."""
-    speakers = note_speakers(notes_text(messages)) if notes_given and profile.has("reask-speaker-names") else set()
+    notes = notes_text(messages)
+    speakers = note_speakers(notes) if notes_given and profile.has("reask-speaker-names") else set()
     if restates_question(question, shown):
         if not notes_given:
             return UNKNOWN_ANSWER if profile.has("unknown-restated-without-notes") else None
@@ -63,8 +64,8 @@ def replaced_restatement(
             return None
     elif not names_only_a_speaker(shown, speakers):
         return None
-    elif speaker_says_it(question, shown, notes_text(messages)):
-        return UNKNOWN_ANSWER if names_the_asker_for_themselves(question, shown, messages) else None
+    elif speaker_says_it(question, shown, notes):
+        return UNKNOWN_ANSWER if names_the_asker_for_themselves(question, shown, notes) else None
     return reasked_answer(
         llm,
         messages,
@@ -90,10 +91,11 @@ def speaker_says_it(question: str, speaker: str, notes: str) -> bool:
     return any(says_what_is_asked(question, line) for line in speaker_lines(notes).get(name, []))
 
 
-def names_the_asker_for_themselves(question: str, answer: str, messages: list[Message]) -> bool:
-    """True when `answer` is only the asker's own name and the question speaks of the asker: "Who's picking me up
-    from volleyball?" asked by Lucía is not answered by "Lucía", though her own note about volleyball names her."""
-    asker = asker_of(notes_text(messages))
+def names_the_asker_for_themselves(question: str, answer: str, notes: str) -> bool:
+    """True when `answer` is only the asker the `notes` (an answering prompt's text) name and the question speaks
+    of the asker: "Who's picking me up from volleyball?" asked by Lucía is not answered by "Lucía", though her own
+    note about volleyball names her."""
+    asker = asker_of(notes)
     return asker is not None and speaks_of_the_asker(question) and names_only_a_speaker(answer, {asker.lower()})
 
 
