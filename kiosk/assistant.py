@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import date, datetime
 from functools import partial
-from typing import Any, Protocol
+from typing import Protocol
 
 import numpy as np
 
+from kiosk.answer_result import AnswerResult
 from kiosk.calibration.sensitive import sensitive_threshold
 from kiosk.config import KioskConfig
 from kiosk.errors import CalibrationError, ProbeError
@@ -25,7 +26,6 @@ from kiosk.identity.gate import (
     BACKING_OFF,
     FAILED,
     NO_PROBE,
-    Decision,
     GateDecision,
     GateRule,
     Identity,
@@ -43,14 +43,14 @@ from kiosk.local_time import TerminalClock, zone_named
 from kiosk.memory.forgetting import Decay, archive_faded
 from kiosk.memory.instructions import note_reads_as_instructions
 from kiosk.memory.note import Note
-from kiosk.memory.scopes import PERSONAL, Scope, owner_for, scope_kind
+from kiosk.memory.scopes import PERSONAL, Scope, owner_for
 from kiosk.memory.store import SensitiveIndex, Store, owner_scope
 from kiosk.retrieval.familiarity import top_similar
 from kiosk.retrieval.foreign_notes import is_foreign, without_foreign_instructions
 from kiosk.retrieval.pool import ScopedPool, scoped_pool, validate_query
 from kiosk.retrieval.ranking import SCOPE_WEIGHTS
 from kiosk.retrieval.relevance import apply_floor
-from kiosk.retrieval.results import Path, Retrieval, ScoredNote
+from kiosk.retrieval.results import Retrieval
 from kiosk.retrieval.retriever import Retriever, chronological
 from kiosk.retrieval.sensitive import Clearance, by_face_and_palm, by_threshold
 from kiosk.retrieval.step_up import step_up
@@ -65,61 +65,6 @@ ARCHIVE_SWEEP_INTERVAL_S = 3600.0
 class TextEncoderLike(Protocol):
     def encode(self, sentences: Sequence[str]) -> np.ndarray: ...
     def encode_one(self, sentence: str) -> np.ndarray: ...
-
-
-@dataclass(frozen=True)
-class AnswerResult:
-    """Everything one question produced: who was recognised, what memory was used, and the answer."""
-
-    question: str
-    identity: Identity | None
-    gate: GateDecision
-    retrieval: Retrieval
-    answer: str
-    timings_ms: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def decision(self) -> Decision:
-        return self.gate.decision
-
-    @property
-    def scores(self) -> dict[int, float]:
-        return self.gate.scores
-
-    @property
-    def path(self) -> Path | None:
-        return self.retrieval.path
-
-    @property
-    def notes(self) -> list[ScoredNote]:
-        return self.retrieval.notes
-
-    @property
-    def used_memory(self) -> bool:
-        return bool(self.retrieval.notes)
-
-    @property
-    def used_personal_memory(self) -> bool:
-        """Whether any note in the answer's context was the person's own or their group's (not public)."""
-        return any(scope_kind(item.note.scope) != "public" for item in self.retrieval.notes)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "question": self.question,
-            "decision": self.decision,
-            "identity": self.identity.as_dict() if self.identity else None,
-            "gate": self.gate.as_dict(),
-            "path": self.path,
-            "cache_hit": self.retrieval.cache_hit,
-            "sensitive": self.retrieval.as_dict()["sensitive"],
-            "notes": [item.as_dict() for item in self.notes],
-            "used_personal_memory": self.used_personal_memory,
-            "below_relevance_floor": self.retrieval.below_relevance_floor,
-            "withheld": self.retrieval.withheld_sensitive,
-            "step_up": self.retrieval.step_up.as_dict() if self.retrieval.step_up else None,
-            "answer": self.answer,
-            "timings_ms": {name: round(value, 2) for name, value in self.timings_ms.items()},
-        }
 
 
 class Assistant:
@@ -226,9 +171,10 @@ class Assistant:
         user = self.store.get_user(user_id)
         return user.name if user else None
 
-    def known_people(self) -> list[str]:
-        """The names of the people enrolled at this terminal."""
-        return [user.name for user in self.store.list_users()]
+    def known_people(self, retrieval: Retrieval) -> list[str]:
+        """The names of the people enrolled at this terminal, for the answer steps to judge an answer given without
+        notes; none when `retrieval` holds notes, as the steps then do not read them (no store read per question)."""
+        return [] if retrieval.notes else [user.name for user in self.store.list_users()]
 
     # ---- sensitive notes -----------------------------------------------------------------------
     def clearance(self, decision: GateDecision, probe: Probe | None, second_probe: Probe | None) -> Clearance:
@@ -357,7 +303,7 @@ class Assistant:
             stream = None  # shown whole behind "tap to reveal" on the kiosk, never token by token
         settings = self.config.llm
         profile = answer_profile(settings.answer_profile)
-        people = self.known_people()
+        people = self.known_people(retrieval)
         known = answer_without_asking(text, notes_given=bool(retrieval.notes), profile=profile, people=people)
         if self.llm is not None and retrieval.step_up is not None and not retrieval.notes:
             reply = retrieval.step_up.message  # not "I don't know": the person's own private note needs more proof

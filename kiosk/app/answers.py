@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import logging
 
+from kiosk.answer_result import AnswerResult
 from kiosk.app.live import LiveCamera
 from kiosk.app.views import AnswerView, NoteView, Presence, TokenSink, Verification
-from kiosk.assistant import AnswerResult, Assistant
+from kiosk.assistant import Assistant
 from kiosk.config import KioskConfig
 from kiosk.errors import KioskError, LLMError, StoreError
 from kiosk.local_time import Zone, local, zone_named

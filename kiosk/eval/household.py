@@ -78,7 +78,7 @@ def ask(
             max_tokens=max_tokens,
             temperature=ANSWER_TEMPERATURE,
             asked_on=assistant.asked_on(),
-            people=assistant.known_people(),
+            people=assistant.known_people(retrieval),
         )
         steps = {
             "reply": reply,
