@@ -9,10 +9,11 @@ alone: they may point either way.
 
 At the terminal (`anchor_local_times`) people mostly tell what is coming, so the days a family names get a concrete
 date too: "next Tuesday", "on Tuesday", "this Tuesday" (the first Tuesday after the day said), "on the 14th" (the
-next 14th from that day, this month or the next), "Sunday the 27th" (that 27th, only if it is a Sunday). Its
-`said` is the note's local time in the terminal's zone (kiosk.local_time): "tonight" said at 9 pm in New York is
-that day there, not the next day in UTC. The LoCoMo evaluation keeps `anchor_relative_times` alone, so its
-prompts (and the answers cached by prompt) do not change.
+next 14th from that day, this month or the next), "Sunday the 27th" (that 27th, only if it is a Sunday); a weekday
+whose date follows ("on Saturday 14 November"), that bounds a range ("Monday to Saturday") or comes back every week
+("on Friday mornings") gets none. Its `said` is the note's local time in the terminal's zone (kiosk.local_time):
+"tonight" said at 9 pm in New York is that day there, not the next day in UTC. The LoCoMo evaluation keeps
+`anchor_relative_times` alone, so its prompts (and the answers cached by prompt) do not change.
 """
 
 from __future__ import annotations
@@ -137,10 +138,36 @@ def _sentence_around(text: str, match: re.Match[str]) -> str:
     return text[start : min(ends, default=len(text))]
 
 
+# A weekday that is no one day: its date follows ("Saturday 14 November"), it ends or starts a range ("Monday to
+# Saturday"), or it comes back every week ("Friday mornings", "Tuesday and Friday mornings").
+_WEEKDAY_NAMES = "|".join(WEEKDAYS)
+_MONTH_NAMES = "|".join(MONTHS)
+_OWN_DATE_AFTER = re.compile(
+    rf"^,?\s+(?:the\s+)?[0-3]?\d(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_NAMES})\b|^,?\s+(?:{_MONTH_NAMES})\s+[0-3]?\d\b",
+    re.IGNORECASE,
+)
+_RANGE_AFTER = re.compile(rf"^\s*(?:to|through|till|until|-|–)\s*(?:{_WEEKDAY_NAMES})\b", re.IGNORECASE)
+_RANGE_BEFORE = re.compile(rf"\b(?:{_WEEKDAY_NAMES})\s*(?:-|–)?\s*$", re.IGNORECASE)
+_EVERY_WEEK_AFTER = re.compile(
+    rf"^(?:\s+(?:and|or|&)\s+(?:{_WEEKDAY_NAMES}))?\s+(?:mornings|afternoons|evenings|nights|lunchtimes)\b",
+    re.IGNORECASE,
+)
+
+
+def _no_one_day(match: re.Match[str], text: str) -> bool:
+    """True when the weekday `match` names is no single day to anchor (see _OWN_DATE_AFTER above)."""
+    after, before = text[match.end() :], text[: match.start()]
+    if _OWN_DATE_AFTER.search(after) or _RANGE_AFTER.search(after) or _EVERY_WEEK_AFTER.search(after):
+        return True
+    return match.group(0).lower().startswith("to ") and _RANGE_BEFORE.search(before) is not None
+
+
 def _local_anchor(match: re.Match[str], text: str, said: date) -> str:
     groups, words = match.groupdict(), match.group(0)
     if groups["dated_weekday"]:
         return _dated_weekday_anchor(groups, words, _told_in_the_past(text, match), said)
+    if (groups["next_weekday"] or groups["weekday"]) and _no_one_day(match, text):
+        return words
     if groups["next_weekday"]:
         return f"{words} ({day_text(next_weekday(said, WEEKDAYS.index(groups['next_weekday'].lower())))})"
     if _told_in_the_past(text, match):

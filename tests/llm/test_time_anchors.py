@@ -179,6 +179,12 @@ def test_on_the_14th_is_this_months_said_on_the_3rd_and_next_months_said_on_the_
         "November the 14th",  # names its month already
         "on the 14th of November",
         "next Tuesday (8 December 2026)",  # already anchored
+        "The sausage sizzle is on Saturday 14 November, 11 till 2",  # its date follows
+        "It moves to Sunday, 15 November",
+        "Boots is open Monday to Saturday, 9 till 6",  # a range of days
+        "The office is open on Monday to Friday",
+        "Lane 4 is theirs on Tuesday and Friday mornings",  # every week
+        "Masters swim on Wednesday nights",
     ],
 )
 def test_what_may_point_back_or_is_no_day_is_left_without_a_terminal_date(text: str) -> None:
