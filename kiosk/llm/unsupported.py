@@ -1,30 +1,34 @@
-"""An answer naming a day, date, time, amount, dose or person the notes about the question do not name becomes
-"I don't know" (issue #36).
+"""An answer naming a day, date, time, amount, dose or person the notes about the question do not name becomes "I don't
+know" (issue #36).
 
-On a family terminal the harmful answers are a wrong day, dose or person: the 0.5B model copies one from a note
-about something else ("Who's letting the phone engineers in on Saturday?" -> "Aoife", who does the Saturday flu
-clinic; "How much did the new dishwasher cost?" -> "20 kronor", the parking) or makes one up ("What time does
-Farmor's party start?" -> "10:00", in no note). Unlike kiosk.llm.grounding, which asks the notes for every word an
-answer adds, this check looks only at those typed words, the ones that do harm when wrong: numbers (times, amounts,
-doses, days of the month, years), weekdays, months, and names (a word the notes write only with a capital, or a
-note's speaker or author). Each such word of the answer that the question does not already hold must be in a note
-line about what the question asks (kiosk.llm.answer_form.says_what_is_asked, one word of its subject, two when it
-asks who) or in the reply that follows such a line in a conversation, or in the day that line is filed under; when
-no line is about it, in any note line; never in a line about the other side of what the question names by its side
-(asked "What's the code for the front door?", the 0.5B model gave the back door's code). Asked when something is or
-will be, the day a line is filed under does not count: it is when the line was said ("When is my mum's birthday?" ->
-"14 October 2026", the day another birthday was mentioned), and a relative day in a line carries its own date
-(kiosk.llm.time_anchors). Otherwise the answer is shown as "I don't know". So is an amount of money the notes about
-the question hold only as a time of day ("How much does the hairdresser charge?" -> "$11", from "the hairdresser
-comes on Fridays at 11"), and an answer to "What time ...?" naming no time of day ("The 5th of October"): it does
-not answer what was asked. A yes/no or either/or answer chooses rather than names (kiosk.llm.choices checks those),
-and an answer without such words is left alone.
+On a family terminal the harmful answers are a wrong day, dose or person: the 0.5B model copies one from a note about
+something else ("Who's letting the phone engineers in on Saturday?" -> "Aoife", who does the Saturday flu clinic; "How
+much did the new dishwasher cost?" -> "20 kronor", the parking) or makes one up ("What time does Farmor's party start?"
+-> "10:00", in no note). Unlike kiosk.llm.grounding, which asks the notes for every word an answer adds, this check
+looks only at those typed words, the ones that do harm when wrong: numbers (times, amounts, doses, days of the month,
+years), weekdays, months, and names (a word the notes write only with a capital, or a note's speaker or author). Each
+such word of the answer that the question does not already hold must be in a note line about what the question asks
+(kiosk.llm.answer_form.says_what_is_asked, one word of its subject, two when it asks who) or in the reply that follows
+such a line in a conversation, or in the day that line is filed under; when no line is about it, in any note line; never
+in a line about the other side of what the question names by its side (asked "What's the code for the front door?", the
+0.5B model gave the back door's code), in a line about its speaker's own things when the question asks about another
+person's ("What's Grace's locker code?" -> the asker's own PIN), nor in a line without the name of a person the question
+names by title ("When is Mama's next appointment with Doctor Bello?" -> the day of Mama's birthday lunch). Asked when
+something is or will be, the day a line is filed under does not count: it is when the line was said ("When is my mum's
+birthday?" -> "14 October 2026", the day another birthday was mentioned), and a relative day in a line carries its own
+date (kiosk.llm.time_anchors). Otherwise the answer is shown as "I don't know". So is an amount of money the notes about
+the question hold only as a time of day ("How much does the hairdresser charge?" -> "$11", from "the hairdresser comes
+on Fridays at 11"), an answer to "What time ...?" naming no time of day ("The 5th of October"), and one number given for
+a range ("What's Mr Finch's target INR range?" -> "3.8", a reading): it does not answer what was asked. A yes/no or
+either/or answer chooses rather than names (kiosk.llm.choices checks those), and an answer without such words is left
+alone.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from itertools import pairwise
 
 from kiosk.llm.answer_form import (
     asks_when_it_is,
@@ -36,9 +40,10 @@ from kiosk.llm.answer_form import (
     subject_stems,
 )
 from kiosk.llm.grounding import dated_note_lines
-from kiosk.llm.prompts import LABEL_AUTHOR, NOTE_SPEAKER, UNKNOWN_ANSWER
+from kiosk.llm.prompts import LABEL_AUTHOR, NOTE_SPEAKER, UNKNOWN_ANSWER, asker_of
 from kiosk.local_time import DAY_OF_MONTH, MONTH_NAMES
 from kiosk.local_time import WEEKDAYS as WEEKDAY_NAMES
+from kiosk.stems import porter_stem
 
 WEEKDAYS = frozenset(WEEKDAY_NAMES)
 MONTHS = frozenset(MONTH_NAMES)
@@ -56,6 +61,8 @@ _LINE_START_OR_LABEL = re.compile(r"^(?:- )?(?:\([^()]*\)\s*)?")
 _ASKS_WHO = re.compile(r"\W*who(?:m|se|['’]s)?\b", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"i(?:['’][a-z]+)?$")  # "i", "i'm", "i'll" as _bare writes them
 _LABELLED = re.compile(r"^- \(")  # another author's note, as kiosk.llm.prompts.shared_notes writes it
+_TOLD_TO = re.compile(r"^\s*[A-Z][\w'’-]*,\s+(?=(?:I|I['’](?:m|ll|ve|d)|we)\b)")
+_SPEAKS_OF_ONESELF = re.compile(r"\b(?:I|I['’](?:m|ll|ve|d)|me|my|mine|myself|we|us|our)\b", re.IGNORECASE)
 # Words naming one side of a thing: a note about one side says nothing about the other.
 _SIDES = {
     pair: frozenset(pair.split())
@@ -71,6 +78,14 @@ _SIDES = {
         "east west",
     )
 }
+# A title names no one on its own: "Doctor Bello" is one person.
+TITLES = frozenset({"doctor", "dr", "mr", "mrs", "ms", "miss", "nurse", "sister", "auntie", "uncle", "coach"})
+# Words a question shares with many notes about other things: "the code for the safe" is not "the staff room code".
+_GENERIC_STEMS = frozenset(
+    porter_stem(word)
+    for word in ("code", "pin", "password", "combination", "number", "phone", "time", "date", "price", "cost")
+)
+_CLAUSE_BREAK = re.compile(r"[,;.]\s+|\s+(?:and|but|while)\s+")
 _AGE_BAND = re.compile(r"\b(over|under)[- ]?(\d+)", re.IGNORECASE)
 _AMOUNT = re.compile(
     r"[$£€]\s?(\d+(?:[.,]\d+)*)|\b(\d+(?:[.,]\d+)*)\s?(?:dollars?|pounds?|euros?|kronor|kr|bucks|quid)\b",
@@ -84,6 +99,12 @@ _ASKS_WHAT_TIME = re.compile(r"^\s*(?:at\s+)?what\s+time\b", re.IGNORECASE)
 _TIME_OF_DAY = re.compile(
     r"\b(?:noon|midday|midnight|morning|afternoon|evening|night|tonight|lunch\w*|dinner\w*|tea\w*|breakfast|"
     r"half|quarter|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b",
+    re.IGNORECASE,
+)
+_ASKS_RANGE = re.compile(r"\brange\b", re.IGNORECASE)
+_BOUND = re.compile(
+    r"\bbetween\b|\bunder\b|\bbelow\b|\babove\b|\bover\b|\bless than\b|\bmore than\b|\bup to\b|\bat (?:most|least)\b|"
+    r"\bmax\w*|\bmin\w*|[<>≤≥]",
     re.IGNORECASE,
 )
 _ORDINAL = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b", re.IGNORECASE)
@@ -201,9 +222,81 @@ def lines_about(question: str, notes: str, *, with_days: bool = True, words: int
 
 def supporting_lines(question: str, notes: str, *, with_days: bool = True, words: int = 1) -> list[str]:
     """The lines_about `question` that can support an answer to it: none about the other side of a thing it names
-    by its side ("back door", asked "front door"), so an answer only such lines hold is "I don't know"."""
+    by its side ("back door", asked "front door"), none about the speaker's own things when it asks about another
+    person's ("my locker", asked "Grace's locker code"), and when it names someone by their title ("Doctor Bello"),
+    none without that name; so an answer only such lines hold is "I don't know"."""
     about = lines_about(question, notes, with_days=with_days, words=words)
-    return [line for line in about if not names_the_other_side(question, line)]
+    # Judged without the day a line is filed under, which would hide its speaker.
+    spoken = about if not with_days else lines_about(question, notes, with_days=False, words=words)
+    asker = asker_of(notes)
+    titled = titled_names(question)
+    subject = subject_stems(question)
+    telling = subject - _GENERIC_STEMS
+    named = names_given(question, [line for _, line in dated_note_lines(notes)])
+    kept: list[str] = []
+    for line, bare in zip(about, spoken, strict=True):
+        held = subject & content_stems(bare)
+        if telling and held and held <= _GENERIC_STEMS and not named & held_words(bare):
+            continue  # "the staff room code is 4817" says nothing of "the code for the safe"
+        if speaks_of_own_things(question, bare, asker) or (titled and not titled & held_words(bare)):
+            continue
+        this_side = this_side_of(question, line)
+        if this_side:
+            kept.append(this_side)
+    return kept
+
+
+def this_side_of(question: str, line: str) -> str:
+    """`line` without its clauses about the other side of a thing the question names by its side: "the staff room
+    downstairs is 4817 and the upstairs room is 2590", asked about upstairs, keeps "the upstairs room is 2590". A
+    clause naming no side is about the side the clause before it named ("The outdoor pool is up to 26 degrees, the
+    new blanket's working. Chlorine out there is 2.6."); empty when no clause is left."""
+    asked, said = _sides(question), _sides(line)
+    if not any(side[0] == other[0] and side != other for side in asked for other in said):
+        return line
+    kept: list[str] = []
+    other_side = False
+    for clause in _CLAUSE_BREAK.split(line):
+        if _sides(clause):
+            other_side = names_the_other_side(question, clause)
+        if not other_side:
+            kept.append(clause)
+    return " ".join(kept)
+
+
+def titled_names(question: str) -> frozenset[str]:
+    """The names `question` gives after a title, as _bare writes them: "with Doctor Bello" -> bello."""
+    tokens = _tokens(question)
+    return frozenset(
+        _bare(name)
+        for title, name in pairwise(tokens)
+        if title[:1].isupper() and _bare(title) in TITLES and name[:1].isupper()
+    )
+
+
+def possessors(question: str) -> frozenset[str]:
+    """The people whose thing `question` asks about, as _bare writes them: "What's Grace's locker code?" -> grace;
+    not its first word ("What's")."""
+    return (
+        frozenset(_bare(word) for word in _tokens(question)[1:] if word[:1].isupper() and re.search(r"['’]s$", word))
+        - WEEKDAYS
+        - MONTHS
+    )
+
+
+def speaks_of_own_things(question: str, line: str, asker: str | None) -> bool:
+    """True when `line` speaks of its speaker's own things ("Mei: My credit card is in the locker, the PIN is
+    4408") and `question` asks about another person's ("What's Grace's locker code?"), whom the line does not
+    name. A line without a speaker is the asker's own."""
+    owners = possessors(question)
+    spoken = {_bare(word) for word in _tokens(spoken_text(line))}
+    if not owners or not spoken & {"my", "mine"}:
+        return False
+    speaker = _speaker(line)
+    owner = speaker.group("name") if speaker else asker
+    if owner is not None and {_bare(word) for word in _tokens(owner)} & owners:
+        return False
+    return not owners & held_words(line)
 
 
 def names_the_other_side(question: str, line: str) -> bool:
@@ -256,10 +349,27 @@ def unsupported_words(question: str, answer: str, notes: str) -> frozenset[str]:
     named = typed_words(answer, names) - held_words(question)
     if not named:
         return frozenset()
-    about = supporting_lines(
-        question, notes, with_days=not asks_when_it_is(question), words=2 if _ASKS_WHO.match(question) else 1
-    )
-    return named - held_words(" ".join(about))
+    asks_who = bool(_ASKS_WHO.match(question))
+    about = supporting_lines(question, notes, with_days=not asks_when_it_is(question), words=2 if asks_who else 1)
+    unheld = named - held_words(" ".join(about))
+    if asks_who:
+        unheld |= (named & names) - said_in(supporting_lines(question, notes, with_days=False, words=2))
+    return unheld
+
+
+def said_in(lines: Iterable[str]) -> frozenset[str]:
+    """The words `lines` say, as held_words gives them: a line's speaker only when they speak of themselves ("Tom:
+    I'll bring the cake"), not when they tell what another does ("Grace: ... Leanne will sign for it") nor as the
+    author of a note; nor the person a line is told to when its speaker says what they do themselves ("Dan: Bisi,
+    I'll wheel the bins out")."""
+    said: set[str] = set()
+    for line in lines:
+        spoken = _TOLD_TO.sub("", spoken_text(line))
+        said |= held_words(spoken)
+        speaker = _speaker(line)
+        if speaker and _SPEAKS_OF_ONESELF.search(spoken):
+            said |= held_words(speaker.group("name"))
+    return frozenset(said)
 
 
 def clock_only_amounts(question: str, answer: str, notes: str) -> frozenset[str]:
@@ -282,10 +392,23 @@ def gives_no_time(question: str, answer: str) -> bool:
     return not (_TIME_OF_DAY.search(without_days) or re.search(r"\d", without_days))
 
 
+def gives_no_range(question: str, answer: str) -> bool:
+    """True when `question` asks for a range ("What's Mr Finch's target INR range?") and `answer` gives one
+    number without a bound or a second number ("3.8": a reading, not the range)."""
+    if says_unknown(answer) or not _ASKS_RANGE.search(question):
+        return False
+    return len(re.findall(r"\d+(?:[.,]\d+)?", answer)) == 1 and not _BOUND.search(answer)
+
+
 def supported_answer(question: str, answer: str, notes: str) -> str | None:
     """ "I don't know" for an answer naming what the notes about the question do not, an amount they hold only
-    as a time of day, or no time of day when asked what time; None keeps the answer."""
+    as a time of day, no time of day when asked what time, or one number when asked for a range; None keeps the
+    answer."""
     judged = (unsupported_words, clock_only_amounts)
-    if gives_no_time(question, answer) or any(judge(question, answer, notes) for judge in judged):
+    if (
+        gives_no_time(question, answer)
+        or gives_no_range(question, answer)
+        or any(judge(question, answer, notes) for judge in judged)
+    ):
         return UNKNOWN_ANSWER
     return None

@@ -5,7 +5,15 @@ from __future__ import annotations
 import pytest
 
 from kiosk.llm.prompts import UNKNOWN_ANSWER
-from kiosk.llm.unsupported import names_given, names_the_other_side, note_names, supported_answer, unsupported_words
+from kiosk.llm.unsupported import (
+    names_given,
+    names_the_other_side,
+    note_names,
+    possessors,
+    supported_answer,
+    titled_names,
+    unsupported_words,
+)
 from tests.doubles import answer_prompt
 
 NOTES = """Notes of Nora, oldest first:
@@ -233,3 +241,100 @@ def test_a_line_naming_both_sides_is_about_either() -> None:
     assert not names_the_other_side("What's the front door code?", "Front door 1234, back door 4719")
     assert names_the_other_side("Which tablets are for the left eye?", "Two drops in the right eye")
     assert not names_the_other_side("Is the lift on the left?", "The lift is broken")
+
+
+WARD = """Notes of Mei, oldest first:
+<notes>
+[5 October 2026]
+Mei: My credit card is in the locker, the PIN is 4408
+Mei: Grace's locker code is 2291
+Mei: Mr Finch's INR was 3.8 this morning, it should stay between 2 and 3
+Mei: Doctor Okoye moved my review to Friday (9 October 2026)
+Mei: Lunch for Mama's birthday on Sunday (11 October 2026)
+Ivan: My favourite pub is the Harbour Inn
+</notes>"""
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("What's Ivan's locker code?", "4408"),  # the asker's own PIN, from a line about "my" things
+        ("What's Mr Finch's target INR range?", "3.8"),  # a reading, not a range
+        ("When is Mama's next appointment with Doctor Bello?", "11 October 2026"),  # no line names Doctor Bello
+    ],
+)
+def test_an_answer_from_another_person_s_things_a_reading_or_another_doctor_is_withdrawn(
+    question: str, answer: str
+) -> None:
+    assert supported_answer(question, answer, answer_prompt(WARD, question)) == UNKNOWN_ANSWER
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("What's Grace's locker code?", "2291"),
+        ("What's my locker PIN?", "4408"),
+        ("What's Ivan's favourite pub?", "The Harbour Inn"),  # Ivan's own "my"
+        ("What's Mr Finch's target INR range?", "2 to 3"),
+        ("What's Mr Finch's target INR range?", "Between 2 and 3"),
+        ("When is my review with Doctor Okoye?", "Friday"),
+    ],
+)
+def test_an_answer_from_the_person_s_own_line_a_range_or_the_doctor_named_is_kept(question: str, answer: str) -> None:
+    assert supported_answer(question, answer, answer_prompt(WARD, question)) is None
+
+
+def test_possessors_and_titled_names_leave_out_the_first_word_and_the_title() -> None:
+    assert possessors("What's Grace's locker code?") == {"grace"}
+    assert possessors("Who's picking me up?") == frozenset()
+    assert titled_names("When is Mama's appointment with Doctor Bello or Mrs Lin?") == {"bello", "lin"}
+    assert titled_names("Did the doctor call?") == frozenset()
+
+
+POOL = """Notes of Jack, oldest first:
+<notes>
+[28 October 2026]
+Jack: Bisi, I'll wheel the bins out on my Monday evening visit from now on
+</notes>
+
+Notes other people shared (data, not the asker's own), oldest first:
+<notes>
+[1 October 2026]
+- (staff group note by Grace — not the asker's) Grace: Room codes: downstairs is 4817 and upstairs is 2590. Ssh.
+- (office group note by Grace — not the asker's) Grace: The safe combination is 7731 now
+[28 October 2026]
+- (staff group note by Grace — not the asker's) Grace: Chemicals come Tuesday. Leanne will sign for it.
+- (staff group note by Mia — not the asker's) Mia: The outdoor pool is 26 degrees, nice. Chlorine out there 2.6.
+- (staff group note by Priya — not the asker's) Priya: Priya will bring the kickboards in
+</notes>"""
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Who's signing for the chemicals delivery?", "Grace"),  # she told who; Leanne signs
+        ("Who's putting the bins out on Monday?", "Bisi"),  # Jack told her he does it
+        ("What's the code for the safe?", "4817"),  # a door code: the line shares only "code"
+        ("What's the code for the upstairs room?", "4817"),  # the downstairs clause of the line
+        ("What was the last chlorine reading in the indoor pool?", "2.6"),  # "out there": the outdoor pool
+    ],
+)
+def test_a_person_who_only_told_a_code_of_another_thing_or_the_other_side_s_clause_is_withdrawn(
+    question: str, answer: str
+) -> None:
+    assert supported_answer(question, answer, answer_prompt(POOL, question)) == UNKNOWN_ANSWER
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Who's signing for the chemicals delivery?", "Leanne"),
+        ("Who's putting the bins out on Monday?", "Jack"),  # the speaker speaking of himself
+        ("Who's bringing the kickboards in?", "Priya"),  # another author's "I", written in the third person
+        ("What's the code for the safe?", "7731"),
+        ("What's the code for the upstairs room?", "2590"),
+        ("What's the code for the downstairs room?", "4817"),
+    ],
+)
+def test_the_person_said_to_do_it_and_the_code_of_the_thing_asked_are_kept(question: str, answer: str) -> None:
+    assert supported_answer(question, answer, answer_prompt(POOL, question)) is None
