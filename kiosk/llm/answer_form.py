@@ -117,9 +117,20 @@ _YES_NO_OPENERS = word_set(
 )
 
 
+# Where one sentence of a question ends and the next begins: not after a title ("Is Mr. Finch on warfarin?").
+_SENTENCE_END = re.compile(r"(?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bDr)(?<!\bSt)[.!?]+\s+(?=[A-Z])")
+
+
+def asked_sentence(question: str) -> str:
+    """The sentence of `question` that asks: its last ("My knee is aching. Can I take some ibuprofen?" -> "Can I
+    take some ibuprofen?"); what comes before only tells the situation."""
+    return _SENTENCE_END.split(question.strip())[-1]
+
+
 def asks_yes_or_no(question: str) -> bool:
-    """True when the question opens with its verb ("Is the spare key under the mat?", "Should I take ...?")."""
-    words = question.split()
+    """True when the question's asking sentence opens with its verb ("Is the spare key under the mat?", "My knee
+    is aching. Should I take ...?")."""
+    words = asked_sentence(question).split()
     return bool(words) and words[0].lower().replace("’", "'").strip(QUOTES_AND_PUNCTUATION.replace("'", "")) in (
         _YES_NO_OPENERS
     )

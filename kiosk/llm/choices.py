@@ -23,7 +23,12 @@ other than the options or days it names. Only a plain contradiction withdraws an
   right LoCoMo answers). A medicine's family stands for it: "allergic to penicillin" denies "Can Doris have
   amoxicillin?" (kiosk.llm.drug_classes);
 - yes/no, likewise, a "no" a line about the question (two of those words) keeps going: "Keep taking the aspirin
-  75 mg with dinner" for "Do I still take the aspirin?".
+  75 mg with dinner" for "Do I still take the aspirin?"; and a "no" to whether something is still so when no line
+  holding the question's rarest word says it ended, changed or was done ("Is Femi still on the apixaban twice a
+  day?" -> "No", the apixaban's two lines unchanged since).
+
+A question told with its situation first ("My knee is aching. Can I take some ibuprofen?") is judged by its last
+sentence.
 
 When no line is about the question, or the lines hold both options and no change picks one, nothing is judged: the
 model's answer stands.
@@ -35,6 +40,7 @@ import re
 
 from kiosk.llm.answer_form import (
     QUOTES_AND_PUNCTUATION,
+    asked_sentence,
     asks_yes_or_no,
     content_stems,
     offers_a_choice,
@@ -64,6 +70,14 @@ _REACH_AFTER = 4  # "is on annual leave"
 # The openers of a question about now ("Can I ...", "Is the lift ..."), not the past ("Did ...", "Have ...").
 _ASKS_ABOUT_NOW = word_set("is are am can could may must should do does will")
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ']+")
+_STILL = re.compile(r"\bstill\b", re.IGNORECASE)
+# What says a thing ended, changed or was done: "stopped", "no more", "cut the furosemide", "got the slippers",
+# and any verb in the past ("ordered").
+_ENDED = re.compile(
+    r"\b(?:stop\w*|no\s+more|no\s+longer|any\s?more|off|finish\w*|cancel\w*|cut|chang\w*|switch\w*|instead|"
+    r"done|already|got|bought|picked\s+up|now|\w+ed)\b",
+    re.IGNORECASE,
+)
 
 
 def _kind(word: str) -> str | None:
@@ -123,13 +137,22 @@ def _contradicts_choice(question: str, answer: str, notes: str) -> bool:
 
 
 def _first_option_after_change(line: str, options: frozenset[str]) -> str | None:
-    """The option a line changes things to: the first option named after its change word ("Actually we're moving
-    the lunch to Sunday the 4th, because Javier works on Saturday" -> Sunday); None without a change word."""
+    """The option a line changes things to: the first option named after its change word, not after "from"
+    ("Actually we're moving the lunch to Sunday the 4th, because Javier works on Saturday" -> Sunday; "Aqua
+    aerobics moved from Wednesday to Thursday" -> Thursday); None without a change word."""
     change = CHANGE.search(line)
     if change is None:
         return None
+    words = line[change.end() :].split()
     return next(
-        (stem for word in line[change.end() :].split() for stem in content_stems(word) if stem in options), None
+        (
+            stem
+            for index, word in enumerate(words)
+            if not (index and words[index - 1].lower() == "from")  # "moved from Wednesday to Thursday"
+            for stem in content_stems(word)
+            if stem in options
+        ),
+        None,
     )
 
 
@@ -167,7 +190,7 @@ def _words(text: str) -> list[str]:
 
 def _asks_about_now(question: str) -> bool:
     """True for a question about how things are now that names no denial itself (see the module's docstring)."""
-    asked = _words(question)
+    asked = _words(asked_sentence(question))
     return bool(asked) and asked[0] in _ASKS_ABOUT_NOW and not (_DENYING | _AWAY).intersection(asked)
 
 
@@ -199,6 +222,23 @@ def _said_of(
     return False
 
 
+def _no_without_an_end(question: str, answer: str, notes: str) -> bool:
+    """True for a "no" to a question asking whether something is still so ("Is Femi still on the apixaban twice a
+    day?") when no line about it says it ended or changed: the lines holding the question's rarest subject word
+    that the notes hold at all (not a number: "Is the alarm code still 1984?" is about the alarm code), none with a
+    word of ending, changing or doing (_ENDED)."""
+    if _first_word(answer) != "no" or not _STILL.search(asked_sentence(question)):
+        return False
+    lines = [line for _, line in dated_note_lines(notes)]
+    subject = {stem for stem in subject_stems(question) if stem.isalpha()} - {porter_stem("still")}
+    holding = {stem: [line for line in lines if stem in content_stems(line)] for stem in subject}
+    present = [found for found in holding.values() if found]
+    if not present:
+        return False
+    about = min(present, key=len)
+    return not any(_ENDED.search(line) for line in about)
+
+
 def contradicted(question: str, answer: str, notes: str) -> bool:
     """True when the notes about `question` contradict the choice `answer` makes (see the module's docstring)."""
     if says_unknown(answer):
@@ -211,6 +251,8 @@ def contradicted(question: str, answer: str, notes: str) -> bool:
             if first == "yes" and _said_of(question, notes, _DENYING, _AWAY):
                 return True
             if first == "no" and _said_of(question, notes, _AFFIRMING, frozenset(), about_before=True):
+                return True
+            if _no_without_an_end(question, answer, notes):
                 return True
         return _contradicts_yes_or_no(question, answer, notes)
     return False

@@ -1,6 +1,8 @@
 import pytest
 
 from kiosk.llm.answer_form import (
+    asked_sentence,
+    asks_yes_or_no,
     concise_answer,
     recites_instructions,
     restates_question,
@@ -213,3 +215,18 @@ def test_a_note_sharing_only_a_common_verb_with_the_question_is_not_about_it(
     question: str, note: str, about: bool
 ) -> None:
     assert says_what_is_asked(question, note, words=1) is about
+
+
+@pytest.mark.parametrize(
+    ("question", "asked", "yes_or_no"),
+    [
+        ("My knee is aching. Can I take some ibuprofen?", "Can I take some ibuprofen?", True),
+        ("Is Mr. Finch on warfarin?", "Is Mr. Finch on warfarin?", True),  # a title's full stop ends nothing
+        ("The nurse comes at 8. What should I eat?", "What should I eat?", False),
+    ],
+)
+def test_a_question_told_with_its_situation_is_asked_by_its_last_sentence(
+    question: str, asked: str, yes_or_no: bool
+) -> None:
+    assert asked_sentence(question) == asked
+    assert asks_yes_or_no(question) is yes_or_no

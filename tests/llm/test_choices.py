@@ -84,3 +84,43 @@ def test_a_choice_the_notes_about_the_question_contradict_is_withdrawn(question:
 )
 def test_a_choice_the_notes_do_not_contradict_is_kept(question: str, answer: str) -> None:
     assert checked_choice(question, answer, notes(question)) is None
+
+
+CARE = """Notes of Bisi, oldest first:
+<notes>
+[5 October 2026]
+Bisi: Dad's morning tablets: bisoprolol 2.5 mg and apixaban 2.5 mg with his breakfast
+Bisi: Dad is allergic to penicillin, it's on his GP record
+Bisi: Aqua aerobics is on Wednesdays at 10
+[30 October 2026]
+Bisi: Back from the GP, no ibuprofen for his knee, paracetamol only
+Bisi: The GP stopped the bisoprolol
+[9 November 2026]
+Bisi: Aqua aerobics moved from Wednesday to Thursday this week, same time
+</notes>"""
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("My knee is aching. Can I take some ibuprofen?", "Yes"),  # the situation first, the question last
+        ("The doctor wants to give Dad amoxicillin. Is that all right?", "Yes, that's all right"),
+        ("Is aqua aerobics on Wednesday or Thursday this week?", "Wednesday"),  # moved from Wednesday
+        ("Is Dad still on the apixaban?", "No"),  # no line says the apixaban ended
+    ],
+)
+def test_a_choice_told_with_its_situation_moved_from_or_still_so_is_withdrawn(question: str, answer: str) -> None:
+    assert checked_choice(question, answer, answer_prompt(CARE, question)) == UNKNOWN_ANSWER
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("My knee is aching. Can I take some paracetamol?", "Yes"),
+        ("Is aqua aerobics on Wednesday or Thursday this week?", "Thursday"),
+        ("Is Dad still on the bisoprolol?", "No"),  # "stopped the bisoprolol"
+        ("Is Dad still on the apixaban?", "Yes"),
+    ],
+)
+def test_a_choice_the_notes_bear_out_is_kept(question: str, answer: str) -> None:
+    assert checked_choice(question, answer, answer_prompt(CARE, question)) is None
