@@ -19,9 +19,9 @@ birthday?" -> "14 October 2026", the day another birthday was mentioned), and a 
 date (kiosk.llm.time_anchors). Otherwise the answer is shown as "I don't know". So is an amount of money the notes about
 the question hold only as a time of day ("How much does the hairdresser charge?" -> "$11", from "the hairdresser comes
 on Fridays at 11"), an answer to "What time ...?" naming no time of day ("The 5th of October"), and one number given for
-a range ("What's Mr Finch's target INR range?" -> "3.8", a reading): it does not answer what was asked. A yes/no or
-either/or answer chooses rather than names (kiosk.llm.choices checks those), and an answer without such words is left
-alone.
+a range ("What's Mr Finch's target INR range?" -> "3.8", a reading), and only the question's own number when asked how
+much ("How much is a 10-visit swim pass?" -> "10"): it does not answer what was asked. A yes/no or either/or answer
+chooses rather than names (kiosk.llm.choices checks those), and an answer without such words is left alone.
 """
 
 from __future__ import annotations
@@ -102,6 +102,8 @@ _TIME_OF_DAY = re.compile(
     re.IGNORECASE,
 )
 _ASKS_RANGE = re.compile(r"\brange\b", re.IGNORECASE)
+_ASKS_HOW_MUCH = re.compile(r"\bhow\s+(?:much|many)\b", re.IGNORECASE)
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
 _BOUND = re.compile(
     r"\bbetween\b|\bunder\b|\bbelow\b|\babove\b|\bover\b|\bless than\b|\bmore than\b|\bup to\b|\bat (?:most|least)\b|"
     r"\bmax\w*|\bmin\w*|[<>≤≥]",
@@ -392,6 +394,16 @@ def gives_no_time(question: str, answer: str) -> bool:
     return not (_TIME_OF_DAY.search(without_days) or re.search(r"\d", without_days))
 
 
+def echoes_the_number_asked(question: str, answer: str) -> bool:
+    """True when `question` asks how much or how many and every number of `answer` is one the question gives
+    ("How much is a 10-visit swim pass?" -> "10": the number of visits, not a price)."""
+    if says_unknown(answer) or not _ASKS_HOW_MUCH.search(question):
+        return False
+    given = {_number(number) for number in _NUMBER.findall(question)}
+    numbers = {_number(number) for number in _NUMBER.findall(answer)}
+    return bool(numbers) and numbers <= given
+
+
 def gives_no_range(question: str, answer: str) -> bool:
     """True when `question` asks for a range ("What's Mr Finch's target INR range?") and `answer` gives one
     number without a bound or a second number ("3.8": a reading, not the range)."""
@@ -408,6 +420,7 @@ def supported_answer(question: str, answer: str, notes: str) -> str | None:
     if (
         gives_no_time(question, answer)
         or gives_no_range(question, answer)
+        or echoes_the_number_asked(question, answer)
         or any(judge(question, answer, notes) for judge in judged)
     ):
         return UNKNOWN_ANSWER
