@@ -12,16 +12,17 @@ such word of the answer that the question does not already hold must be in a not
 such a line in a conversation, or in the day that line is filed under; when no line is about it, in any note line; never
 in a line about the other side of what the question names by its side (asked "What's the code for the front door?", the
 0.5B model gave the back door's code), in a line about its speaker's own things when the question asks about another
-person's ("What's Grace's locker code?" -> the asker's own PIN), nor in a line without the name of a person the question
-names by title ("When is Mama's next appointment with Doctor Bello?" -> the day of Mama's birthday lunch). Asked when
-something is or will be, the day a line is filed under does not count: it is when the line was said ("When is my mum's
-birthday?" -> "14 October 2026", the day another birthday was mentioned), and a relative day in a line carries its own
-date (kiosk.llm.time_anchors). Otherwise the answer is shown as "I don't know". So is an amount of money the notes about
-the question hold only as a time of day ("How much does the hairdresser charge?" -> "$11", from "the hairdresser comes
-on Fridays at 11"), an answer to "What time ...?" naming no time of day ("The 5th of October"), and one number given for
-a range ("What's Mr Finch's target INR range?" -> "3.8", a reading), and only the question's own number when asked how
-much ("How much is a 10-visit swim pass?" -> "10"): it does not answer what was asked. A yes/no or either/or answer
-chooses rather than names (kiosk.llm.choices checks those), and an answer without such words is left alone.
+person's ("What's Grace's locker code?" -> the asker's own PIN), in a line sharing with the question only a word many
+notes hold ("code", "number", "time") when the question says of what ("What's the code for the safe?" -> a door code),
+nor in a line without the name of a person the question names by title ("When is Mama's next appointment with Doctor
+Bello?" -> the day of Mama's birthday lunch). Asked when something is or will be, the day a line is filed under does not
+count: it is when the line was said ("When is my mum's birthday?" -> "14 October 2026", the day another birthday was
+mentioned), and a relative day in a line carries its own date (kiosk.llm.time_anchors). Otherwise the answer is shown as
+"I don't know". So is an amount of money the notes about the question hold only as a time of day ("How much does the
+hairdresser charge?" -> "$11", from "the hairdresser comes on Fridays at 11"), and an answer of another kind than the
+question asks for (kiosk.llm.answer_kinds: a day for "What time ...?", one reading for a range): it does not answer what
+was asked. A yes/no or either/or answer chooses rather than names (kiosk.llm.choices checks those), and an answer
+without such words is left alone.
 """
 
 from __future__ import annotations
@@ -39,9 +40,10 @@ from kiosk.llm.answer_form import (
     says_what_is_asked,
     subject_stems,
 )
+from kiosk.llm.answer_kinds import as_number, of_another_kind
 from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.prompts import LABEL_AUTHOR, NOTE_SPEAKER, UNKNOWN_ANSWER, asker_of
-from kiosk.local_time import DAY_OF_MONTH, MONTH_NAMES
+from kiosk.local_time import MONTH_NAMES
 from kiosk.local_time import WEEKDAYS as WEEKDAY_NAMES
 from kiosk.stems import porter_stem
 
@@ -95,29 +97,6 @@ _AMOUNT = re.compile(
 _CLOCK = re.compile(
     r"\bat\s+\d{1,2}\b|\b\d{1,2}(?:[:.]\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.|o'clock)|\b\d{1,2}[:.]\d{2}\b", re.IGNORECASE
 )
-_ASKS_WHAT_TIME = re.compile(r"^\s*(?:at\s+)?what\s+time\b", re.IGNORECASE)
-_TIME_OF_DAY = re.compile(
-    r"\b(?:noon|midday|midnight|morning|afternoon|evening|night|tonight|lunch\w*|dinner\w*|tea\w*|breakfast|"
-    r"half|quarter|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b",
-    re.IGNORECASE,
-)
-_ASKS_RANGE = re.compile(r"\brange\b", re.IGNORECASE)
-_ASKS_HOW_MUCH = re.compile(r"\bhow\s+(?:much|many)\b", re.IGNORECASE)
-_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
-_BOUND = re.compile(
-    r"\bbetween\b|\bunder\b|\bbelow\b|\babove\b|\bover\b|\bless than\b|\bmore than\b|\bup to\b|\bat (?:most|least)\b|"
-    r"\bmax\w*|\bmin\w*|[<>≤≥]",
-    re.IGNORECASE,
-)
-_ORDINAL = re.compile(r"\b\d{1,2}(?:st|nd|rd|th)\b", re.IGNORECASE)
-_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
-
-
-def _number(token: str) -> str:
-    """A number as the notes and answers are compared: "8.15" and "8:15" alike, "2,340" as "2340"."""
-    if re.fullmatch(r"\d{1,3}(?:,\d{3})+", token):
-        return token.replace(",", "")
-    return token.replace(".", ":").rstrip(":,")
 
 
 def _tokens(text: str) -> list[str]:
@@ -175,7 +154,7 @@ def typed_words(text: str, names: frozenset[str]) -> frozenset[str]:
     for token in _tokens(text):
         word = _bare(token)
         if token[:1].isdigit():
-            found.add(_number(token))
+            found.add(as_number(token))
         elif word in WEEKDAYS or word in MONTHS or word in names:
             found.add(word)
     return frozenset(found)
@@ -186,7 +165,7 @@ def held_words(text: str) -> frozenset[str]:
     held: set[str] = set()
     for token in _tokens(text):
         word = _bare(token)
-        held.add(_number(token) if token[:1].isdigit() else word)
+        held.add(as_number(token) if token[:1].isdigit() else word)
         if word in _NUMBER_WORDS:
             held.add(_NUMBER_WORDS[word])
     return frozenset(held)
@@ -379,49 +358,18 @@ def clock_only_amounts(question: str, answer: str, notes: str) -> frozenset[str]
     time of day ("the hairdresser comes on Fridays at 11"); empty for a yes/no or either/or question."""
     if asks_yes_or_no(question) or offers_a_choice(question):
         return frozenset()
-    amounts = {_number(next(group for group in match.groups() if group)) for match in _AMOUNT.finditer(answer)}
+    amounts = {as_number(next(group for group in match.groups() if group)) for match in _AMOUNT.finditer(answer)}
     if not amounts:
         return frozenset()
     about = " ".join(supporting_lines(question, notes, with_days=False))
     return frozenset(amounts & held_words(about)) - held_words(_CLOCK.sub(" ", about))
 
 
-def gives_no_time(question: str, answer: str) -> bool:
-    """True when `question` asks what time and `answer` gives only a day ("The 5th of October"), no time of day."""
-    if says_unknown(answer) or not _ASKS_WHAT_TIME.match(question):
-        return False
-    without_days = _YEAR.sub(" ", _ORDINAL.sub(" ", DAY_OF_MONTH.sub(" ", answer)))
-    return not (_TIME_OF_DAY.search(without_days) or re.search(r"\d", without_days))
-
-
-def echoes_the_number_asked(question: str, answer: str) -> bool:
-    """True when `question` asks how much or how many and every number of `answer` is one the question gives
-    ("How much is a 10-visit swim pass?" -> "10": the number of visits, not a price)."""
-    if says_unknown(answer) or not _ASKS_HOW_MUCH.search(question):
-        return False
-    given = {_number(number) for number in _NUMBER.findall(question)}
-    numbers = {_number(number) for number in _NUMBER.findall(answer)}
-    return bool(numbers) and numbers <= given
-
-
-def gives_no_range(question: str, answer: str) -> bool:
-    """True when `question` asks for a range ("What's Mr Finch's target INR range?") and `answer` gives one
-    number without a bound or a second number ("3.8": a reading, not the range)."""
-    if says_unknown(answer) or not _ASKS_RANGE.search(question):
-        return False
-    return len(re.findall(r"\d+(?:[.,]\d+)?", answer)) == 1 and not _BOUND.search(answer)
-
-
 def supported_answer(question: str, answer: str, notes: str) -> str | None:
     """ "I don't know" for an answer naming what the notes about the question do not, an amount they hold only
-    as a time of day, no time of day when asked what time, or one number when asked for a range; None keeps the
+    as a time of day, or not the kind of answer the question asks for (kiosk.llm.answer_kinds); None keeps the
     answer."""
     judged = (unsupported_words, clock_only_amounts)
-    if (
-        gives_no_time(question, answer)
-        or gives_no_range(question, answer)
-        or echoes_the_number_asked(question, answer)
-        or any(judge(question, answer, notes) for judge in judged)
-    ):
+    if of_another_kind(question, answer) or any(judge(question, answer, notes) for judge in judged):
         return UNKNOWN_ANSWER
     return None

@@ -338,12 +338,3 @@ def test_a_person_who_only_told_a_code_of_another_thing_or_the_other_side_s_clau
 )
 def test_the_person_said_to_do_it_and_the_code_of_the_thing_asked_are_kept(question: str, answer: str) -> None:
     assert supported_answer(question, answer, answer_prompt(POOL, question)) is None
-
-
-def test_the_question_s_own_number_is_no_answer_to_how_much() -> None:
-    question = "How much is a 10-visit pass?"
-    prompt = answer_prompt(
-        "Notes of Mia, oldest first:\n<notes>\n[1 October 2026]\nMia: A 10-visit pass is $45\n</notes>", question
-    )
-    assert supported_answer(question, "10", prompt) == UNKNOWN_ANSWER
-    assert supported_answer(question, "$45", prompt) is None

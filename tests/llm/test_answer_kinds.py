@@ -1,0 +1,45 @@
+"""An answer of another kind than the question asks for is "I don't know" (kiosk.llm.answer_kinds)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kiosk.llm.answer_kinds import as_number, of_another_kind
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("What time does the boiler man come?", "15 October 2026"),  # a day, no time of day
+        ("What's Mr Finch's target INR range?", "3.8"),  # a reading
+        ("How much is a 10-visit swim pass?", "10"),  # the question's own number
+        ("Why is Jack going on leave?", "The 16th (16 November 2026) for two weeks."),
+        ("What's Precious's hospital appointment for?", "Thursday the 19th (19 November 2026)"),
+    ],
+)
+def test_an_answer_of_another_kind_is_found(question: str, answer: str) -> None:
+    assert of_another_kind(question, answer)
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("What time does the boiler man come?", "At two on Thursday"),
+        ("What's Mr Finch's target INR range?", "2 to 3"),
+        ("What's Mr Finch's target INR range?", "Between 2 and 3"),
+        ("How much is a 10-visit swim pass?", "$45"),
+        ("How many kids are in the squad?", "12"),
+        ("Why is Jack going on leave?", "A hernia operation on the 16th"),
+        ("Why is Aisha going home this weekend?", "Her mum's birthday"),
+        ("What's the hospital appointment for?", "His knee, on the 19th"),
+        ("When is Jack going on leave?", "The 16th"),  # asks when: a day is the answer
+        ("Why is Jack going on leave?", "I don't know"),
+    ],
+)
+def test_an_answer_of_the_kind_asked_is_kept(question: str, answer: str) -> None:
+    assert not of_another_kind(question, answer)
+
+
+def test_numbers_compare_alike_however_written() -> None:
+    assert as_number("8.15") == as_number("8:15") == "8:15"
+    assert as_number("2,340") == "2340"
