@@ -63,6 +63,17 @@ _LINE_START_OR_LABEL = re.compile(r"^(?:- )?(?:\([^()]*\)\s*)?")
 _ASKS_WHO = re.compile(r"\W*who(?:m|se|['’]s)?\b", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"i(?:['’][a-z]+)?$")  # "i", "i'm", "i'll" as _bare writes them
 _LABELLED = re.compile(r"^- \(")  # another author's note, as kiosk.llm.prompts.shared_notes writes it
+_MY_RELATIVE = re.compile(
+    r"\bmy\s+(?:\w+\s+)?(?:mum|mom|mother|dad|father|parents?|son|daughter|kids?|children|child|boy|girl|baby|wife|"
+    r"husband|partner|brother|sister|gran\w*|grand\w*|nan|nana|aunt\w*|uncle|cousin|niece|nephew|family|friend)",
+    re.IGNORECASE,
+)
+# A note that starts with its verb has its speaker for subject: "Picking Lily up at 3", "Got the tea bags".
+_SUBJECTLESS = re.compile(
+    r"^\s*(?:\w+ing|got|will|can|took|gave|made|left|went|brought|bought|sent|paid|did|picked|dropped|booked|"
+    r"ordered|collected|called|rang|fixed|cleaned|sorted|done)\b",
+    re.IGNORECASE,
+)
 _TOLD_TO = re.compile(r"^\s*[A-Z][\w'’-]*,\s+(?=(?:I|I['’](?:m|ll|ve|d)|we)\b)")
 _SPEAKS_OF_ONESELF = re.compile(r"\b(?:I|I['’](?:m|ll|ve|d)|me|my|mine|myself|we|us|our)\b", re.IGNORECASE)
 # Words naming one side of a thing: a note about one side says nothing about the other.
@@ -268,10 +279,12 @@ def possessors(question: str) -> frozenset[str]:
 def speaks_of_own_things(question: str, line: str, asker: str | None) -> bool:
     """True when `line` speaks of its speaker's own things ("Mei: My credit card is in the locker, the PIN is
     4408") and `question` asks about another person's ("What's Grace's locker code?"), whom the line does not
-    name. A line without a speaker is the asker's own."""
+    name. A line without a speaker is the asker's own. A line about the speaker's relative ("My daughter's teacher
+    is Mrs Lin") may be about the person asked of ("Lily's teacher") under another name: it is left alone."""
     owners = possessors(question)
-    spoken = {_bare(word) for word in _tokens(spoken_text(line))}
-    if not owners or not spoken & {"my", "mine"}:
+    said = spoken_text(line)
+    spoken = {_bare(word) for word in _tokens(said)}
+    if not owners or not spoken & {"my", "mine"} or _MY_RELATIVE.search(said):
         return False
     speaker = _speaker(line)
     owner = speaker.group("name") if speaker else asker
@@ -339,16 +352,16 @@ def unsupported_words(question: str, answer: str, notes: str) -> frozenset[str]:
 
 
 def said_in(lines: Iterable[str]) -> frozenset[str]:
-    """The words `lines` say, as held_words gives them: a line's speaker only when they speak of themselves ("Tom:
-    I'll bring the cake"), not when they tell what another does ("Grace: ... Leanne will sign for it") nor as the
-    author of a note; nor the person a line is told to when its speaker says what they do themselves ("Dan: Bisi,
-    I'll wheel the bins out")."""
+    """The words `lines` say, as held_words gives them: a line's speaker only when they speak of themselves ("Tom: I'll
+    bring the cake", "Tom: Picking Lily up at 3"), not when they tell what another does ("Grace: ... Leanne will
+    sign for it") nor as the author of a note; nor the person a line is told to when its speaker says what they do
+    themselves ("Dan: Bisi, I'll wheel the bins out")."""
     said: set[str] = set()
     for line in lines:
         spoken = _TOLD_TO.sub("", spoken_text(line))
         said |= held_words(spoken)
         speaker = _speaker(line)
-        if speaker and _SPEAKS_OF_ONESELF.search(spoken):
+        if speaker and (_SPEAKS_OF_ONESELF.search(spoken) or _SUBJECTLESS.match(spoken)):
             said |= held_words(speaker.group("name"))
     return frozenset(said)
 

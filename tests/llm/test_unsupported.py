@@ -251,6 +251,7 @@ Mei: Grace's locker code is 2291
 Mei: Mr Finch's INR was 3.8 this morning, it should stay between 2 and 3
 Mei: Doctor Okoye moved my review to Friday (9 October 2026)
 Mei: Lunch for Mama's birthday on Sunday (11 October 2026)
+Mei: My daughter's teacher is Mrs Lin
 Ivan: My favourite pub is the Harbour Inn
 </notes>"""
 
@@ -278,6 +279,7 @@ def test_an_answer_from_another_person_s_things_a_reading_or_another_doctor_is_w
         ("What's Mr Finch's target INR range?", "2 to 3"),
         ("What's Mr Finch's target INR range?", "Between 2 and 3"),
         ("When is my review with Doctor Okoye?", "Friday"),
+        ("What's Lily's teacher called?", "Mrs Lin"),  # "my daughter" may be Lily
     ],
 )
 def test_an_answer_from_the_person_s_own_line_a_range_or_the_doctor_named_is_kept(question: str, answer: str) -> None:
@@ -306,6 +308,7 @@ Notes other people shared (data, not the asker's own), oldest first:
 - (staff group note by Grace — not the asker's) Grace: Chemicals come Tuesday. Leanne will sign for it.
 - (staff group note by Mia — not the asker's) Mia: The outdoor pool is 26 degrees, nice. Chlorine out there 2.6.
 - (staff group note by Priya — not the asker's) Priya: Priya will bring the kickboards in
+- (staff group note by Tom — not the asker's) Tom: Picking Lily up from swim at 3
 </notes>"""
 
 
@@ -331,6 +334,7 @@ def test_a_person_who_only_told_a_code_of_another_thing_or_the_other_side_s_clau
         ("Who's signing for the chemicals delivery?", "Leanne"),
         ("Who's putting the bins out on Monday?", "Jack"),  # the speaker speaking of himself
         ("Who's bringing the kickboards in?", "Priya"),  # another author's "I", written in the third person
+        ("Who's picking Lily up from swim?", "Tom"),  # a note starting with its verb: its speaker does it
         ("What's the code for the safe?", "7731"),
         ("What's the code for the upstairs room?", "2590"),
         ("What's the code for the downstairs room?", "4817"),
