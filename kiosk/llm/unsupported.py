@@ -213,10 +213,11 @@ def lines_about(question: str, notes: str, *, with_days: bool = True, words: int
 
 
 def supporting_lines(question: str, notes: str, *, with_days: bool = True, words: int = 1) -> list[str]:
-    """The lines_about `question` that can support an answer to it: none about the other side of a thing it names
-    by its side ("back door", asked "front door"), none about the speaker's own things when it asks about another
-    person's ("my locker", asked "Grace's locker code"), and when it names someone by their title ("Doctor Bello"),
-    none without that name; so an answer only such lines hold is "I don't know"."""
+    """The lines_about `question` that can support an answer to it, so an answer only other lines hold is "I don't
+    know": none sharing with it only a word many notes hold ("the staff room code", asked "the code for the safe"),
+    none about the speaker's own things when it asks about another person's ("my locker", asked "Grace's locker
+    code"), none without the name of a person it names by title ("Doctor Bello"), and no clause about the other side
+    of a thing it names by its side ("back door", asked "front door"; this_side_of)."""
     about = lines_about(question, notes, with_days=with_days, words=words)
     # Judged without the day a line is filed under, which would hide its speaker.
     spoken = about if not with_days else lines_about(question, notes, with_days=False, words=words)
