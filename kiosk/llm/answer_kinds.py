@@ -43,6 +43,8 @@ _TIME_WORDS = (
     | frozenset(WEEKDAYS)
     | frozenset(MONTHS)
 )
+# Of those, the ones that name a time themselves ("16th", "weeks"), not only stand around one ("the", "for").
+_NAMING_A_TIME = _TIME_WORDS - word_set("the a an and of for to on at in by")
 
 
 def as_number(token: str) -> str:
@@ -84,7 +86,7 @@ def gives_only_a_time(question: str, answer: str) -> bool:
     if says_unknown(answer) or not _ASKS_WHY.search(asked_sentence(question)):
         return False
     words = [word.lower() for word in re.findall(r"[A-Za-z']+", ANCHOR.sub(" ", answer))]
-    if not any(word in _TIME_WORDS - word_set("the a an and of for to on at in by") for word in words):
+    if not any(word in _NAMING_A_TIME for word in words):
         return False
     left = " ".join(word for word in words if word not in _TIME_WORDS)
     return not content_stems(left) - content_stems(question)

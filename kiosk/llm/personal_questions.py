@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from kiosk.llm.third_person import straight_apostrophes
 from kiosk.local_time import WEEKDAYS
 
-_APOSTROPHES = str.maketrans({"’": "'", "‘": "'"})
 _ASKER = re.compile(r"\b(?:i|i'm|i've|i'll|i'd|me|my|mine|myself)\b", re.IGNORECASE)
 # "How do I ...", "Tell me ...", "Can you give me ...": how to do something or a fact, not the asker's own life
 _HOW_TO = re.compile(r"^\s*how\s+(?:do|can|should|would|could|might)\s+i\b", re.IGNORECASE)
@@ -42,7 +42,7 @@ def asks_about_someone(question: str, people: Collection[str] = ()) -> bool:
     """True when `question` is about the asker's or a particular person's life (see the module's docstring);
     `people` are the names of the people the terminal knows, matched as capitalised words after the first ("Will it
     rain?" names no Will)."""
-    text = question.translate(_APOSTROPHES)
+    text = straight_apostrophes(question)
     if _FAMILY.search(text) or _TITLED.search(text) or _FROM_NOW.search(text):
         return True
     after_first = text.strip().partition(" ")[2]
@@ -54,5 +54,5 @@ def asks_about_someone(question: str, people: Collection[str] = ()) -> bool:
 def speaks_of_the_asker(question: str) -> bool:
     """True when `question` speaks of the asker ("me", "my", "am I"), not only asks how to do something ("How do
     I ...") or to be told a fact ("Tell me ...")."""
-    text = question.translate(_APOSTROPHES)
+    text = straight_apostrophes(question)
     return _ASKER.search(_TELL_ME.sub(" ", _HOW_TO.sub(" ", text))) is not None

@@ -28,6 +28,11 @@ _PATTERN = re.compile("|".join(f"(?P<p{index}>\\b(?:{words})\\b)" for index, (wo
 _APOSTROPHES = str.maketrans({"’": "'", "‘": "'"})
 
 
+def straight_apostrophes(text: str) -> str:
+    """`text` with its curly apostrophes straight, as people's phones type them and the patterns expect."""
+    return text.translate(_APOSTROPHES)
+
+
 def in_third_person(text: str, author: str) -> str:
     """`text` with its first-person words ("I", "I'm", "my", "me", ...) replaced by `author`'s name."""
     if not author.strip():
@@ -37,4 +42,4 @@ def in_third_person(text: str, author: str) -> str:
         index = int(next(group for group, value in match.groupdict().items() if value)[1:])
         return _FIRST_PERSON[index][1].format(name=author)
 
-    return _PATTERN.sub(replace, text.translate(_APOSTROPHES))
+    return _PATTERN.sub(replace, straight_apostrophes(text))

@@ -24,6 +24,9 @@ from datetime import date, datetime, timedelta
 from kiosk.local_time import MONTHS, WEEKDAYS, Zone, local, next_day_of_month, next_weekday
 from kiosk.memory.note import Note
 
+_WEEKDAY_NAMES = "|".join(WEEKDAYS)  # regex alternatives
+_MONTH_NAMES = "|".join(MONTHS)
+
 # What an anchor looks like in a note line, with the space before it: "next Tuesday (13 October 2026)".
 ANCHOR = re.compile(r"\s*\([^()]*\)")
 _COUNTS = r"\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|a few|a couple of|couple of|few"
@@ -36,8 +39,8 @@ _PATTERN = re.compile(
     r"|(?P<yesterday>yesterday|last night)"
     r"|(?P<today>today|tonight|this morning|this afternoon|this evening)"
     r"|(?P<tomorrow>tomorrow)"
-    r"|(?:last|this past|past) (?P<last_weekday>" + "|".join(WEEKDAYS) + r")"
-    r"|next (?P<next_weekday>" + "|".join(WEEKDAYS) + r")"
+    r"|(?:last|this past|past) (?P<last_weekday>" + _WEEKDAY_NAMES + r")"
+    r"|next (?P<next_weekday>" + _WEEKDAY_NAMES + r")"
     r"|(?P<last_span>(?:last|this past|past) (?:weekend|week))"
     r"|(?P<next_span>next (?:weekend|week))"
     r"|(?P<last_month>last month)"
@@ -104,19 +107,19 @@ _FOLLOWERS = (
     "at|in|on|for|and|or|to|then|so|but|too|if|when|with|is|we|i|you|he|she|they|it|morning|afternoon|evening|night"
 )
 _DATE_FOLLOWS = rf"(?=\s*(?:[.,;:!?)]|$)|\s+(?:{_FOLLOWERS})\b)"
-_NOT_A_MONTH = r"(?!\s+of\s+(?:" + "|".join(MONTHS) + r")\b)"
+_NOT_A_MONTH = r"(?!\s+of\s+(?:" + _MONTH_NAMES + r")\b)"
 # "Sunday the 27th" is one day: the 27th, when it is a Sunday. Anchored apart, "Sunday" would get the next Sunday.
 _DATED_WEEKDAY = (
-    r"(?:(?:next|this|on|by|until|to) )?(?P<dated_weekday>" + "|".join(WEEKDAYS) + r"),? the "
-    r"(?P<dated_day>[0-3]?\d)(?:st|nd|rd|th)(?P<dated_month>\s+of\s+(?:" + "|".join(MONTHS) + r"))?"
+    r"(?:(?:next|this|on|by|until|to) )?(?P<dated_weekday>" + _WEEKDAY_NAMES + r"),? the "
+    r"(?P<dated_day>[0-3]?\d)(?:st|nd|rd|th)(?P<dated_month>\s+of\s+(?:" + _MONTH_NAMES + r"))?"
 )
 _LOCAL_PATTERN = re.compile(
-    r"\b(?:" + _DATED_WEEKDAY + r"|next (?P<next_weekday>" + "|".join(WEEKDAYS) + r")"
-    r"|(?:this|on|by|until|to) (?P<weekday>" + "|".join(WEEKDAYS) + r")"
+    r"\b(?:" + _DATED_WEEKDAY + r"|next (?P<next_weekday>" + _WEEKDAY_NAMES + r")"
+    r"|(?:this|on|by|until|to) (?P<weekday>" + _WEEKDAY_NAMES + r")"
     r"|the " + _ORDINAL + _NOT_A_MONTH + _DATE_FOLLOWS + r")\b(?! \()",
     re.IGNORECASE,
 )
-_MONTH_BEFORE = re.compile(r"\b(?:" + "|".join(MONTHS) + r")\.?,?\s*$", re.IGNORECASE)
+_MONTH_BEFORE = re.compile(r"\b(?:" + _MONTH_NAMES + r")\.?,?\s*$", re.IGNORECASE)
 # "On Tuesday" or "on the 1st" in a sentence told in the past points back, and a wrong date is worse than none.
 _PAST = re.compile(
     r"\b(?:was|were|went|did|had|saw|met|came|got|took|gave|told|said|bought|ate|left|visited|called|ago)\b",
@@ -140,8 +143,6 @@ def _sentence_around(text: str, match: re.Match[str]) -> str:
 
 # A weekday that is no one day: its date follows ("Saturday 14 November"), it ends or starts a range ("Monday to
 # Saturday"), or it comes back every week ("Friday mornings", "Tuesday and Friday mornings").
-_WEEKDAY_NAMES = "|".join(WEEKDAYS)
-_MONTH_NAMES = "|".join(MONTHS)
 _OWN_DATE_AFTER = re.compile(
     rf"^,?\s+(?:the\s+)?[0-3]?\d(?:st|nd|rd|th)?\s+(?:of\s+)?(?:{_MONTH_NAMES})\b|^,?\s+(?:{_MONTH_NAMES})\s+[0-3]?\d\b",
     re.IGNORECASE,

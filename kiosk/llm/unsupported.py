@@ -191,6 +191,15 @@ def lines_about(question: str, notes: str, *, with_days: bool = True, words: int
     already!"): the answer is often there, in words of its own. A reply holding a word of the subject, a common verb
     too, carries on to its own reply ("... a concert for my daughter's birthday" / "What concert was it?" / "Matt
     Patterson!"; "I'm off to Ireland for a semester" / "Where are you going to stay?" / "in Galway")."""
+    return [_with_day(day, line, with_days) for day, line in _dated_lines_about(question, notes, words)]
+
+
+def _with_day(day: str, line: str, with_days: bool) -> str:
+    return f"{day} {line}" if with_days else line
+
+
+def _dated_lines_about(question: str, notes: str, words: int) -> list[tuple[str, str]]:
+    """lines_about as (day filed under, line) pairs."""
     lines = dated_note_lines(notes)
     named = names_given(question, [line for _, line in lines])
     holds_name = [bool(named & held_words(line)) for _, line in lines]
@@ -208,8 +217,7 @@ def lines_about(question: str, notes: str, *, with_days: bool = True, words: int
         )
         follows = index > 0 and kept[index - 1] and mentions[index - 1] and _replies(lines[index - 1], (day, line))
         kept.append(about or follows)
-    chosen = [f"{day} {line}" if with_days else line for (day, line), keep in zip(lines, kept, strict=True) if keep]
-    return chosen or [f"{day} {line}" if with_days else line for day, line in lines]
+    return [pair for pair, keep in zip(lines, kept, strict=True) if keep] or lines
 
 
 def supporting_lines(question: str, notes: str, *, with_days: bool = True, words: int = 1) -> list[str]:
@@ -218,25 +226,31 @@ def supporting_lines(question: str, notes: str, *, with_days: bool = True, words
     none about the speaker's own things when it asks about another person's ("my locker", asked "Grace's locker
     code"), none without the name of a person it names by title ("Doctor Bello"), and no clause about the other side
     of a thing it names by its side ("back door", asked "front door"; this_side_of)."""
-    about = lines_about(question, notes, with_days=with_days, words=words)
-    # Judged without the day a line is filed under, which would hide its speaker.
-    spoken = about if not with_days else lines_about(question, notes, with_days=False, words=words)
+    return _this_sides(question, _supporting_dated_lines(question, notes, words), with_days)
+
+
+def _supporting_dated_lines(question: str, notes: str, words: int) -> list[tuple[str, str]]:
+    """The (day, line) pairs of lines_about that supporting_lines keeps, before this_side_of cuts their clauses;
+    judged without the day, which would hide a line's speaker."""
     asker = asker_of(notes)
     titled = titled_names(question)
     subject = subject_stems(question)
     telling = subject - _GENERIC_STEMS
     named = names_given(question, [line for _, line in dated_note_lines(notes)])
-    kept: list[str] = []
-    for line, bare in zip(about, spoken, strict=True):
-        held = subject & content_stems(bare)
-        if telling and held and held <= _GENERIC_STEMS and not named & held_words(bare):
+    kept: list[tuple[str, str]] = []
+    for day, line in _dated_lines_about(question, notes, words):
+        held = subject & content_stems(line)
+        if telling and held and held <= _GENERIC_STEMS and not named & held_words(line):
             continue  # "the staff room code is 4817" says nothing of "the code for the safe"
-        if speaks_of_own_things(question, bare, asker) or (titled and not titled & held_words(bare)):
+        if speaks_of_own_things(question, line, asker) or (titled and not titled & held_words(line)):
             continue
-        this_side = this_side_of(question, line)
-        if this_side:
-            kept.append(this_side)
+        kept.append((day, line))
     return kept
+
+
+def _this_sides(question: str, lines: list[tuple[str, str]], with_days: bool) -> list[str]:
+    cut = (this_side_of(question, _with_day(day, line, with_days)) for day, line in lines)
+    return [line for line in cut if line]
 
 
 def this_side_of(question: str, line: str) -> str:
@@ -345,10 +359,11 @@ def unsupported_words(question: str, answer: str, notes: str) -> frozenset[str]:
     if not named:
         return frozenset()
     asks_who = bool(_ASKS_WHO.match(question))
-    about = supporting_lines(question, notes, with_days=not asks_when_it_is(question), words=2 if asks_who else 1)
+    supporting = _supporting_dated_lines(question, notes, words=2 if asks_who else 1)
+    about = _this_sides(question, supporting, with_days=not asks_when_it_is(question))
     unheld = named - held_words(" ".join(about))
     if asks_who:
-        unheld |= (named & names) - said_in(supporting_lines(question, notes, with_days=False, words=2))
+        unheld |= (named & names) - said_in(_this_sides(question, supporting, with_days=False))
     return unheld
 
 
