@@ -12,7 +12,10 @@ only when the answer profile (kiosk.llm.profiles, llm.answer_profile) lists it.
 3. One thing named where the question asks for several: the list completed from the notes (kiosk.llm.lists,
    complete-lists). A list of what is still to do without the items a note says are done (kiosk.llm.done_items,
    strike-done-items).
-4. An answer the notes about the question do not give: "I don't know" (kiosk.llm.grounding, unknown-ungrounded);
+4. A yes/no or either/or choice the notes about the question contradict, where they make the choice themselves:
+   their choice (kiosk.llm.choices, answer-contradicted: "In the morning" for "In the evening" when the ramipril's
+   line says morning). An answer the notes about the question do not give: "I don't know" (kiosk.llm.grounding,
+   unknown-ungrounded);
    one naming a day, number or name they do not hold (kiosk.llm.unsupported, unknown-unsupported), or choosing what
    they contradict (kiosk.llm.choices, unknown-contradicted), likewise; so is a day already past given as when
    something is (kiosk.llm.past_days, unknown-past-days: only when the day the question is asked is known), and a
@@ -39,7 +42,7 @@ from typing import Any
 from kiosk.llm import filing_days, superseded
 from kiosk.llm.answer_form import says_unknown, shown_answer
 from kiosk.llm.backend import Message
-from kiosk.llm.choices import checked_choice
+from kiosk.llm.choices import checked_choice, notes_choice
 from kiosk.llm.done_items import without_done_items
 from kiosk.llm.grounding import grounded_answer
 from kiosk.llm.lists import LIST_TOKENS, completed_list
@@ -103,6 +106,8 @@ class ShownAnswer:
     note or a filing day (step 2)."""
     listed: str | None = None
     """The list a one-thing answer began, completed, or a list without its items done (step 3)."""
+    chosen: str | None = None
+    """The choice the notes make in place of one they contradict (step 4)."""
     ungrounded: str | None = None
     """"I don't know" in place of an answer the notes about the question do not give, or contradict (step 4)."""
 
@@ -117,7 +122,9 @@ class ShownAnswer:
     @property
     def text(self) -> str:
         """The answer shown."""
-        return self.before_grounding if self.ungrounded is None else self.ungrounded
+        if self.ungrounded is not None:
+            return self.ungrounded
+        return self.before_grounding if self.chosen is None else self.chosen
 
 
 def answer_without_asking(
@@ -196,6 +203,10 @@ def shown_reply(
     if not notes_given:
         known = answer_without_asking(question, notes_given=False, profile=profile, people=people)
         return shown if known is None or says_unknown(shown.text) else replace(shown, ungrounded=known)
+    if profile.has("answer-contradicted"):
+        chosen = notes_choice(question, shown.before_grounding, notes)
+        if chosen is not None:
+            return replace(shown, chosen=chosen)
     checks: list[Callable[[str, str, str], str | None]] = []
     if profile.has("unknown-ungrounded"):
         checks.append(grounded_answer)

@@ -1,4 +1,5 @@
-"""A yes/no or either/or answer the notes about the question contradict becomes "I don't know" (issue #36).
+"""A yes/no or either/or answer the notes about the question contradict becomes the choice they make, or "I don't
+know" where they make none (issue #36).
 
 A choosing answer is one word, and a wrong one is harmful: "Do I have swimming on Wednesdays?" -> "Yes" when the
 swimming note says Tuesdays and Thursdays; "Do I take the prednisolone with breakfast or at night?" -> "At night"
@@ -32,6 +33,13 @@ sentence.
 
 When no line is about the question, or the lines hold both options and no change picks one, nothing is judged: the
 model's answer stands.
+
+Where the notes contradict a choice they make one themselves (notes_choice, the answer-contradicted step): the other
+option, in the question's words ("In the morning", kiosk.llm.option_phrase), or "No" to a "yes" they deny or whose
+day they do not name, when a line giving it is about the question's own thing: it holds the question's rarest
+subject word or name (a medicine's family for the medicine). "The amoxicillin, is that before food or after?" is
+answered from the amoxicillin's line, never from "No food after 8" which shares only "food": there the answer is
+withdrawn. A "no" they contradict is withdrawn, never turned into "yes": a wrong "yes" is the harmful answer.
 """
 
 from __future__ import annotations
@@ -50,6 +58,7 @@ from kiosk.llm.answer_form import (
 )
 from kiosk.llm.drug_classes import families_of
 from kiosk.llm.grounding import dated_note_lines
+from kiosk.llm.option_phrase import TIMINGS, option_phrase
 from kiosk.llm.prompts import UNKNOWN_ANSWER
 from kiosk.llm.superseded import CHANGE
 from kiosk.llm.time_anchors import ANCHOR
@@ -57,8 +66,8 @@ from kiosk.llm.unsupported import MONTHS, WEEKDAYS, held_words, names_given
 from kiosk.stems import porter_stem
 
 _KINDS = ("weekday", "month", "number")
-# Words giving when a thing is taken or done relative to another; "before food or after?" leaves the "food" unsaid.
-_TIMINGS = word_set("before after with without during")
+# What the notes answer when they contradict a choice without making one themselves.
+NO_CHOICE = ""
 # A word of what is asked right after one of these is refused or stopped: "no aspirin", "allergic to latex".
 _DENYING = word_set("no not never avoid without hold stop stopped allergic")
 # ... or right before one of these, away: "the lift is out", "Dr Kavanagh is on annual leave".
@@ -99,9 +108,9 @@ def _options(question: str) -> frozenset[str]:
             continue
         after = [_bare_word(other) for other in words[index + 1 :]]
         timing = next(
-            (other for other in reversed(words[max(0, index - 3) : index]) if _bare_word(other) in _TIMINGS), None
+            (other for other in reversed(words[max(0, index - 3) : index]) if _bare_word(other) in TIMINGS), None
         )
-        if len(after) == 1 and after[0] in _TIMINGS and timing is not None:
+        if len(after) == 1 and after[0] in TIMINGS and timing is not None:
             options.update(content_stems(f"{timing} {after[0]}"))
             continue
         for side in (reversed(words[:index]), words[index + 1 :]):
@@ -123,17 +132,40 @@ def _lines_about(question: str, notes: str, leave_out: frozenset[str]) -> list[s
     return [line for _, line in dated_note_lines(notes) if subject & content_stems(line)]
 
 
-def _contradicts_choice(question: str, answer: str, notes: str) -> bool:
+def _asked_words(question: str) -> set[str]:
+    return {word.strip(QUOTES_AND_PUNCTUATION) for word in question.lower().split()} | set(_words(question))
+
+
+def _lines_of_its_own_thing(question: str, notes: str, leave_out: frozenset[str] = frozenset()) -> list[str]:
+    """The note lines about the question's own thing: those holding its rarest subject word or name that the notes
+    hold at all (each of the rarest, when several are as rare; not `leave_out`, not a number; a medicine's family
+    counts for the medicine, kiosk.llm.drug_classes). "The amoxicillin, is that before food or after?" is about
+    the amoxicillin's lines, not "No food after 8 for Mum", which shares only "food"."""
+    lines = [line for _, line in dated_note_lines(notes)]
+    subject = {stem for stem in subject_stems(question) - leave_out if stem.isalpha()} | families_of(
+        _asked_words(question)
+    )
+    holding = [found for stem in subject if (found := [line for line in lines if stem in content_stems(line)])]
+    holding += [found for name in names_given(question, lines) if (found := [ln for ln in lines if name in _words(ln)])]
+    if not holding:
+        return []
+    fewest = min(len(found) for found in holding)
+    return list(dict.fromkeys(line for found in holding if len(found) == fewest for line in found))
+
+
+def _notes_options(question: str, answer: str, notes: str) -> frozenset[str] | None:
+    """The options (stems) the lines about an either/or question give where they contradict the one `answer`
+    chooses (empty when they contradict it without giving one); None when they do not contradict it."""
     options = _options(question)
     chosen = options & content_stems(answer)
     if len(chosen) != 1 or len(options) < 2:
-        return False
+        return None
     lines = _lines_about(question, notes, options)
     held = content_stems(" ".join(lines))
     if chosen & held and (options - chosen) & held:
         changed_to = {_first_option_after_change(line, options) for line in lines} - {None}
-        return len(changed_to) == 1 and not chosen & changed_to
-    return not chosen & held and bool((options - chosen) & held)
+        return frozenset(changed_to) if len(changed_to) == 1 and not chosen & changed_to else None  # type: ignore[arg-type]
+    return (options - chosen) & held if not chosen & held and (options - chosen) & held else None
 
 
 def _first_option_after_change(line: str, options: frozenset[str]) -> str | None:
@@ -160,17 +192,21 @@ def _first_word(answer: str) -> str:
     return answer.split()[0].lower().strip(",.!") if answer.split() else ""
 
 
-def _contradicts_yes_or_no(question: str, answer: str, notes: str) -> bool:
+def _yes_or_no_against_kind(question: str, answer: str, notes: str) -> str | None:
+    """What the lines about a yes/no question naming a weekday, month or number say where they contradict the
+    yes or no `answer` gives (see the module's docstring): "No" to a "yes" when they name another one of that
+    kind and not it; NO_CHOICE to a "no" when they name it and no other (naming October does not say the rent for
+    October was paid); None when they do not contradict it."""
     first = _first_word(answer)
     if first not in ("yes", "no"):
-        return False
+        return None
     asked = {word for word in held_words(question) if _kind(word)}
     if not asked:
-        return False
+        return None
     leave_out = frozenset(porter_stem(word) for word in asked)
     lines = _lines_about(question, notes, leave_out)
     if not lines:
-        return False
+        return None
     said = {word for word in held_words(" ".join(lines)) if _kind(word)}
     for kind in _KINDS:
         asked_here = {word for word in asked if _kind(word) == kind}
@@ -178,10 +214,11 @@ def _contradicts_yes_or_no(question: str, answer: str, notes: str) -> bool:
         if not asked_here:
             continue
         if first == "yes" and not asked_here & said_here and said_here:
-            return True
+            own = held_words(" ".join(_lines_of_its_own_thing(question, notes, leave_out)))
+            return "No" if {word for word in own if _kind(word) == kind} - asked_here else NO_CHOICE
         if first == "no" and asked_here <= said_here and not said_here - asked_here:
-            return True
-    return False
+            return NO_CHOICE
+    return None
 
 
 def _words(text: str) -> list[str]:
@@ -196,15 +233,14 @@ def _asks_about_now(question: str) -> bool:
 
 def _said_of(
     question: str, notes: str, before: frozenset[str], after: frozenset[str], *, about_before: bool = False
-) -> bool:
-    """True when a note line holds a word of `question`'s subject, a name it gives that is no note's speaker, or
+) -> str | None:
+    """The note line that holds a word of `question`'s subject, a name it gives that is no note's speaker, or
     the family of a medicine it names ("penicillin" for "amoxicillin", kiosk.llm.drug_classes) just after a word of
     `before` (in a line about the question, when `about_before`), or, in a line about the question, just before a
-    word of `after`. A line is about the question when it holds two of those words (all, when there are fewer), or
-    the name the word is."""
+    word of `after`, or None. A line is about the question when it holds two of those words (all, when there are
+    fewer), or the name the word is."""
     lines = [line for _, line in dated_note_lines(notes)]
-    asked = {word.strip(QUOTES_AND_PUNCTUATION) for word in question.lower().split()} | set(_words(question))
-    subject = subject_stems(question) | families_of(asked)
+    subject = subject_stems(question) | families_of(_asked_words(question))
     names = names_given(question, lines)
     wanted = len(subject) + len(names)
     for line in lines:
@@ -216,10 +252,10 @@ def _said_of(
                 continue
             about = len(held) >= min(2, wanted) or word in names
             if (about or not about_before) and before.intersection(words[max(0, index - _REACH_BEFORE - 1) : index]):
-                return True
+                return line
             if about and after.intersection(words[index + 1 : index + 1 + _REACH_AFTER]):
-                return True
-    return False
+                return line
+    return None
 
 
 def _no_without_an_end(question: str, answer: str, notes: str) -> bool:
@@ -229,35 +265,53 @@ def _no_without_an_end(question: str, answer: str, notes: str) -> bool:
     word of ending, changing or doing (_ENDED)."""
     if _first_word(answer) != "no" or not _STILL.search(asked_sentence(question)):
         return False
-    lines = [line for _, line in dated_note_lines(notes)]
-    subject = {stem for stem in subject_stems(question) if stem.isalpha()} - {porter_stem("still")}
-    holding = {stem: [line for line in lines if stem in content_stems(line)] for stem in subject}
-    present = [found for found in holding.values() if found]
-    if not present:
-        return False
-    about = min(present, key=len)
-    return not any(_ENDED.search(line) for line in about)
+    about = _lines_of_its_own_thing(question, notes, frozenset({porter_stem("still")}))
+    return bool(about) and not any(_ENDED.search(line) for line in about)
+
+
+def _notes_answer(question: str, answer: str, notes: str) -> str | None:
+    """What the notes about `question` answer where they contradict the choice `answer` makes: the other option
+    of an either/or question, "No" to a "yes" they deny or whose weekday, month or number they do not name;
+    NO_CHOICE when they contradict it without one answer, and for a "no" they contradict: a wrong "yes" is the
+    harmful one (36 of the 41 yes/no questions of the household dev and test sets name "Yes" as harmful, as for
+    "Is Dad still on the furosemide?" when the note stopping it was not retrieved), so no check says it; None when
+    they do not contradict it."""
+    if says_unknown(answer):
+        return None
+    if offers_a_choice(question):
+        given = _notes_options(question, answer, notes)
+        if given is None:
+            return None
+        if len(given) != 1 or not given <= content_stems(" ".join(_lines_of_its_own_thing(question, notes, given))):
+            return NO_CHOICE
+        return option_phrase(question, next(iter(given))) or NO_CHOICE
+    if asks_yes_or_no(question):
+        first = _first_word(answer)
+        if first in ("yes", "no") and _asks_about_now(question):
+            denying = _said_of(question, notes, _DENYING, _AWAY) if first == "yes" else None
+            if denying is not None:
+                return "No" if denying in _lines_of_its_own_thing(question, notes) else NO_CHOICE
+            if first == "no" and _said_of(question, notes, _AFFIRMING, frozenset(), about_before=True) is not None:
+                return NO_CHOICE
+            if _no_without_an_end(question, answer, notes):
+                return NO_CHOICE
+        return _yes_or_no_against_kind(question, answer, notes)
+    return None
 
 
 def contradicted(question: str, answer: str, notes: str) -> bool:
     """True when the notes about `question` contradict the choice `answer` makes (see the module's docstring)."""
-    if says_unknown(answer):
-        return False
-    if offers_a_choice(question):
-        return _contradicts_choice(question, answer, notes)
-    if asks_yes_or_no(question):
-        first = _first_word(answer)
-        if first in ("yes", "no") and _asks_about_now(question):
-            if first == "yes" and _said_of(question, notes, _DENYING, _AWAY):
-                return True
-            if first == "no" and _said_of(question, notes, _AFFIRMING, frozenset(), about_before=True):
-                return True
-            if _no_without_an_end(question, answer, notes):
-                return True
-        return _contradicts_yes_or_no(question, answer, notes)
-    return False
+    return _notes_answer(question, answer, notes) is not None
 
 
 def checked_choice(question: str, answer: str, notes: str) -> str | None:
     """ "I don't know" for a choice the notes about the question contradict; None keeps the answer."""
     return UNKNOWN_ANSWER if contradicted(question, answer, notes) else None
+
+
+def notes_choice(question: str, answer: str, notes: str) -> str | None:
+    """The choice the notes about `question` make where they contradict the one `answer` makes ("In the morning"
+    for "In the evening" when the ramipril's line says morning; "No" for a "yes" to amoxicillin for someone
+    allergic to penicillin), when they make one; None otherwise."""
+    given = _notes_answer(question, answer, notes)
+    return given if given else None

@@ -32,6 +32,7 @@ Step = Literal[
     "strike-done-items",  # with notes, drop the items a note says are done from what is still to do
     "unknown-ungrounded",  # with notes, "I don't know" for an answer they do not give (kiosk.llm.grounding)
     "unknown-unsupported",  # with notes, "I don't know" for a day, number or name they lack (kiosk.llm.unsupported)
+    "answer-contradicted",  # with notes, their choice for a yes/no or either/or they contradict (kiosk.llm.choices)
     "unknown-contradicted",  # with notes, "I don't know" for a yes/no or either/or they contradict (kiosk.llm.choices)
     "unknown-past-days",  # "I don't know" for only past days when asked when something is (kiosk.llm.past_days)
     "unknown-against-notes",  # with notes, "I don't know" for a yes or no they move the model away from
@@ -63,14 +64,16 @@ PROFILES: dict[str, AnswerProfile] = {
     "careful": AnswerProfile("careful", (*_SMALL_MODEL, "unknown-ungrounded")),
     # One-thing answers completed to lists: +0.4 LoCoMo F1, no gain on the household questions.
     "lists": AnswerProfile("lists", (*_SMALL_MODEL, "complete-lists")),
-    # "I don't know" for a day, number or name the notes about the question do not hold, for a yes/no or
-    # either/or choice they contradict, for a day already past given as when something is, and, without notes,
-    # for a question about the asker's or another person's life; a list of what is still to do loses the items a
-    # note says are done (issue #36; bench/results/household.md).
+    # The notes' own choice for a yes/no or either/or they contradict; "I don't know" for a day, number or name
+    # the notes about the question do not hold, for a choice they contradict without making one, for a day
+    # already past given as when something is, and, without notes, for a question about the asker's or another
+    # person's life; a list of what is still to do loses the items a note says are done (issue #36;
+    # bench/results/household.md).
     "checked": AnswerProfile(
         "checked",
         (
             *_SMALL_MODEL,
+            "answer-contradicted",
             "unknown-unsupported",
             "unknown-contradicted",
             "unknown-past-days",

@@ -93,6 +93,7 @@ def test_the_small_model_profile_takes_its_six_steps_in_order_and_the_others_add
     assert PROFILES["lists"].steps == (*small, "complete-lists")
     assert PROFILES["checked"].steps == (
         *small,
+        "answer-contradicted",
         "unknown-unsupported",
         "unknown-contradicted",
         "unknown-past-days",
@@ -189,13 +190,15 @@ def test_the_kiosks_examples_keep_their_correct_answer_through_every_step(
 
 
 @pytest.mark.parametrize(
-    ("question", "reply"),
+    ("question", "reply", "shown"),
     [
-        ("When did Melanie start the violin?", "In 2021"),  # a year no note gives
-        ("Did Melanie start the violin in summer or in winter?", "In winter"),  # the note says this summer
+        ("When did Melanie start the violin?", "In 2021", UNKNOWN_ANSWER),  # a year no note gives
+        ("Did Melanie start the violin in summer or in winter?", "In winter", "In summer"),  # "this summer"
     ],
 )
-def test_the_checked_profile_withdraws_a_number_or_a_choice_the_notes_do_not_hold(question: str, reply: str) -> None:
+def test_the_checked_profile_withdraws_a_number_and_corrects_a_choice_the_notes_do_not_hold(
+    question: str, reply: str, shown: str
+) -> None:
     messages = compact_answer_messages(question, [NOTE], "Melanie")
 
     def answer(profile: AnswerProfile) -> ShownAnswer:
@@ -204,8 +207,9 @@ def test_the_checked_profile_withdraws_a_number_or_a_choice_the_notes_do_not_hol
         )
 
     checked = answer(PROFILES["checked"])
-    assert checked.text == UNKNOWN_ANSWER and checked.before_grounding == reply
-    assert answer(DEFAULT_PROFILE) == checked  # the default since 2026-12-06
+    assert checked.text == shown and checked.before_grounding == reply
+    assert answer(DEFAULT_PROFILE) == checked
+    assert answer(profile_without("checked", ("answer-contradicted",))).text == UNKNOWN_ANSWER
     assert answer(PROFILES["small-model"]).text == reply
 
 

@@ -1,10 +1,11 @@
-"""A yes/no or either/or answer the notes about the question contradict becomes "I don't know" (kiosk.llm.choices)."""
+"""A yes/no or either/or answer the notes about the question contradict becomes their own choice, or "I don't know"
+when they make none (kiosk.llm.choices)."""
 
 from __future__ import annotations
 
 import pytest
 
-from kiosk.llm.choices import checked_choice, contradicted
+from kiosk.llm.choices import checked_choice, contradicted, notes_choice
 from kiosk.llm.prompts import UNKNOWN_ANSWER
 from tests.doubles import answer_prompt
 
@@ -124,3 +125,57 @@ def test_a_choice_told_with_its_situation_moved_from_or_still_so_is_withdrawn(qu
 )
 def test_a_choice_the_notes_bear_out_is_kept(question: str, answer: str) -> None:
     assert checked_choice(question, answer, answer_prompt(CARE, question)) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "chosen"),
+    [
+        ("Does Pepper get the meloxicam with dinner or at night?", "At night", "With dinner"),
+        ("Does Tom have football on Tuesdays?", "Yes", "No"),  # Monday and Wednesday
+        ("Can I take an aspirin with my warfarin?", "Yes, you can", "No"),  # "no aspirin with the warfarin"
+        ("Can I use the latex gloves in the treatment room?", "Yes", "No"),  # "allergic to latex"
+        ("Is the lift by the car park working?", "Yes", "No"),  # "is out until Monday"
+        ("Is Dr Okoye in this Wednesday?", "Yes", "No"),  # "on annual leave": her name is the thing asked of
+        ("The amoxicillin, is that before food or after?", "Before food", "After food"),
+        ("Is Gran's lunch on Saturday or Sunday?", "Saturday", "Sunday"),  # moved to Sunday
+        ("Can Doris have amoxicillin for her chest?", "Yes", "No"),  # amoxicillin is a penicillin
+    ],
+)
+def test_the_notes_own_choice_replaces_one_they_contradict(question: str, answer: str, chosen: str) -> None:
+    assert notes_choice(question, answer, notes(question)) == chosen
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Is the dentist on Friday?", "No"),  # naming Friday does not say "yes"
+        ("Do I still take the statin?", "No"),  # "keep taking the statin": a "yes" is left unsaid
+        ("What did the vet say about Pepper, dinner or night?", "Night"),  # not asked as a choice
+        ("Does Pepper get the meloxicam with dinner or at night?", "With dinner"),  # not contradicted
+    ],
+)
+def test_no_choice_is_made_for_a_no_the_notes_contradict_or_an_answer_they_bear_out(question: str, answer: str) -> None:
+    assert notes_choice(question, answer, notes(question)) is None
+
+
+def test_a_no_the_notes_contradict_is_still_withdrawn_not_turned_into_yes() -> None:
+    question = "Is Dad still on the apixaban?"
+    assert notes_choice(question, "No", answer_prompt(CARE, question)) is None
+    assert checked_choice(question, "No", answer_prompt(CARE, question)) == UNKNOWN_ANSWER
+
+
+SHARED_WORD = """Notes of Mum, oldest first:
+<notes>
+[3 October 2026]
+Mum: The amoxicillin is three times a day, finish the course
+Mum: No food after 8 pm on Thursday, it's the scan on Friday
+Mum: Food shopping is on Saturdays
+</notes>"""
+
+
+def test_a_choice_is_made_only_from_the_lines_about_the_question_own_thing() -> None:
+    """Only "food" ties the scan's line to the amoxicillin: it withdraws "before food", it does not answer."""
+    question = "The amoxicillin, is that before food or after?"
+    prompt = answer_prompt(SHARED_WORD, question)
+    assert contradicted(question, "Before food", prompt)
+    assert notes_choice(question, "Before food", prompt) is None
