@@ -9,7 +9,8 @@ other than the options or days it names. Only a plain contradiction withdraws an
 
 - either/or: the answer holds one option, and the lines about the question hold the other option and not that one,
   or hold both and every line saying something changed changes it to the other ("Actually we're moving the lunch
-  to Sunday, because Javier works on Saturday": not Saturday);
+  to Sunday, because Javier works on Saturday": not Saturday), or, none saying so, a line denies it ("porridge
+  made with water, not milk");
 - yes/no, for a weekday, month or number the question names: "yes" when the lines name none of them but another
   of the same kind ("Wednesday" asked, "Tuesday and Thursday" said); "no" when the lines name each of them and no
   other of the same kind;
@@ -164,8 +165,23 @@ def _notes_options(question: str, answer: str, notes: str) -> frozenset[str] | N
     held = content_stems(" ".join(lines))
     if chosen & held and (options - chosen) & held:
         changed_to = {_first_option_after_change(line, options) for line in lines} - {None}
-        return frozenset(changed_to) if len(changed_to) == 1 and not chosen & changed_to else None  # type: ignore[arg-type]
+        if changed_to:
+            return frozenset(changed_to) if len(changed_to) == 1 and not chosen & changed_to else None  # type: ignore[arg-type]
+        left = options - _denied(lines, options)
+        return left if len(left) == 1 and not chosen & left else None
     return (options - chosen) & held if not chosen & held and (options - chosen) & held else None
+
+
+def _denied(lines: list[str], options: frozenset[str]) -> frozenset[str]:
+    """The options a line denies: named just after a denying word ("made with water, not milk")."""
+    denied: set[str] = set()
+    for line in lines:
+        words = _words(line)
+        for index, word in enumerate(words):
+            stem = porter_stem(word)
+            if stem in options and _DENYING.intersection(words[max(0, index - _REACH_BEFORE - 1) : index]):
+                denied.add(stem)
+    return frozenset(denied)
 
 
 def _first_option_after_change(line: str, options: frozenset[str]) -> str | None:

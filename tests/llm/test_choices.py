@@ -139,6 +139,7 @@ def test_a_choice_the_notes_bear_out_is_kept(question: str, answer: str) -> None
         ("The amoxicillin, is that before food or after?", "Before food", "After food"),
         ("Is Gran's lunch on Saturday or Sunday?", "Saturday", "Sunday"),  # moved to Sunday
         ("Can Doris have amoxicillin for her chest?", "Yes", "No"),  # amoxicillin is a penicillin
+        ("Does Pepper get the meloxicam with dinner or on an empty stomach?", "On an empty stomach", "With dinner"),
     ],
 )
 def test_the_notes_own_choice_replaces_one_they_contradict(question: str, answer: str, chosen: str) -> None:
