@@ -4,8 +4,9 @@ The 0.5B model answers with what its notes hold nearest to the question, often a
 "What time ...?" ("The 5th of October"), one reading for a range ("What's Mr Finch's target INR range?" -> "3.8"),
 the question's own number for "How much ...?" ("How much is a 10-visit swim pass?" -> "10"), and a bare day for
 why or what for ("Why is Jack going on leave?" -> "The 16th for two weeks"; "What's Precious's hospital appointment
-for?" -> "Thursday the 19th"). Such an answer says nothing true of what was asked, and a family may take it for the
-answer.
+for?" -> "Thursday the 19th"), and a measure in units of another ("What's Femi's target range for his blood
+sugar?" -> "12 to 14 units", his insulin). Such an answer says nothing true of what was asked, and a family may
+take it for the answer.
 """
 
 from __future__ import annotations
@@ -92,7 +93,36 @@ def gives_only_a_time(question: str, answer: str) -> bool:
     return not content_stems(left) - content_stems(question)
 
 
+# What a question asks to measure, by its words, and the units that measure it. "Pounds" weighs and pays, so it is
+# no measure's own unit here.
+_MEASURES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "temperature": (word_set("warm hot cold temperature"), word_set("degrees degree ° °c celsius fahrenheit")),
+    "weight": (word_set("weigh weighs weight heavy heavier"), word_set("kg kgs kilo kilos kilograms stone lb lbs")),
+    "blood sugar": (word_set("sugar sugars glucose"), word_set("mmol mmol/l")),
+    "dose": (word_set("dose dosage units insulin"), word_set("units unit mg milligrams ml millilitres puffs")),
+    "money": (
+        word_set("cost costs price pay paid owe owes fee rent salary earn earning"),
+        word_set("$ £ € dollars euros kronor cents pence"),
+    ),
+}
+_MEASURE_WORD = re.compile(r"[$£€]|°c?|[a-z]+(?:/l)?", re.IGNORECASE)
+
+
+def gives_another_measure(question: str, answer: str) -> bool:
+    """True when `question` asks to measure one thing and `answer` gives only units of another ("What's Femi's
+    target range for his blood sugar?" -> "12 to 14 units": the insulin dose, not a sugar level)."""
+    if says_unknown(answer):
+        return False
+    asked = set(re.findall(r"[a-z]+", asked_sentence(question).lower()))
+    kinds_asked = {kind for kind, (words, _) in _MEASURES.items() if words & asked}
+    if not kinds_asked:
+        return False
+    given = {word.lower() for word in _MEASURE_WORD.findall(answer)}
+    kinds_given = {kind for kind, (_, units) in _MEASURES.items() if units & given}
+    return bool(kinds_given) and not kinds_given & kinds_asked
+
+
 def of_another_kind(question: str, answer: str) -> bool:
     """True when `answer` is not the kind of answer `question` asks for (see the module's docstring)."""
-    judged = (gives_no_time, gives_no_range, echoes_the_number_asked, gives_only_a_time)
+    judged = (gives_no_time, gives_no_range, echoes_the_number_asked, gives_only_a_time, gives_another_measure)
     return any(judge(question, answer) for judge in judged)

@@ -15,6 +15,9 @@ from kiosk.llm.answer_kinds import as_number, of_another_kind
         ("How much is a 10-visit swim pass?", "10"),  # the question's own number
         ("Why is Jack going on leave?", "The 16th (16 November 2026) for two weeks."),
         ("What's Precious's hospital appointment for?", "Thursday the 19th (19 November 2026)"),
+        ("What's Femi's target range for his blood sugar?", "12 to 14 units"),  # his insulin, not a sugar level
+        ("How much does Femi weigh now?", "14 units"),
+        ("How much did the dishwasher cost?", "450 kg"),
     ],
 )
 def test_an_answer_of_another_kind_is_found(question: str, answer: str) -> None:
@@ -34,6 +37,11 @@ def test_an_answer_of_another_kind_is_found(question: str, answer: str) -> None:
         ("What's the hospital appointment for?", "His knee, on the 19th"),
         ("When is Jack going on leave?", "The 16th"),  # asks when: a day is the answer
         ("Why is Jack going on leave?", "I don't know"),
+        ("How many units of Lantus does Femi get now?", "14 units"),
+        ("How much does Femi weigh now?", "78.4 kg"),
+        ("How warm is the outdoor pool?", "24 degrees"),
+        ("How much is my share of the rent?", "475 pounds"),  # pounds weigh and pay: never of another kind
+        ("What's his sugar level this morning?", "6.2"),  # no unit: not judged
     ],
 )
 def test_an_answer_of_the_kind_asked_is_kept(question: str, answer: str) -> None:
