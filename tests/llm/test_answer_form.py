@@ -72,6 +72,26 @@ def test_a_trailing_restatement_without_a_clause_start_is_kept() -> None:
             "The week before 7 July 2023",
         ),
         ("When did Melanie's friend adopt a child?", "Last year (2022).", "2022"),
+        (
+            "When did Caroline go to the clinic?",
+            "Last week (the week before 7 July 2023) at 10.",
+            "The week before 7 July 2023",
+        ),
+        # asked when something is: the time of day stays with the date
+        (
+            "When is the fire alarm test?",
+            "The fire alarm test is on Thursday (5 November 2026) at 10.",
+            "5 November 2026 at 10",
+        ),
+        ("When is my dentist appointment?", "It is on the 22nd (22 October 2026) at 8:30.", "22 October 2026 at 8:30"),
+        ("When is the party?", "On the 4th (4 October 2026), 2 pm.", "4 October 2026 at 2 pm"),
+        ("When is the interview?", "Friday (9 October 2026), 10 in the morning.", "9 October 2026, 10 in the morning"),
+        (
+            "When is the delivery coming?",
+            "Next Tuesday (3 November 2026), first thing.",
+            "3 November 2026, first thing",
+        ),
+        ("When is the hearing clinic?", "The clinic is on the 20th (20 October 2026), 4th floor.", "20 October 2026"),
     ],
 )
 def test_a_when_question_is_answered_by_the_date_its_answer_anchors(question: str, answer: str, expected: str) -> None:
