@@ -30,7 +30,8 @@ other than the options or days it names. Only a plain contradiction withdraws an
   day?" -> "No", the apixaban's two lines unchanged since).
 
 A question told with its situation first ("My knee is aching. Can I take some ibuprofen?") is judged by its last
-sentence.
+sentence. An answer made only of the question's own words says "yes" ("Is the spare key still under the mat?" ->
+"Under the mat").
 
 When no line is about the question, or the lines hold both options and no change picks one, nothing is judged: the
 model's answer stands.
@@ -208,12 +209,22 @@ def _first_word(answer: str) -> str:
     return answer.split()[0].lower().strip(",.!") if answer.split() else ""
 
 
+def _yes_or_no(question: str, answer: str) -> str:
+    """The "yes" or "no" `answer` gives: its first word, or "yes" for an answer made only of the question's own
+    words, which confirms that part of it ("Is the spare key still under the mat?" -> "Under the mat")."""
+    first = _first_word(answer)
+    if first in ("yes", "no"):
+        return first
+    said = content_stems(answer)
+    return "yes" if said and said <= content_stems(asked_sentence(question)) else first
+
+
 def _yes_or_no_against_kind(question: str, answer: str, notes: str) -> str | None:
     """What the lines about a yes/no question naming a weekday, month or number say where they contradict the
     yes or no `answer` gives (see the module's docstring): "No" to a "yes" when they name another one of that
     kind and not it; NO_CHOICE to a "no" when they name it and no other (naming October does not say the rent for
     October was paid); None when they do not contradict it."""
-    first = _first_word(answer)
+    first = _yes_or_no(question, answer)
     if first not in ("yes", "no"):
         return None
     asked = {word for word in held_words(question) if _kind(word)}
@@ -302,7 +313,7 @@ def _notes_answer(question: str, answer: str, notes: str) -> str | None:
             return NO_CHOICE
         return option_phrase(question, next(iter(given))) or NO_CHOICE
     if asks_yes_or_no(question):
-        first = _first_word(answer)
+        first = _yes_or_no(question, answer)
         if first in ("yes", "no") and _asks_about_now(question):
             denying = _said_of(question, notes, _DENYING, _AWAY) if first == "yes" else None
             if denying is not None:

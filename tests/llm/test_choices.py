@@ -134,6 +134,7 @@ def test_a_choice_the_notes_bear_out_is_kept(question: str, answer: str) -> None
         ("Does Tom have football on Tuesdays?", "Yes", "No"),  # Monday and Wednesday
         ("Can I take an aspirin with my warfarin?", "Yes, you can", "No"),  # "no aspirin with the warfarin"
         ("Can I use the latex gloves in the treatment room?", "Yes", "No"),  # "allergic to latex"
+        ("Can I use the latex gloves in the treatment room?", "The latex gloves", "No"),  # the echo says yes
         ("Is the lift by the car park working?", "Yes", "No"),  # "is out until Monday"
         ("Is Dr Okoye in this Wednesday?", "Yes", "No"),  # "on annual leave": her name is the thing asked of
         ("The amoxicillin, is that before food or after?", "Before food", "After food"),
@@ -150,6 +151,7 @@ def test_the_notes_own_choice_replaces_one_they_contradict(question: str, answer
     ("question", "answer"),
     [
         ("Is the dentist on Friday?", "No"),  # naming Friday does not say "yes"
+        ("Is the dentist on Friday?", "On Friday"),  # an echo confirming it, which the notes bear out
         ("Do I still take the statin?", "No"),  # "keep taking the statin": a "yes" is left unsaid
         ("What did the vet say about Pepper, dinner or night?", "Night"),  # not asked as a choice
         ("Does Pepper get the meloxicam with dinner or at night?", "With dinner"),  # not contradicted
