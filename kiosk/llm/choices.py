@@ -165,9 +165,11 @@ def _notes_options(question: str, answer: str, notes: str) -> frozenset[str] | N
     lines = _lines_about(question, notes, options)
     held = content_stems(" ".join(lines))
     if chosen & held and (options - chosen) & held:
-        changed_to = {_first_option_after_change(line, options) for line in lines} - {None}
+        changed_to = frozenset(
+            option for line in lines if (option := _first_option_after_change(line, options)) is not None
+        )
         if changed_to:
-            return frozenset(changed_to) if len(changed_to) == 1 and not chosen & changed_to else None  # type: ignore[arg-type]
+            return changed_to if len(changed_to) == 1 and not chosen & changed_to else None
         left = options - _denied(lines, options)
         return left if len(left) == 1 and not chosen & left else None
     return (options - chosen) & held if not chosen & held and (options - chosen) & held else None
@@ -300,9 +302,9 @@ def _notes_answer(question: str, answer: str, notes: str) -> str | None:
     """What the notes about `question` answer where they contradict the choice `answer` makes: the other option
     of an either/or question, "No" to a "yes" they deny or whose weekday, month or number they do not name;
     NO_CHOICE when they contradict it without one answer, and for a "no" they contradict: a wrong "yes" is the
-    harmful one (36 of the 41 yes/no questions of the household dev and test sets name "Yes" as harmful, as for
-    "Is Dad still on the furosemide?" when the note stopping it was not retrieved), so no check says it; None when
-    they do not contradict it."""
+    harmful one (36 of the 41 yes/no questions of the household dev and test sets name "Yes" as harmful: a medicine
+    still taken when the note stopping it was not retrieved), so no check says it; None when they do not
+    contradict it."""
     if says_unknown(answer):
         return None
     if offers_a_choice(question):
