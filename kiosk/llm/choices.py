@@ -12,8 +12,9 @@ other than the options or days it names. Only a plain contradiction withdraws an
   to Sunday, because Javier works on Saturday": not Saturday), or, none saying so, a line denies it ("porridge
   made with water, not milk");
 - yes/no, for a weekday, month or number the question names: "yes" when the lines name none of them but another
-  of the same kind ("Wednesday" asked, "Tuesday and Thursday" said); "no" when the lines name each of them and no
-  other of the same kind;
+  of the same kind ("Wednesday" asked, "Tuesday and Thursday" said), or, asked whether it is still so, when a line
+  about the question's own thing says it changed to another ("Is hockey still on Tuesdays?": "moved to
+  Wednesdays"); "no" when the lines name each of them and no other of the same kind;
 - yes/no, a "yes" a line about the question denies: a word of the question's subject, or a name it gives that is
   no note's speaker, comes just after a denying word ("no aspirin with it", "allergic to latex", "hold tonight's
   warfarin") or just before a word saying it is away ("the lift next to the ward is out until Monday", "Dr Kavanagh
@@ -41,7 +42,8 @@ option, in the question's words ("In the morning", kiosk.llm.option_phrase), or 
 day they do not name, when a line giving it is about the question's own thing: it holds the question's rarest
 subject word or name (a medicine's family for the medicine). "The amoxicillin, is that before food or after?" is
 answered from the amoxicillin's line, never from "No food after 8" which shares only "food": there the answer is
-withdrawn. A "no" they contradict is withdrawn, never turned into "yes": a wrong "yes" is the harmful answer.
+withdrawn. A "no" they contradict is withdrawn, never turned into "yes": a wrong "yes" is the harmful answer. A day
+or number such a line says changed from ("put her Lantus up from 10 to 12 units") becomes what it changed to.
 """
 
 from __future__ import annotations
@@ -76,6 +78,13 @@ _DENYING = word_set("no not never avoid without hold stop stopped allergic")
 _AWAY = word_set("out off closed cancelled canceled leave not isn't aren't won't can't")
 # A word of what is asked right after one of these goes on: "keep taking the aspirin".
 _AFFIRMING = word_set("keep keeps continue continues carry")
+# Words of a question that name no thing of it: "Can Biscuit have his breakfast?" is not about "they can", "Is
+# hockey still on Tuesdays?" not about "the bill is still to pay".
+_NOT_A_THING = frozenset(
+    porter_stem(word) for word in word_set("can could may might must shall should will would still")
+)
+# A change a line states with both ends: "up from 10 to 12 units", "moved from Wednesday to Thursday".
+_FROM_TO = re.compile(r"\bfrom\s+(?P<old>[\w:.]+)\s+to\s+(?P<new>[\w:.]+)(?:\s+(?P<unit>[A-Za-z]+))?", re.IGNORECASE)
 _REACH_BEFORE = 2  # words between the denying word and the word it denies: "hold tonight's warfarin"
 _REACH_AFTER = 4  # "is on annual leave"
 # The openers of a question about now ("Can I ...", "Is the lift ..."), not the past ("Did ...", "Have ...").
@@ -140,11 +149,11 @@ def _asked_words(question: str) -> set[str]:
 
 def _lines_of_its_own_thing(question: str, notes: str, leave_out: frozenset[str] = frozenset()) -> list[str]:
     """The note lines about the question's own thing: those holding its rarest subject word or name that the notes
-    hold at all (each of the rarest, when several are as rare; not `leave_out`, not a number; a medicine's family
-    counts for the medicine, kiosk.llm.drug_classes). "The amoxicillin, is that before food or after?" is about
-    the amoxicillin's lines, not "No food after 8 for Mum", which shares only "food"."""
+    hold at all (each of the rarest, when several are as rare; not `leave_out`, not a number, a modal verb or "still"; a
+    medicine's family counts for the medicine, kiosk.llm.drug_classes). "The amoxicillin, is that before food or
+    after?" is about the amoxicillin's lines, not "No food after 8 for Mum", which shares only "food"."""
     lines = [line for _, line in dated_note_lines(notes)]
-    subject = {stem for stem in subject_stems(question) - leave_out if stem.isalpha()} | families_of(
+    subject = {stem for stem in subject_stems(question) - leave_out - _NOT_A_THING if stem.isalpha()} | families_of(
         _asked_words(question)
     )
     holding = [found for stem in subject if (found := [line for line in lines if stem in content_stems(line)])]
@@ -153,6 +162,14 @@ def _lines_of_its_own_thing(question: str, notes: str, leave_out: frozenset[str]
         return []
     fewest = min(len(found) for found in holding)
     return list(dict.fromkeys(line for found in holding if len(found) == fewest for line in found))
+
+
+def _lines_naming(question: str, notes: str) -> list[str]:
+    """The note lines holding a word of the question's subject or a name it gives."""
+    lines = [line for _, line in dated_note_lines(notes)]
+    subject = subject_stems(question) - _NOT_A_THING
+    names = names_given(question, lines)
+    return [line for line in lines if subject & content_stems(line) or names.intersection(_words(line))]
 
 
 def _notes_options(question: str, answer: str, notes: str) -> frozenset[str] | None:
@@ -245,9 +262,23 @@ def _yes_or_no_against_kind(question: str, answer: str, notes: str) -> str | Non
         if first == "yes" and not asked_here & said_here and said_here:
             own = held_words(" ".join(_lines_of_its_own_thing(question, notes, leave_out)))
             return "No" if {word for word in own if _kind(word) == kind} - asked_here else NO_CHOICE
+        if (
+            first == "yes"
+            and _STILL.search(asked_sentence(question))
+            and _changed_to_another(question, notes, leave_out, kind, asked_here)
+        ):
+            return "No"
         if first == "no" and asked_here <= said_here and not said_here - asked_here:
             return NO_CHOICE
     return None
+
+
+def _changed_to_another(question: str, notes: str, leave_out: frozenset[str], kind: str, asked: set[str]) -> bool:
+    """True when a line about the question's own thing says it changed and names another weekday, month or number
+    of `kind` than `asked` ("Is hockey still on Tuesdays?": "hockey practice moved to Wednesdays")."""
+    changed = [line for line in _lines_of_its_own_thing(question, notes, leave_out) if CHANGE.search(line)]
+    named = held_words(ANCHOR.sub(" ", " ".join(changed)))
+    return bool({word for word in named if _kind(word) == kind} - asked)
 
 
 def _words(text: str) -> list[str]:
@@ -294,7 +325,7 @@ def _no_without_an_end(question: str, answer: str, notes: str) -> bool:
     word of ending, changing or doing (_ENDED)."""
     if _first_word(answer) != "no" or not _STILL.search(asked_sentence(question)):
         return False
-    about = _lines_of_its_own_thing(question, notes, frozenset({porter_stem("still")}))
+    about = _lines_of_its_own_thing(question, notes)
     return bool(about) and not any(_ENDED.search(line) for line in about)
 
 
@@ -338,9 +369,30 @@ def checked_choice(question: str, answer: str, notes: str) -> str | None:
     return UNKNOWN_ANSWER if contradicted(question, answer, notes) else None
 
 
+def _changed_value(question: str, answer: str, notes: str) -> str | None:
+    """`answer` with a day or number that a line naming a word of the question's subject or a name it gives says
+    changed from, as that line
+    says it changed to: "10 units" or "10" -> "12 units" or "12" after "Dr Nguyen put her Lantus up from 10 to 12
+    units", never across kinds or units ("12 November" stays). None when no line says so."""
+    if says_unknown(answer):
+        return None
+    asked = held_words(question)
+    for line in reversed(_lines_naming(question, notes)):
+        for change in _FROM_TO.finditer(ANCHOR.sub(" ", line)):
+            old, new, unit = change.group("old").lower(), change.group("new").rstrip(".,"), change.group("unit")
+            if old in asked or not _kind(old) or _kind(old) != _kind(new.lower()):
+                continue
+            said = re.search(rf"\b{re.escape(old)}\b(?:\s+(?P<after>[A-Za-z]+))?", answer, re.IGNORECASE)
+            if said is None or (said.group("after") and (unit or "").lower() != said.group("after").lower()):
+                continue
+            return answer[: said.start()] + new + answer[said.start() + len(old) :]
+    return None
+
+
 def notes_choice(question: str, answer: str, notes: str) -> str | None:
     """The choice the notes about `question` make where they contradict the one `answer` makes ("In the morning"
     for "In the evening" when the ramipril's line says morning; "No" for a "yes" to amoxicillin for someone
-    allergic to penicillin), when they make one; None otherwise."""
+    allergic to penicillin), or the value a line says the answer's changed to ("12 units" for "10 units" after "up
+    from 10 to 12 units"), when they make one; None otherwise."""
     given = _notes_answer(question, answer, notes)
-    return given if given else None
+    return given if given else _changed_value(question, answer, notes)

@@ -16,8 +16,9 @@ This step looks at one answer instead, with the question telling what the notes 
   other, saying outright that it corrects ("actually", "moved") and sharing another word with the earlier line
   (the same thing, referred back to: "the pharmacy moved our shots" after "flu shot ... at the pharmacy"; not
   another appointment, nor "the server room alarm code" after "the back door code"), names another word of the
-  same kind (another day or number), and says that something changed ("actually", "moved", "changed",
-  "instead", "now", "from Monday", ...). Without such words a later note is another event, not a correction:
+  same kind (another day or number) and not the answer's, but as what a change was from ("up from 10 to 12
+  units"), and says that something changed ("actually", "moved", "changed", "instead", "now", "from Monday",
+  "up from", "starting tonight", ...). Without such words a later note is another event, not a correction:
   "When did I last see the dentist?" has several right answers over time.
 Then the model is asked again with the earlier lines about it left out, and its new answer is shown. It never
 invents: the second answer is the model's own, read from the notes that are still true.
@@ -46,7 +47,8 @@ from kiosk.stems import porter_stem
 # "moved", "changes to 6140 from Monday", ...) and their common forms and synonyms ("postponed", "from tonight").
 CHANGE = re.compile(
     r"\b(?:actually|moved?|moving|changed?|changes|instead|now|no\s+longer|any\s?more|cancel(?:l)?ed|rearranged|"
-    r"postponed|brought\s+forward|put\s+back|up\s+to|down\s+to|change\s+of\s+plan|"
+    r"postponed|brought\s+forward|put\s+back|up\s+to|down\s+to|up\s+from|down\s+from|change\s+of\s+plan|"
+    r"starting\s+(?:today|tonight|tomorrow)|"
     r"from\s+(?:today|tonight|tomorrow|now\s+on|next\s+\w+|the\s+\d+\w*|(?:mon|tues|wednes|thurs|fri|satur|sun)day))\b",
     re.IGNORECASE,
 )
@@ -59,6 +61,9 @@ _CORRECTION = re.compile(
     re.IGNORECASE,
 )
 _MONTH_STEMS = frozenset(porter_stem(month) for month in MONTHS)
+# What a change was from, when the line also says what it is to: "put her Lantus up from 10 to 12 units" says 10 no
+# longer holds.
+_FROM_BEFORE_TO = re.compile(r"\bfrom\s+[\w:.]+(?=\s+to\s)", re.IGNORECASE)
 
 
 def _kind(word: str) -> str:
@@ -99,7 +104,9 @@ def _changes(
     kinds: set[str],
     names: frozenset[str],
 ) -> bool:
-    if not old.before(new) or not _same_thing(old, new, about, subject, names) or named <= held_words(new.text):
+    if not old.before(new) or not _same_thing(old, new, about, subject, names):
+        return False
+    if named <= held_words(_FROM_BEFORE_TO.sub(" ", new.text)):
         return False
     others = typed_words(new.text, names) - named
     return any(_kind(word) in kinds for word in others) and bool(CHANGE.search(new.text))

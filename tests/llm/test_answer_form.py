@@ -250,3 +250,31 @@ def test_a_question_told_with_its_situation_is_asked_by_its_last_sentence(
 ) -> None:
     assert asked_sentence(question) == asked
     assert asks_yes_or_no(question) is yes_or_no
+
+
+@pytest.mark.parametrize(
+    ("question", "reply", "shown"),
+    [
+        ("Is the garage code still 4471?", "No, the garage code is 4471.", "No"),  # the rest said the old code
+        ("Do we still need to order kickboards?", "No, we still need to order kickboards.", "No"),
+        # a "yes" whose rest agrees with the question stays
+        (
+            "Do I have to fast before my blood test on Thursday?",
+            "Yes, you have to fast before your blood test.",
+            "Yes, you have to fast before your blood test.",
+        ),
+        # a rest with a negation or a word of its own is an answer: kept
+        (
+            "Should I take ibuprofen with my blood pressure medication?",
+            "No, not with your blood pressure medication.",
+            "No, not with your blood pressure medication.",
+        ),
+        (
+            "Is the spare key under the mat?",
+            "Yes, under the mat by the back door.",
+            "Yes, under the mat by the back door.",
+        ),
+    ],
+)
+def test_a_no_whose_rest_only_repeats_the_question_is_its_no(question: str, reply: str, shown: str) -> None:
+    assert concise_answer(question, reply) == shown

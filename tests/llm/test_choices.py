@@ -182,3 +182,49 @@ def test_a_choice_is_made_only_from_the_lines_about_the_question_own_thing() -> 
     prompt = answer_prompt(SHARED_WORD, question)
     assert contradicted(question, "Before food", prompt)
     assert notes_choice(question, "Before food", prompt) is None
+
+
+HOUSE = """Notes of Claire, oldest first:
+<notes>
+[28 October 2026]
+Théo: Hockey practice is Tuesdays at half past five at the arena.
+Marc: The garage door code is 4471.
+Marc: Never give Biscuit grapes or raisins. The vet said they can wreck a dog's kidneys.
+Marc: Paid the hydro bill, the internet one is still to pay.
+Marc: Mum's Lantus is 10 units at bedtime.
+[2 November 2026]
+Théo: Coach says hockey practice moved to Wednesdays from this week, same time.
+Marc: I changed the garage door code to 8093.
+[6 November 2026]
+Marc: Dr Nguyen put her Lantus up from 10 to 12 units at bedtime, starting tonight.
+[10 November 2026]
+Claire: Biscuit's vet appointment is on Saturday the 14th. No food for him after eight that morning.
+</notes>"""
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "chosen"),
+    [
+        ("Is Théo's hockey practice still on Tuesdays?", "Yes", "No"),  # moved to Wednesdays
+        ("Is the garage code still 4471?", "Yes", "No"),  # changed to 8093
+        ("How many units of Lantus does Mum get at bedtime now?", "10 units", "12 units"),  # up from 10 to 12
+        ("How many units of Lantus does Mum get at bedtime now?", "10", "12"),
+    ],
+)
+def test_a_value_a_later_line_changed_gets_the_notes_new_one(question: str, answer: str, chosen: str) -> None:
+    assert notes_choice(question, answer, answer_prompt(HOUSE, question)) == chosen
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("Is Théo's hockey practice still on Wednesdays?", "Yes"),
+        ("Is the garage code still 8093?", "Yes"),
+        ("How many units of Lantus does Mum get at bedtime now?", "12 units"),
+        ("When is Biscuit's vet appointment?", "12 November"),  # a day, not the units changed from 10 to 12
+        # "can" is no thing of the question: the grapes line ("they can wreck") is not about Biscuit's breakfast
+        ("Can Biscuit have his breakfast on Saturday morning?", "Yes"),
+    ],
+)
+def test_a_value_the_notes_bear_out_gets_no_other(question: str, answer: str) -> None:
+    assert notes_choice(question, answer, answer_prompt(HOUSE, question)) is None

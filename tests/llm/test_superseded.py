@@ -155,3 +155,14 @@ def test_a_later_line_referring_back_with_fewer_words_but_no_correction_does_not
 ) -> None:
     notes = [said(5, 24, earlier, "Sam"), said(7, 27, later, "Sam")]
     assert superseded_lines(question, answer, prompt(question, notes)) == []
+
+
+def test_a_later_line_naming_the_old_dose_only_as_what_it_changed_from_supersedes_it() -> None:
+    question = "How many units of Lantus does Mum get at bedtime now?"
+    notes = [
+        said(10, 26, "Mum's Lantus is 10 units at bedtime.", "Marc"),
+        said(11, 6, "Dr Nguyen put Mum's Lantus up from 10 to 12 units at bedtime, starting tonight.", "Marc"),
+    ]
+    text = notes_text(compact_answer_messages(question, notes, "Marc"))
+    assert superseded_lines(question, "10 units", text) == ["Marc: Mum's Lantus is 10 units at bedtime."]
+    assert superseded_lines(question, "12 units", text) == []
