@@ -18,7 +18,9 @@ only when the answer profile (kiosk.llm.profiles, llm.answer_profile) lists it.
    unknown-ungrounded);
    one naming a day, number or name they do not hold (kiosk.llm.unsupported, unknown-unsupported), or choosing what
    they contradict (kiosk.llm.choices, unknown-contradicted), likewise; so is a day already past given as when
-   something is (kiosk.llm.past_days, unknown-past-days: only when the day the question is asked is known), and a
+   something is (kiosk.llm.past_days, unknown-past-days: only when the day the question is asked is known), a
+   yes or no to whether something was done today with no line of today about it (kiosk.llm.said_today,
+   unknown-not-said-today, likewise), and a
    yes or no the notes moved the model away from (kiosk.llm.notes_shift, unknown-against-notes). Without notes,
    an answer to a question about the asker's or another person's life (kiosk.llm.personal_questions,
    unknown-personal-without-notes).
@@ -53,6 +55,7 @@ from kiosk.llm.personal_questions import asks_about_someone
 from kiosk.llm.profiles import AnswerProfile, Step
 from kiosk.llm.prompts import UNKNOWN_ANSWER, notes_text
 from kiosk.llm.reask import replaced_restatement
+from kiosk.llm.said_today import checked_said_today
 from kiosk.llm.unsupported import supported_answer
 
 # Greedy decoding: the same notes and question always give the same answer (and the eval's answer cache is exact).
@@ -216,6 +219,8 @@ def shown_reply(
         checks.append(checked_choice)
     if profile.has("unknown-past-days"):
         checks.append(lambda asked, answer, _notes: checked_past_days(asked, answer, asked_on))
+    if profile.has("unknown-not-said-today"):
+        checks.append(lambda asked, answer, notes_: checked_said_today(asked, answer, notes_, asked_on))
     if profile.has("unknown-against-notes"):
         checks.append(lambda asked, answer, _notes: answer_against_notes(llm, messages, asked, answer))
     for check in checks:

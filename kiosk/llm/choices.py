@@ -57,6 +57,7 @@ from kiosk.llm.answer_form import (
     content_stems,
     offers_a_choice,
     says_unknown,
+    says_what_is_asked,
     subject_stems,
     word_set,
 )
@@ -162,6 +163,24 @@ def _lines_of_its_own_thing(question: str, notes: str, leave_out: frozenset[str]
         return []
     fewest = min(len(found) for found in holding)
     return list(dict.fromkeys(line for found in holding if len(found) == fewest for line in found))
+
+
+def _any_line_about(question: str, notes: str) -> bool:
+    """True when a note line holds a word of what the question asks about (not only "go", "get", a modal verb or a
+    speaker's name), a name it gives that is no note's speaker, the family of a medicine it names, or a weekday,
+    month or number it names."""
+    lines = [line for _, line in dated_note_lines(notes)]
+    asked = asked_sentence(question)
+    names = names_given(asked, lines)
+    families = families_of(_asked_words(asked))
+    typed = {word for word in held_words(asked) if _kind(word)}
+    return any(
+        says_what_is_asked(asked, line, 1)
+        or names.intersection(_words(line))
+        or families & content_stems(line)
+        or typed & held_words(line)
+        for line in lines
+    )
 
 
 def _lines_naming(question: str, notes: str) -> list[str]:
@@ -347,6 +366,8 @@ def _notes_answer(question: str, answer: str, notes: str) -> str | None:
         return option_phrase(question, next(iter(given))) or NO_CHOICE
     if asks_yes_or_no(question):
         first = _yes_or_no(question, answer)
+        if first in ("yes", "no") and not _any_line_about(question, notes):
+            return NO_CHOICE
         if first in ("yes", "no") and _asks_about_now(question):
             denying = _said_of(question, notes, _DENYING, _AWAY) if first == "yes" else None
             if denying is not None:

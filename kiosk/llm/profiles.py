@@ -35,6 +35,7 @@ Step = Literal[
     "answer-contradicted",  # with notes, their choice for a yes/no or either/or they contradict (kiosk.llm.choices)
     "unknown-contradicted",  # with notes, "I don't know" for a yes/no or either/or they contradict (kiosk.llm.choices)
     "unknown-past-days",  # "I don't know" for only past days when asked when something is (kiosk.llm.past_days)
+    "unknown-not-said-today",  # "I don't know" to whether it was done today, nothing said today (kiosk.llm.said_today)
     "unknown-against-notes",  # with notes, "I don't know" for a yes or no they move the model away from
     "unknown-personal-without-notes",  # without notes, "I don't know" to a question about someone's life
 ]
@@ -66,9 +67,9 @@ PROFILES: dict[str, AnswerProfile] = {
     "lists": AnswerProfile("lists", (*_SMALL_MODEL, "complete-lists")),
     # The notes' own choice for a yes/no or either/or they contradict; "I don't know" for a day, number or name
     # the notes about the question do not hold, for a choice they contradict without making one, for a day
-    # already past given as when something is, and, without notes, for a question about the asker's or another
-    # person's life; a list of what is still to do loses the items a note says are done (issue #36;
-    # bench/results/household.md).
+    # already past given as when something is, for whether something was done today when nothing was said today,
+    # and, without notes, for a question about the asker's or another person's life; a list of what is still to do
+    # loses the items a note says are done (issue #36; bench/results/household.md).
     "checked": AnswerProfile(
         "checked",
         (
@@ -77,6 +78,7 @@ PROFILES: dict[str, AnswerProfile] = {
             "unknown-unsupported",
             "unknown-contradicted",
             "unknown-past-days",
+            "unknown-not-said-today",
             "unknown-personal-without-notes",
             "strike-done-items",
         ),

@@ -228,3 +228,19 @@ def test_a_value_a_later_line_changed_gets_the_notes_new_one(question: str, answ
 )
 def test_a_value_the_notes_bear_out_gets_no_other(question: str, answer: str) -> None:
     assert notes_choice(question, answer, answer_prompt(HOUSE, question)) is None
+
+
+@pytest.mark.parametrize("answer", ["Yes", "No", "Claire is going for a job interview."])
+def test_a_yes_or_no_no_line_is_about_is_withdrawn(answer: str) -> None:
+    """Nothing in the notes is about a job or an interview: any yes or no is a guess."""
+    question = "Is Claire going for a job interview?"
+    prompt = answer_prompt(HOUSE, question)
+    assert checked_choice(question, answer, prompt) == UNKNOWN_ANSWER
+    assert notes_choice(question, answer, prompt) is None
+
+
+def test_a_weekday_or_a_medicine_s_family_makes_a_line_about_the_question() -> None:
+    question = "Is the vet appointment on Saturday?"
+    assert checked_choice(question, "Yes", answer_prompt(HOUSE, question)) is None
+    question = "Can Doris have amoxicillin for her chest?"
+    assert notes_choice(question, "Yes", notes(question)) == "No"  # "allergic to penicillin"
