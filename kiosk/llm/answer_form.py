@@ -264,8 +264,7 @@ def _joined(time: str) -> str:
 
 # Words that make a yes or no reply's rest more than a restatement: "No, not with your blood pressure medication".
 _NEGATIONS = word_set("not no never nothing none don't doesn't didn't isn't aren't won't can't cannot shouldn't")
-
-
+# The persons a reply says "you" for where the question said "I".
 _PERSON_STEMS = frozenset(
     porter_stem(word) for word in word_set("i me my you your we us our he him his she her they them")
 )

@@ -34,8 +34,9 @@ A question told with its situation first ("My knee is aching. Can I take some ib
 sentence. An answer made only of the question's own words says "yes" ("Is the spare key still under the mat?" ->
 "Under the mat").
 
-When no line is about the question, or the lines hold both options and no change picks one, nothing is judged: the
-model's answer stands.
+When the lines hold both options and no change picks one, nothing is judged: the model's answer stands. A yes or no
+when no note line is about the question at all (none holds a word of what it asks, a name it gives, a medicine's
+family or a day it names) is a guess, and is withdrawn ("Is Claire going for a job interview?" / "Yes").
 
 Where the notes contradict a choice they make one themselves (notes_choice, the answer-contradicted step): the other
 option, in the question's words ("In the morning", kiosk.llm.option_phrase), or "No" to a "yes" they deny or whose
@@ -392,9 +393,9 @@ def checked_choice(question: str, answer: str, notes: str) -> str | None:
 
 def _changed_value(question: str, answer: str, notes: str) -> str | None:
     """`answer` with a day or number that a line naming a word of the question's subject or a name it gives says
-    changed from, as that line
-    says it changed to: "10 units" or "10" -> "12 units" or "12" after "Dr Nguyen put her Lantus up from 10 to 12
-    units", never across kinds or units ("12 November" stays). None when no line says so."""
+    changed from, as that line says it changed to: "10 units" or "10" -> "12 units" or "12" after "Dr Nguyen put
+    her Lantus up from 10 to 12 units", never across kinds or units ("12 November" stays). None when no line says
+    so."""
     if says_unknown(answer):
         return None
     asked = held_words(question)
