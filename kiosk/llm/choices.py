@@ -65,10 +65,18 @@ from kiosk.llm.answer_form import (
 from kiosk.llm.drug_classes import families_of
 from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.option_phrase import TIMINGS, option_phrase
-from kiosk.llm.prompts import UNKNOWN_ANSWER
+from kiosk.llm.prompts import UNKNOWN_ANSWER, asker_of
 from kiosk.llm.superseded import CHANGE
 from kiosk.llm.time_anchors import ANCHOR
-from kiosk.llm.unsupported import MONTHS, WEEKDAYS, held_words, names_given
+from kiosk.llm.unsupported import (
+    MONTHS,
+    WEEKDAYS,
+    held_words,
+    names_given,
+    note_people,
+    said_in,
+    supporting_lines,
+)
 from kiosk.stems import porter_stem
 
 _KINDS = ("weekday", "month", "number")
@@ -87,6 +95,10 @@ _NOT_A_THING = frozenset(
 )
 # A change a line states with both ends: "up from 10 to 12 units", "moved from Wednesday to Thursday".
 _FROM_TO = re.compile(r"\bfrom\s+(?P<old>[\w:.]+)\s+to\s+(?P<new>[\w:.]+)(?:\s+(?P<unit>[A-Za-z]+))?", re.IGNORECASE)
+# A question asking whether the asker is the one to do something: "Am I picking Théo up?", "Do I have to set the
+# alarm?" (not "Can I ...?", which asks leave).
+_ASKS_IF_I_DO = re.compile(r"^\W*(?:am\s+i|will\s+i|shall\s+i|do\s+i\s+have\s+to|have\s+i\s+got\s+to)\b", re.IGNORECASE)
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 _REACH_BEFORE = 2  # words between the denying word and the word it denies: "hold tonight's warfarin"
 _REACH_AFTER = 4  # "is on annual leave"
 # The openers of a question about now ("Can I ...", "Is the lift ..."), not the past ("Did ...", "Have ...").
@@ -301,6 +313,21 @@ def _changed_to_another(question: str, notes: str, leave_out: frozenset[str], ki
     return bool({word for word in named if _kind(word) == kind} - asked)
 
 
+def _someone_else_does_it(question: str, notes: str) -> bool:
+    """True when the asker asks whether they are the one to do something ("Am I picking Théo up from hockey
+    tomorrow?") and the sentences of the lines about it say one other person does it ("Marc will pick Théo up from
+    hockey on Wednesdays"), not the asker."""
+    asker = asker_of(notes)
+    if asker is None or not _ASKS_IF_I_DO.match(asked_sentence(question)):
+        return False
+    subject = subject_stems(asked_sentence(question))
+    lines = supporting_lines(question, notes, with_days=False, words=2)
+    sentences = [part for line in lines for part in _SENTENCE_BREAK.split(line) if subject & content_stems(part)]
+    said = said_in(sentences)
+    doers = note_people(line for _, line in dated_note_lines(notes)) & said - held_words(question)
+    return len(doers) == 1 and asker.lower() not in said
+
+
 def _words(text: str) -> list[str]:
     return [word.lower().removesuffix("'s") for word in _WORD.findall(ANCHOR.sub("", text).replace("’", "'"))]
 
@@ -369,6 +396,8 @@ def _notes_answer(question: str, answer: str, notes: str) -> str | None:
         first = _yes_or_no(question, answer)
         if first in ("yes", "no") and not _any_line_about(question, notes):
             return NO_CHOICE
+        if first == "yes" and _someone_else_does_it(question, notes):
+            return "No"
         if first in ("yes", "no") and _asks_about_now(question):
             denying = _said_of(question, notes, _DENYING, _AWAY) if first == "yes" else None
             if denying is not None:

@@ -244,3 +244,27 @@ def test_a_weekday_or_a_medicine_s_family_makes_a_line_about_the_question() -> N
     assert checked_choice(question, "Yes", answer_prompt(HOUSE, question)) is None
     question = "Can Doris have amoxicillin for her chest?"
     assert notes_choice(question, "Yes", notes(question)) == "No"  # "allergic to penicillin"
+
+
+PICK_UP = """Notes of Claire, oldest first:
+<notes>
+[2 November 2026]
+Marc: Marc will pick Théo up from hockey on Wednesdays. Claire does the mornings.
+Claire: I'll take Maman to the day centre on Thursdays.
+</notes>"""
+
+
+def test_a_yes_to_whether_the_asker_does_it_when_another_is_said_to_is_no() -> None:
+    question = "Am I picking Théo up from hockey tomorrow?"
+    assert notes_choice(question, "Yes, I am picking Théo up", answer_prompt(PICK_UP, question)) == "No"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Am I taking Maman to the day centre on Thursday?",  # the asker's own line says so
+        "Can I pick Théo up from hockey tomorrow?",  # asks leave, not whose turn it is
+    ],
+)
+def test_a_yes_the_asker_is_said_to_do_or_that_asks_leave_is_kept(question: str) -> None:
+    assert notes_choice(question, "Yes", answer_prompt(PICK_UP, question)) is None
