@@ -25,6 +25,8 @@ other than the options or days it names. Only a plain contradiction withdraws an
   standing rule or how things are now, and what someone never did once may still have happened (it withdrew three
   right LoCoMo answers). A medicine's family stands for it: "allergic to penicillin" denies "Can Doris have
   amoxicillin?" (kiosk.llm.drug_classes);
+- yes/no, "yes" to whether someone is allergic to a thing a line says they are fine with ("Théo is fine with
+  peanuts"): "No";
 - yes/no, likewise, a "no" a line about the question (two of those words) keeps going: "Keep taking the aspirin
   75 mg with dinner" for "Do I still take the aspirin?"; and a "no" to whether something is still so when no line
   holding the question's rarest word says it ended, changed or was done ("Is Femi still on the apixaban twice a
@@ -99,6 +101,10 @@ _FROM_TO = re.compile(r"\bfrom\s+(?P<old>[\w:.]+)\s+to\s+(?P<new>[\w:.]+)(?:\s+(
 # alarm?" (not "Can I ...?", which asks leave).
 _ASKS_IF_I_DO = re.compile(r"^\W*(?:am\s+i|will\s+i|shall\s+i|do\s+i\s+have\s+to|have\s+i\s+got\s+to)\b", re.IGNORECASE)
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
+# A word of what is asked right after one of these does no harm: "Théo is fine with peanuts", asked "Is Théo
+# allergic to peanuts?".
+_FINE = word_set("fine ok okay safe")
+_ALLERGIC = re.compile(r"\ballergic\b", re.IGNORECASE)
 _REACH_BEFORE = 2  # words between the denying word and the word it denies: "hold tonight's warfarin"
 _REACH_AFTER = 4  # "is on annual leave"
 # The openers of a question about now ("Can I ...", "Is the lift ..."), not the past ("Did ...", "Have ...").
@@ -397,6 +403,12 @@ def _notes_answer(question: str, answer: str, notes: str) -> str | None:
         if first in ("yes", "no") and not _any_line_about(question, notes):
             return NO_CHOICE
         if first == "yes" and _someone_else_does_it(question, notes):
+            return "No"
+        if (
+            first == "yes"
+            and _ALLERGIC.search(asked_sentence(question))
+            and _said_of(question, notes, _FINE, frozenset())
+        ):
             return "No"
         if first in ("yes", "no") and _asks_about_now(question):
             denying = _said_of(question, notes, _DENYING, _AWAY) if first == "yes" else None

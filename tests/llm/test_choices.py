@@ -268,3 +268,17 @@ def test_a_yes_to_whether_the_asker_does_it_when_another_is_said_to_is_no() -> N
 )
 def test_a_yes_the_asker_is_said_to_do_or_that_asks_leave_is_kept(question: str) -> None:
     assert notes_choice(question, "Yes", answer_prompt(PICK_UP, question)) is None
+
+
+ALLERGY = """Notes of Claire, oldest first:
+<notes>
+[27 October 2026]
+Claire: The allergist says Théo is fine with peanuts. It's only tree nuts for him: cashews, almonds, walnuts.
+</notes>"""
+
+
+def test_a_yes_to_an_allergy_a_line_says_they_are_fine_with_is_no() -> None:
+    question = "Is Théo allergic to peanuts?"
+    assert notes_choice(question, "Yes", answer_prompt(ALLERGY, question)) == "No"
+    question = "Is Théo allergic to cashews?"
+    assert notes_choice(question, "Yes", answer_prompt(ALLERGY, question)) is None
