@@ -68,7 +68,7 @@ from kiosk.llm.drug_classes import families_of
 from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.option_phrase import TIMINGS, option_phrase
 from kiosk.llm.prompts import UNKNOWN_ANSWER, asker_of
-from kiosk.llm.superseded import CHANGE
+from kiosk.llm.superseded import CHANGE, FROM_TO
 from kiosk.llm.time_anchors import ANCHOR
 from kiosk.llm.unsupported import (
     MONTHS,
@@ -95,8 +95,6 @@ _AFFIRMING = word_set("keep keeps continue continues carry")
 _NOT_A_THING = frozenset(
     porter_stem(word) for word in word_set("can could may might must shall should will would still")
 )
-# A change a line states with both ends: "up from 10 to 12 units", "moved from Wednesday to Thursday".
-_FROM_TO = re.compile(r"\bfrom\s+(?P<old>[\w:.]+)\s+to\s+(?P<new>[\w:.]+)(?:\s+(?P<unit>[A-Za-z]+))?", re.IGNORECASE)
 # A question asking whether the asker is the one to do something: "Am I picking Théo up?", "Do I have to set the
 # alarm?" (not "Can I ...?", which asks leave).
 _ASKS_IF_I_DO = re.compile(r"^\W*(?:am\s+i|will\s+i|shall\s+i|do\s+i\s+have\s+to|have\s+i\s+got\s+to)\b", re.IGNORECASE)
@@ -441,7 +439,7 @@ def _changed_value(question: str, answer: str, notes: str) -> str | None:
         return None
     asked = held_words(question)
     for line in reversed(_lines_naming(question, notes)):
-        for change in _FROM_TO.finditer(ANCHOR.sub(" ", line)):
+        for change in FROM_TO.finditer(ANCHOR.sub(" ", line)):
             old, new, unit = change.group("old").lower(), change.group("new").rstrip(".,"), change.group("unit")
             if old in asked or not _kind(old) or _kind(old) != _kind(new.lower()):
                 continue

@@ -61,9 +61,9 @@ _CORRECTION = re.compile(
     re.IGNORECASE,
 )
 _MONTH_STEMS = frozenset(porter_stem(month) for month in MONTHS)
-# What a change was from, when the line also says what it is to: "put her Lantus up from 10 to 12 units" says 10 no
-# longer holds.
-_FROM_BEFORE_TO = re.compile(r"\bfrom\s+[\w:.]+(?=\s+to\s)", re.IGNORECASE)
+# A change a line states with both ends: "put her Lantus up from 10 to 12 units" says 10 no longer holds;
+# "moved from Wednesday to Thursday".
+FROM_TO = re.compile(r"\bfrom\s+(?P<old>[\w:.]+)\s+to\s+(?P<new>[\w:.]+)(?:\s+(?P<unit>[A-Za-z]+))?", re.IGNORECASE)
 
 
 def _kind(word: str) -> str:
@@ -106,10 +106,15 @@ def _changes(
 ) -> bool:
     if not old.before(new) or not _same_thing(old, new, about, subject, names):
         return False
-    if named <= held_words(_FROM_BEFORE_TO.sub(" ", new.text)):
+    if named <= held_words(_without_what_changed(new.text)):
         return False
     others = typed_words(new.text, names) - named
     return any(_kind(word) in kinds for word in others) and bool(CHANGE.search(new.text))
+
+
+def _without_what_changed(text: str) -> str:
+    """`text` without what its changes were from: "up from 10 to 12 units" -> "up to 12 units"."""
+    return FROM_TO.sub(lambda change: " " + change.group(0)[change.end("old") - change.start() :].lstrip(), text)
 
 
 def _same_thing(
