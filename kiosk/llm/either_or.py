@@ -1,0 +1,116 @@
+"""What the notes about an either/or question answer where they contradict the option the model chose
+(kiosk.llm.choices).
+
+The answer holds one option, and the lines about the question hold the other option and not that one, or hold both
+and every line saying something changed changes it to the other ("Actually we're moving the lunch to Sunday,
+because Javier works on Saturday": not Saturday), or, none saying so, a line denies it ("porridge made with water,
+not milk"). When the lines hold both options and no change picks one, nothing is judged: the model's answer stands.
+
+The notes' own choice is the other option, in the question's words ("In the morning", kiosk.llm.option_phrase), when
+a line about the question's own thing gives it: "The amoxicillin, is that before food or after?" is answered from
+the amoxicillin's line, never from "No food after 8" which shares only "food"; there the answer is withdrawn.
+"""
+
+from __future__ import annotations
+
+from kiosk.llm.answer_form import content_stems
+from kiosk.llm.option_phrase import TIMINGS, option_phrase
+from kiosk.llm.question_lines import (
+    DENYING,
+    NO_CHOICE,
+    REACH_BEFORE,
+    NoteLines,
+    bare_word,
+    lines_about,
+    lines_of_its_own_thing,
+    words_of,
+)
+from kiosk.llm.superseded import CHANGE
+from kiosk.stems import porter_stem
+
+
+def either_or_answer(question: str, answer: str, notes: NoteLines) -> str | None:
+    """The other option in the question's words where the notes about the either/or `question` contradict the
+    option `answer` chooses and a line about its own thing gives that option; NO_CHOICE when they contradict it
+    otherwise; None when they do not contradict it."""
+    given = _notes_options(question, answer, notes)
+    if given is None:
+        return None
+    if len(given) != 1 or not given <= content_stems(" ".join(lines_of_its_own_thing(question, notes, given))):
+        return NO_CHOICE
+    return option_phrase(question, next(iter(given))) or NO_CHOICE
+
+
+def _options(question: str) -> frozenset[str]:
+    """The stems of the words an either/or question offers: the nearest content word on each side of each "or"
+    ("with breakfast or at night" -> breakfast, night); for a timing left unsaid after the "or", the two timings
+    ("before food or after?" -> before, after)."""
+    words = question.split()
+    options: set[str] = set()
+    for index, word in enumerate(words):
+        if word.lower() != "or":
+            continue
+        after = [bare_word(other) for other in words[index + 1 :]]
+        timing = next(
+            (other for other in reversed(words[max(0, index - 3) : index]) if bare_word(other) in TIMINGS), None
+        )
+        if len(after) == 1 and after[0] in TIMINGS and timing is not None:
+            options.update(content_stems(f"{timing} {after[0]}"))
+            continue
+        for side in (reversed(words[:index]), words[index + 1 :]):
+            stem = next((stems for other in side if (stems := content_stems(other))), None)
+            if stem:
+                options.update(stem)
+    return frozenset(options)
+
+
+def _notes_options(question: str, answer: str, notes: NoteLines) -> frozenset[str] | None:
+    """The options (stems) the lines about an either/or question give where they contradict the one `answer`
+    chooses (empty when they contradict it without giving one); None when they do not contradict it."""
+    options = _options(question)
+    chosen = options & content_stems(answer)
+    if len(chosen) != 1 or len(options) < 2:
+        return None
+    lines = lines_about(question, notes, options)
+    held = content_stems(" ".join(lines))
+    if chosen & held and (options - chosen) & held:
+        changed_to = frozenset(
+            option for line in lines if (option := _first_option_after_change(line, options)) is not None
+        )
+        if changed_to:
+            return changed_to if len(changed_to) == 1 and not chosen & changed_to else None
+        left = options - _denied(lines, options)
+        return left if len(left) == 1 and not chosen & left else None
+    return (options - chosen) & held if not chosen & held and (options - chosen) & held else None
+
+
+def _denied(lines: list[str], options: frozenset[str]) -> frozenset[str]:
+    """The options a line denies: named just after a denying word ("made with water, not milk")."""
+    denied: set[str] = set()
+    for line in lines:
+        words = words_of(line)
+        for index, word in enumerate(words):
+            stem = porter_stem(word)
+            if stem in options and DENYING.intersection(words[max(0, index - REACH_BEFORE - 1) : index]):
+                denied.add(stem)
+    return frozenset(denied)
+
+
+def _first_option_after_change(line: str, options: frozenset[str]) -> str | None:
+    """The option a line changes things to: the first option named after its change word, not after "from"
+    ("Actually we're moving the lunch to Sunday the 4th, because Javier works on Saturday" -> Sunday; "Aqua
+    aerobics moved from Wednesday to Thursday" -> Thursday); None without a change word."""
+    change = CHANGE.search(line)
+    if change is None:
+        return None
+    words = line[change.end() :].split()
+    return next(
+        (
+            stem
+            for index, word in enumerate(words)
+            if not (index and words[index - 1].lower() == "from")  # "moved from Wednesday to Thursday"
+            for stem in content_stems(word)
+            if stem in options
+        ),
+        None,
+    )

@@ -1,0 +1,221 @@
+"""What the notes about a yes/no question answer where they contradict the model's yes or no (kiosk.llm.choices).
+
+- for a weekday, month or number the question names: "yes" when the lines name none of them but another of the
+  same kind ("Wednesday" asked, "Tuesday and Thursday" said), or, asked whether it is still so, when a line about
+  the question's own thing says it changed to another ("Is hockey still on Tuesdays?": "moved to Wednesdays");
+  "no" when the lines name each of them and no other of the same kind;
+- a "yes" a line about the question denies: a word of the question's subject, or a name it gives that is no note's
+  speaker, comes just after a denying word ("no aspirin with it", "allergic to latex", "hold tonight's warfarin")
+  or just before a word saying it is away ("the lift next to the ward is out until Monday", "Dr Kavanagh is on
+  annual leave"). For a word saying it is away the line must also be about the question: hold two of those words
+  (all, when there are fewer), or the name it is said of. A question holding such a word itself ("Is the lift
+  still out?", "Is Yuna allergic to peanuts?") is not judged this way: there "yes" is the denial. Nor is a
+  question about the past ("Did they grow up with a dog?", "Have they been to Rio?"): a note's denial is a standing
+  rule or how things are now, and what someone never did once may still have happened (it withdrew three right
+  LoCoMo answers). A medicine's family stands for it: "allergic to penicillin" denies "Can Doris have
+  amoxicillin?" (kiosk.llm.drug_classes);
+- "yes" to whether someone is allergic to a thing a line says they are fine with ("Théo is fine with peanuts");
+- "yes" to whether the asker is the one to do something ("Am I picking Théo up tomorrow?") when the lines about it
+  say one other person does it;
+- a "no" a line about the question (two of those words) keeps going: "Keep taking the aspirin 75 mg with dinner"
+  for "Do I still take the aspirin?"; and a "no" to whether something is still so when no line holding the
+  question's rarest word says it ended, changed or was done ("Is Femi still on the apixaban twice a day?" -> "No",
+  the apixaban's two lines unchanged since);
+- a yes or no when no note line is about the question at all (none holds a word of what it asks, a name it gives, a
+  medicine's family or a day it names) is a guess ("Is Claire going for a job interview?" / "Yes").
+
+A question told with its situation first ("My knee is aching. Can I take some ibuprofen?") is judged by its last
+sentence. An answer made only of the question's own words says "yes" ("Is the spare key still under the mat?" ->
+"Under the mat").
+
+Where they contradict a "yes" the notes answer "No" when a line giving it is about the question's own thing (its
+rarest subject word or name; a medicine's family for the medicine). A "no" they contradict is withdrawn
+(NO_CHOICE), never turned into "yes": a wrong "yes" is the harmful answer (36 of the 41 yes/no questions of the
+household dev and test sets name "Yes" as harmful: a medicine still taken when the note stopping it was not
+retrieved).
+"""
+
+from __future__ import annotations
+
+import re
+
+from kiosk.llm.answer_form import asked_sentence, content_stems, subject_stems, word_set
+from kiosk.llm.drug_classes import families_of
+from kiosk.llm.prompts import asker_of
+from kiosk.llm.question_lines import (
+    DENYING,
+    KINDS,
+    NO_CHOICE,
+    REACH_BEFORE,
+    NoteLines,
+    any_line_about,
+    asked_words,
+    kind_of,
+    lines_about,
+    lines_of_its_own_thing,
+    words_of,
+)
+from kiosk.llm.superseded import CHANGE
+from kiosk.llm.time_anchors import ANCHOR
+from kiosk.llm.unsupported import held_words, names_given, note_people, said_in, supporting_lines
+from kiosk.stems import porter_stem
+
+# ... or right before one of these, away: "the lift is out", "Dr Kavanagh is on annual leave".
+_AWAY = word_set("out off closed cancelled canceled leave not isn't aren't won't can't")
+# A word of what is asked right after one of these goes on: "keep taking the aspirin".
+_AFFIRMING = word_set("keep keeps continue continues carry")
+# A question asking whether the asker is the one to do something: "Am I picking Théo up?", "Do I have to set the
+# alarm?" (not "Can I ...?", which asks leave).
+_ASKS_IF_I_DO = re.compile(r"^\W*(?:am\s+i|will\s+i|shall\s+i|do\s+i\s+have\s+to|have\s+i\s+got\s+to)\b", re.IGNORECASE)
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
+# A word of what is asked right after one of these does no harm: "Théo is fine with peanuts", asked "Is Théo
+# allergic to peanuts?".
+_FINE = word_set("fine ok okay safe")
+_ALLERGIC = re.compile(r"\ballergic\b", re.IGNORECASE)
+_REACH_AFTER = 4  # "is on annual leave"
+# The openers of a question about now ("Can I ...", "Is the lift ..."), not the past ("Did ...", "Have ...").
+_ASKS_ABOUT_NOW = word_set("is are am can could may must should do does will")
+_STILL = re.compile(r"\bstill\b", re.IGNORECASE)
+# What says a thing ended, changed or was done: "stopped", "no more", "cut the furosemide", "got the slippers",
+# and any verb in the past ("ordered").
+_ENDED = re.compile(
+    r"\b(?:stop\w*|no\s+more|no\s+longer|any\s?more|off|finish\w*|cancel\w*|cut|chang\w*|switch\w*|instead|"
+    r"done|already|got|bought|picked\s+up|now|\w+ed)\b",
+    re.IGNORECASE,
+)
+
+
+def yes_no_answer(question: str, answer: str, notes: NoteLines) -> str | None:
+    """ "No" or NO_CHOICE where the notes about the yes/no `question` contradict the yes or no `answer` gives (see
+    the module's docstring); None when they do not contradict it."""
+    first = _yes_or_no(question, answer)
+    if first in ("yes", "no") and not any_line_about(question, notes):
+        return NO_CHOICE
+    if first == "yes" and _someone_else_does_it(question, notes):
+        return "No"
+    if first == "yes" and _ALLERGIC.search(asked_sentence(question)) and _said_of(question, notes, _FINE, frozenset()):
+        return "No"
+    if first in ("yes", "no") and _asks_about_now(question):
+        denying = _said_of(question, notes, DENYING, _AWAY) if first == "yes" else None
+        if denying is not None:
+            return "No" if denying in lines_of_its_own_thing(question, notes) else NO_CHOICE
+        if first == "no" and _said_of(question, notes, _AFFIRMING, frozenset(), about_before=True) is not None:
+            return NO_CHOICE
+        if _no_without_an_end(question, answer, notes):
+            return NO_CHOICE
+    return _yes_or_no_against_kind(question, answer, notes)
+
+
+def _first_word(answer: str) -> str:
+    return answer.split()[0].lower().strip(",.!") if answer.split() else ""
+
+
+def _yes_or_no(question: str, answer: str) -> str:
+    """The "yes" or "no" `answer` gives: its first word, or "yes" for an answer made only of the question's own
+    words, which confirms that part of it ("Is the spare key still under the mat?" -> "Under the mat")."""
+    first = _first_word(answer)
+    if first in ("yes", "no"):
+        return first
+    said = content_stems(answer)
+    return "yes" if said and said <= content_stems(asked_sentence(question)) else first
+
+
+def _yes_or_no_against_kind(question: str, answer: str, notes: NoteLines) -> str | None:
+    """What the lines about a yes/no question naming a weekday, month or number say where they contradict the
+    yes or no `answer` gives (see the module's docstring): "No" to a "yes" when they name another one of that
+    kind and not it; NO_CHOICE to a "no" when they name it and no other (naming October does not say the rent for
+    October was paid); None when they do not contradict it."""
+    first = _yes_or_no(question, answer)
+    if first not in ("yes", "no"):
+        return None
+    asked = {word for word in held_words(question) if kind_of(word)}
+    if not asked:
+        return None
+    leave_out = frozenset(porter_stem(word) for word in asked)
+    lines = lines_about(question, notes, leave_out)
+    if not lines:
+        return None
+    said = {word for word in held_words(" ".join(lines)) if kind_of(word)}
+    for kind in KINDS:
+        asked_here = {word for word in asked if kind_of(word) == kind}
+        said_here = {word for word in said if kind_of(word) == kind}
+        if not asked_here:
+            continue
+        if first == "yes" and not asked_here & said_here and said_here:
+            own = held_words(" ".join(lines_of_its_own_thing(question, notes, leave_out)))
+            return "No" if {word for word in own if kind_of(word) == kind} - asked_here else NO_CHOICE
+        if (
+            first == "yes"
+            and _STILL.search(asked_sentence(question))
+            and _changed_to_another(question, notes, leave_out, kind, asked_here)
+        ):
+            return "No"
+        if first == "no" and asked_here <= said_here and not said_here - asked_here:
+            return NO_CHOICE
+    return None
+
+
+def _changed_to_another(question: str, notes: NoteLines, leave_out: frozenset[str], kind: str, asked: set[str]) -> bool:
+    """True when a line about the question's own thing says it changed and names another weekday, month or number
+    of `kind` than `asked` ("Is hockey still on Tuesdays?": "hockey practice moved to Wednesdays")."""
+    changed = [line for line in lines_of_its_own_thing(question, notes, leave_out) if CHANGE.search(line)]
+    named = held_words(ANCHOR.sub(" ", " ".join(changed)))
+    return bool({word for word in named if kind_of(word) == kind} - asked)
+
+
+def _someone_else_does_it(question: str, notes: NoteLines) -> bool:
+    """True when the asker asks whether they are the one to do something ("Am I picking Théo up from hockey
+    tomorrow?") and the sentences of the lines about it say one other person does it ("Marc will pick Théo up from
+    hockey on Wednesdays"), not the asker."""
+    asker = asker_of(notes.text)
+    if asker is None or not _ASKS_IF_I_DO.match(asked_sentence(question)):
+        return False
+    subject = subject_stems(asked_sentence(question))
+    lines = supporting_lines(question, notes.text, with_days=False, words=2)
+    sentences = [part for line in lines for part in _SENTENCE_BREAK.split(line) if subject & content_stems(part)]
+    said = said_in(sentences)
+    doers = note_people(notes.lines) & said - held_words(question)
+    return len(doers) == 1 and asker.lower() not in said
+
+
+def _asks_about_now(question: str) -> bool:
+    """True for a question about how things are now that names no denial itself (see the module's docstring)."""
+    asked = words_of(asked_sentence(question))
+    return bool(asked) and asked[0] in _ASKS_ABOUT_NOW and not (DENYING | _AWAY).intersection(asked)
+
+
+def _said_of(
+    question: str, notes: NoteLines, before: frozenset[str], after: frozenset[str], *, about_before: bool = False
+) -> str | None:
+    """The note line that holds a word of `question`'s subject, a name it gives that is no note's speaker, or
+    the family of a medicine it names ("penicillin" for "amoxicillin", kiosk.llm.drug_classes) just after a word of
+    `before` (in a line about the question, when `about_before`), or, in a line about the question, just before a
+    word of `after`, or None. A line is about the question when it holds two of those words (all, when there are
+    fewer), or the name the word is."""
+    subject = subject_stems(question) | families_of(asked_words(question))
+    names = names_given(question, notes.lines)
+    wanted = len(subject) + len(names)
+    for line in notes.lines:
+        words = words_of(line)
+        stems = [porter_stem(word) for word in words]
+        held = subject.intersection(stems) | names.intersection(words)
+        for index, (word, stem) in enumerate(zip(words, stems, strict=True)):
+            if stem not in subject and word not in names:
+                continue
+            about = len(held) >= min(2, wanted) or word in names
+            if (about or not about_before) and before.intersection(words[max(0, index - REACH_BEFORE - 1) : index]):
+                return line
+            if about and after.intersection(words[index + 1 : index + 1 + _REACH_AFTER]):
+                return line
+    return None
+
+
+def _no_without_an_end(question: str, answer: str, notes: NoteLines) -> bool:
+    """True for a "no" to a question asking whether something is still so ("Is Femi still on the apixaban twice a
+    day?") when no line about it says it ended or changed: the lines holding the question's rarest subject word
+    that the notes hold at all (not a number: "Is the alarm code still 1984?" is about the alarm code), none with a
+    word of ending, changing or doing (_ENDED)."""
+    if _first_word(answer) != "no" or not _STILL.search(asked_sentence(question)):
+        return False
+    about = lines_of_its_own_thing(question, notes)
+    return bool(about) and not any(_ENDED.search(line) for line in about)
