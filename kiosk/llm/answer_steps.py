@@ -14,8 +14,9 @@ only when the answer profile (kiosk.llm.profiles, llm.answer_profile) lists it.
    strike-done-items).
 4. A yes/no or either/or choice the notes about the question contradict, where they make the choice themselves:
    their choice (kiosk.llm.choices, answer-contradicted: "In the morning" for "In the evening" when the ramipril's
-   line says morning). An answer the notes about the question do not give: "I don't know" (kiosk.llm.grounding,
-   unknown-ungrounded);
+   line says morning; "No" for "I don't know" when a line refuses what a yes/no question asks: "allergic to
+   shellfish, prawns especially"). An answer the notes about the question do not give: "I don't know"
+   (kiosk.llm.grounding, unknown-ungrounded);
    one naming a day, number or name they do not hold (kiosk.llm.unsupported, unknown-unsupported), or choosing what
    they contradict (kiosk.llm.choices, unknown-contradicted), likewise; so is a day already past given as when
    something is (kiosk.llm.past_days, unknown-past-days: only when the day the question is asked is known), a

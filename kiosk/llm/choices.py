@@ -25,7 +25,9 @@ from kiosk.llm.question_lines import NoteLines, kind_of, lines_naming
 from kiosk.llm.superseded import FROM_TO
 from kiosk.llm.time_anchors import ANCHOR
 from kiosk.llm.unsupported import held_words
-from kiosk.llm.yes_no import yes_no_answer
+from kiosk.llm.yes_no import denied_outright, yes_no_answer
+
+_NO = "No"
 
 
 def _notes_answer(question: str, answer: str, notes: NoteLines) -> str | None:
@@ -74,7 +76,11 @@ def notes_choice(question: str, answer: str, notes: str) -> str | None:
     """The choice the notes about `question` make where they contradict the one `answer` makes ("In the morning"
     for "In the evening" when the ramipril's line says morning; "No" for a "yes" to amoxicillin for someone
     allergic to penicillin), or the value a line says the answer's changed to ("12 units" for "10 units" after "up
-    from 10 to 12 units"), when they make one; None otherwise."""
+    from 10 to 12 units"), when they make one; for "I don't know" to a yes/no question, "No" when a line about its
+    own thing refuses what it asks (kiosk.llm.yes_no.denied_outright); None otherwise."""
     lines = NoteLines.of(notes)
+    if says_unknown(answer):
+        asks_yes_no = asks_yes_or_no(question) and not offers_a_choice(question)
+        return _NO if asks_yes_no and denied_outright(question, lines) else None
     given = _notes_answer(question, answer, lines)
     return given if given else _changed_value(question, answer, lines)

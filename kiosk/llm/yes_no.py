@@ -106,6 +106,17 @@ def yes_no_answer(question: str, answer: str, notes: NoteLines) -> str | None:
     return _yes_or_no_against_kind(question, answer, notes)
 
 
+def denied_outright(question: str, notes: NoteLines) -> bool:
+    """True when a line about the yes/no `question`'s own thing refuses what it asks, just after a denying word
+    ("I'm allergic to shellfish, prawns especially" for "Can I have the prawns at the Ruiz's?"): the notes' "No"
+    where the model said it does not know. A word saying it is away ("the lift is out until Monday") is not read
+    here: it may since have ended."""
+    if not _asks_about_now(question):
+        return False
+    denying = _said_of(question, notes, DENYING, frozenset())
+    return denying is not None and denying in lines_of_its_own_thing(question, notes)
+
+
 def _first_word(answer: str) -> str:
     return answer.split()[0].lower().strip(",.!") if answer.split() else ""
 

@@ -282,3 +282,29 @@ def test_a_yes_to_an_allergy_a_line_says_they_are_fine_with_is_no() -> None:
     assert notes_choice(question, "Yes", answer_prompt(ALLERGY, question)) == "No"
     question = "Is Théo allergic to cashews?"
     assert notes_choice(question, "Yes", answer_prompt(ALLERGY, question)) is None
+
+
+ALLERGIC = """Notes of Carmen, oldest first:
+<notes>
+[2 October 2026]
+Carmen: I'm allergic to shellfish, prawns especially. The EpiPen is in my handbag.
+Carmen: The lift by the car park is out until Monday (5 October 2026)
+Carmen: I'm allergic to sulfa drugs
+</notes>"""
+
+
+def test_an_unknown_to_a_yes_or_no_a_line_refuses_is_the_notes_no() -> None:
+    question = "Can I have the prawns at the Ruiz's on Friday?"
+    assert notes_choice(question, "I don't know.", answer_prompt(ALLERGIC, question)) == "No"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Can I use the lift by the car park?",  # "out until Monday" may have ended: not read for an unknown
+        "Am I allergic to sulfa?",  # the question holds the denying word: "No" would be wrong
+        "Can I have the chicken at the Ruiz's?",  # no line about it
+    ],
+)
+def test_an_unknown_stays_unknown_without_a_refusing_line_about_it(question: str) -> None:
+    assert notes_choice(question, "I don't know.", answer_prompt(ALLERGIC, question)) is None
