@@ -128,9 +128,15 @@ _SENTENCE_END = re.compile(r"(?<!\bMr)(?<!\bMrs)(?<!\bMs)(?<!\bDr)(?<!\bSt)[.!?]
 
 
 def asked_sentence(question: str) -> str:
-    """The sentence of `question` that asks: its last ("My knee is aching. Can I take some ibuprofen?" -> "Can I
-    take some ibuprofen?"); what comes before only tells the situation."""
-    return _SENTENCE_END.split(question.strip())[-1]
+    """The sentence of `question` that asks: its last with a question mark, else its last ("My knee is aching. Can
+    I take some ibuprofen?" -> "Can I take some ibuprofen?"; "Can I carry the boxes up? They're about twenty kilos."
+    -> "Can I carry the boxes up?"); the others only tell the situation."""
+    text = question.strip()
+    ends = [match.end() for match in _SENTENCE_END.finditer(text)]
+    sentences = [text[start:end].strip() for start, end in zip([0, *ends], [*ends, len(text)], strict=True)]
+    if not sentences[-1].endswith("?"):
+        return next((sentence for sentence in reversed(sentences) if sentence.endswith("?")), sentences[-1])
+    return sentences[-1]
 
 
 def asks_yes_or_no(question: str) -> bool:

@@ -243,9 +243,11 @@ def test_a_note_sharing_only_a_common_verb_with_the_question_is_not_about_it(
         ("My knee is aching. Can I take some ibuprofen?", "Can I take some ibuprofen?", True),
         ("Is Mr. Finch on warfarin?", "Is Mr. Finch on warfarin?", True),  # a title's full stop ends nothing
         ("The nurse comes at 8. What should I eat?", "What should I eat?", False),
+        # the situation told after the question: the sentence with the question mark asks
+        ("Can I carry the boxes up? They're about twenty kilos.", "Can I carry the boxes up?", True),
     ],
 )
-def test_a_question_told_with_its_situation_is_asked_by_its_last_sentence(
+def test_a_question_told_with_its_situation_is_asked_by_its_question_sentence(
     question: str, asked: str, yes_or_no: bool
 ) -> None:
     assert asked_sentence(question) == asked
