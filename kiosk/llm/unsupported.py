@@ -55,7 +55,7 @@ _NUMBER_WORDS = {
     for value, word in enumerate(
         ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"],
     )
-}
+} | {"twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "hundred": "100"}
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]+(?:['’][A-Za-z]+)?|\d+(?:[.:,]\d+)*")
 _LINE_START_OR_LABEL = re.compile(r"^(?:- )?(?:\([^()]*\)\s*)?")
 # A person named beside one word of a "who" question is often there for something else: "Denise will validate

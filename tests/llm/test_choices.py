@@ -308,3 +308,15 @@ def test_an_unknown_to_a_yes_or_no_a_line_refuses_is_the_notes_no() -> None:
 )
 def test_an_unknown_stays_unknown_without_a_refusing_line_about_it(question: str) -> None:
     assert notes_choice(question, "I don't know.", answer_prompt(ALLERGIC, question)) is None
+
+
+def test_a_yes_told_with_its_situation_after_the_question_is_judged_by_the_question() -> None:
+    """The weight is told after the question: "twenty" against the physio's "five kilos" is a contradicted yes."""
+    question = "Can I carry the new bookcase boxes up the stairs this week? They're about twenty kilos."
+    physio = """Notes of Erik, oldest first:
+<notes>
+[7 October 2026]
+Erik: Physio said do the band exercises every morning, and nothing heavier than five kilos for two weeks.
+</notes>"""
+    answer = "Yes, I can carry the new bookcase boxes up the stairs this week."
+    assert notes_choice(question, answer, answer_prompt(physio, question)) == "No"

@@ -6,6 +6,7 @@ import pytest
 
 from kiosk.llm.prompts import UNKNOWN_ANSWER
 from kiosk.llm.unsupported import (
+    held_words,
     names_given,
     names_the_other_side,
     note_names,
@@ -342,3 +343,8 @@ def test_a_person_who_only_told_a_code_of_another_thing_or_the_other_side_s_clau
 )
 def test_the_person_said_to_do_it_and_the_code_of_the_thing_asked_are_kept(question: str, answer: str) -> None:
     assert supported_answer(question, answer, answer_prompt(POOL, question)) is None
+
+
+def test_tens_written_in_words_are_held_as_digits() -> None:
+    assert {"20", "twenty", "5", "five"} <= held_words("They're about twenty kilos, nothing over five")
+    assert "30" in held_words("thirty minutes")
