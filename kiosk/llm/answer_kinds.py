@@ -5,7 +5,8 @@ The 0.5B model answers with what its notes hold nearest to the question, often a
 the question's own number for "How much ...?" ("How much is a 10-visit swim pass?" -> "10"), and a bare day for
 why or what for ("Why is Jack going on leave?" -> "The 16th for two weeks"; "What's Precious's hospital appointment
 for?" -> "Thursday the 19th"), and a measure in units of another ("What's Femi's target range for his blood
-sugar?" -> "12 to 14 units", his insulin). Such an answer says nothing true of what was asked, and a family may
+sugar?" -> "12 to 14 units", his insulin), and a name for a PIN or code ("What's Mei's card PIN?" -> "Grace"). Such
+an answer says nothing true of what was asked, and a family may
 take it for the answer.
 """
 
@@ -93,6 +94,25 @@ def gives_only_a_time(question: str, answer: str) -> bool:
     return not content_stems(left) - content_stems(question)
 
 
+# A PIN, a door or alarm code, a phone or room number: digits ("a dress code", "his number one goal" are not).
+_ASKS_FOR_DIGITS = re.compile(
+    r"\bpins?\b|\b(?:door|alarm|gate|garage|safe|lock|lockbox|keypad|access|entry|security|room|locker|bankid)\s+"
+    r"codes?\b|(?<!dress )\bcodes?\s+(?:for|to|of)\b|\b(?:phone|client|account|room|flat|house|bus|reference|booking|"
+    r"membership|patient|ticket|locker|card)\s+number\b|\bnumber\s+(?:for|of)\b",
+    re.IGNORECASE,
+)
+_ASKS_WHAT = re.compile(r"^\s*what(?:'s|’s|\s+is|\s+are|\s+was)?\b", re.IGNORECASE)
+
+
+def gives_no_digits(question: str, answer: str) -> bool:
+    """True when `question` asks what a PIN, code or number is and `answer` holds no digit ("What's Mei's card
+    PIN?" -> "Grace")."""
+    asked = asked_sentence(question)
+    if says_unknown(answer) or not (_ASKS_WHAT.match(asked) and _ASKS_FOR_DIGITS.search(asked)):
+        return False
+    return not re.search(r"\d", answer)
+
+
 # What a question asks to measure, by its words, and the units that measure it. "Pounds" weighs and pays, so it is
 # no measure's own unit here.
 _MEASURES: dict[str, tuple[frozenset[str], frozenset[str]]] = {
@@ -124,5 +144,12 @@ def gives_another_measure(question: str, answer: str) -> bool:
 
 def of_another_kind(question: str, answer: str) -> bool:
     """True when `answer` is not the kind of answer `question` asks for (see the module's docstring)."""
-    judged = (gives_no_time, gives_no_range, echoes_the_number_asked, gives_only_a_time, gives_another_measure)
+    judged = (
+        gives_no_time,
+        gives_no_range,
+        echoes_the_number_asked,
+        gives_only_a_time,
+        gives_another_measure,
+        gives_no_digits,
+    )
     return any(judge(question, answer) for judge in judged)

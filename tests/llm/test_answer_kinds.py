@@ -18,6 +18,8 @@ from kiosk.llm.answer_kinds import as_number, of_another_kind
         ("What's Femi's target range for his blood sugar?", "12 to 14 units"),  # his insulin, not a sugar level
         ("How much does Femi weigh now?", "14 units"),
         ("How much did the dishwasher cost?", "450 kg"),
+        ("What's Mei's card PIN?", "Grace"),  # a name for digits
+        ("What's the code for the upstairs room?", "The blue door"),
     ],
 )
 def test_an_answer_of_another_kind_is_found(question: str, answer: str) -> None:
@@ -42,6 +44,9 @@ def test_an_answer_of_another_kind_is_found(question: str, answer: str) -> None:
         ("How warm is the outdoor pool?", "24 degrees"),
         ("How much is my share of the rent?", "475 pounds"),  # pounds weigh and pay: never of another kind
         ("What's his sugar level this morning?", "6.2"),  # no unit: not judged
+        ("What's the garage door code?", "8093"),
+        ("What's the dress code for the party?", "Smart casual"),  # a dress code is no digits
+        ("What is John's number one goal?", "Winning a championship"),
     ],
 )
 def test_an_answer_of_the_kind_asked_is_kept(question: str, answer: str) -> None:
