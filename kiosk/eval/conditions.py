@@ -179,7 +179,7 @@ def retrieve_contexts(
             elif condition == "ungated":
                 query = text_encoder.encode_one(question.question)
                 retrieval = assistant.relevant(
-                    assistant.retriever.retrieve(all_user_ids, query, question.question, k=k)
+                    assistant.retriever.retrieve(all_user_ids, query, question.question, k=k), question.question
                 )
                 notes = [item.note for item in retrieval.notes]
                 meta = {

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from kiosk.errors import CalibrationError
 from kiosk.retrieval.results import Retrieval
+from kiosk.retrieval.telling_words import best_note_alone_holds_a_telling_word
 from kiosk.retrieval.thresholds import load_for_encoder
 
 RELATED_KEPT = 0.95
@@ -50,10 +51,15 @@ def best_similarity(retrieval: Retrieval) -> float | None:
     return max((item.similarity for item in retrieval.notes), default=None)
 
 
-def apply_floor(retrieval: Retrieval, floor: float) -> Retrieval:
-    """`retrieval` emptied (and marked) when its best note is below `floor`; unchanged otherwise."""
+def apply_floor(retrieval: Retrieval, floor: float, question: str = "") -> Retrieval:
+    """`retrieval` emptied (and marked) when its best note is below `floor`, unless its best note alone holds a
+    telling word of `question` (kiosk.retrieval.telling_words); unchanged otherwise."""
     best = best_similarity(retrieval)
     if best is None or best >= floor:
+        return retrieval
+    ranked = sorted(retrieval.notes, key=lambda item: item.similarity, reverse=True)
+    others = [item.note.content for item in ranked[1:]]
+    if question and best_note_alone_holds_a_telling_word(question, ranked[0].note.content, others):
         return retrieval
     return replace(retrieval, notes=[], below_relevance_floor=True)
 
