@@ -76,6 +76,7 @@ _REACH_AFTER = 4  # "is on annual leave"
 # The openers of a question about now ("Can I ...", "Is the lift ..."), not the past ("Did ...", "Have ...").
 _ASKS_ABOUT_NOW = word_set("is are am can could may must should do does will")
 _STILL = re.compile(r"\bstill\b", re.IGNORECASE)
+_NEGATION = re.compile(r"\b(?:not|never|no|cannot)\b|\b\w+n['’]t\b", re.IGNORECASE)
 # What says a thing ended, changed or was done: "stopped", "no more", "cut the furosemide", "got the slippers",
 # and any verb in the past ("ordered").
 _ENDED = re.compile(
@@ -122,13 +123,16 @@ def _first_word(answer: str) -> str:
 
 
 def _yes_or_no(question: str, answer: str) -> str:
-    """The "yes" or "no" `answer` gives: its first word, or "yes" for an answer made only of the question's own
-    words, which confirms that part of it ("Is the spare key still under the mat?" -> "Under the mat")."""
+    """The "yes" or "no" `answer` gives: its first word, or for an answer made only of the question's own words,
+    "yes", which confirms that part of it ("Is the spare key still under the mat?" -> "Under the mat"), or "no" when
+    it negates them ("Is Nadia looking for another job?" -> "Nadia is not looking for another job.")."""
     first = _first_word(answer)
     if first in ("yes", "no"):
         return first
-    said = content_stems(answer)
-    return "yes" if said and said <= content_stems(asked_sentence(question)) else first
+    said = content_stems(_NEGATION.sub(" ", answer))
+    if not (said and said <= content_stems(asked_sentence(question))):
+        return first
+    return "no" if _NEGATION.search(answer) else "yes"
 
 
 def _yes_or_no_against_kind(question: str, answer: str, notes: NoteLines) -> str | None:

@@ -320,3 +320,13 @@ Erik: Physio said do the band exercises every morning, and nothing heavier than 
 </notes>"""
     answer = "Yes, I can carry the new bookcase boxes up the stairs this week."
     assert notes_choice(question, answer, answer_prompt(physio, question)) == "No"
+
+
+def test_a_negated_echo_is_a_no_and_withdrawn_when_no_line_is_about_it() -> None:
+    """A made-up "no" about another person's private matter, told as the question's words negated."""
+    question = "Is Nadia looking for another job?"
+    recycling = (
+        "Notes of Karim, oldest first:\n<notes>\n[9 November 2026]\nKarim: Recycling is Tuesday nights now.\n</notes>"
+    )
+    answer = "Nadia is not looking for another job."
+    assert checked_choice(question, answer, answer_prompt(recycling, question)) == UNKNOWN_ANSWER
