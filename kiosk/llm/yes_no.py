@@ -165,6 +165,8 @@ def _yes_or_no_against_kind(question: str, answer: str, notes: NoteLines) -> str
             and _changed_to_another(question, notes, leave_out, kind, asked_here)
         ):
             return "No"
+        if first == "yes" and _moved_to_another(question, notes, leave_out, kind, asked_here):
+            return "No"
         if first == "no" and asked_here <= said_here and not said_here - asked_here:
             return NO_CHOICE
     return None
@@ -176,6 +178,28 @@ def _changed_to_another(question: str, notes: NoteLines, leave_out: frozenset[st
     changed = [line for line in lines_of_its_own_thing(question, notes, leave_out) if CHANGE.search(line)]
     named = held_words(ANCHOR.sub(" ", " ".join(changed)))
     return bool({word for word in named if kind_of(word) == kind} - asked)
+
+
+def _moved_to_another(question: str, notes: NoteLines, leave_out: frozenset[str], kind: str, asked: set[str]) -> bool:
+    """True when the last line about the question's own thing that says it changed moves it to another weekday,
+    month or number of `kind` than `asked` ("Is the physio coming on Friday this week?": "The physio moved Friday's
+    session to Saturday morning"); what it moves from ("Friday's session", "from Thursday") is not where it goes."""
+    changed = [line for line in lines_of_its_own_thing(question, notes, leave_out) if CHANGE.search(line)]
+    moved_to = _changed_to(changed[-1], kind) if changed else None
+    return moved_to is not None and moved_to not in asked
+
+
+def _changed_to(line: str, kind: str) -> str | None:
+    """The first weekday, month or number of `kind` after a line's change word, not one it moves from."""
+    change = CHANGE.search(line)
+    words = ANCHOR.sub(" ", line[change.end() :]).split() if change else []
+    for index, word in enumerate(words):
+        if word.lower().strip(",.;:!?").endswith(("'s", "’s")) or (index and words[index - 1].lower() == "from"):
+            continue
+        named = [held for held in held_words(word) if kind_of(held) == kind]
+        if named:
+            return named[0]
+    return None
 
 
 def _someone_else_does_it(question: str, notes: NoteLines) -> bool:

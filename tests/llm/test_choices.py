@@ -330,3 +330,24 @@ def test_a_negated_echo_is_a_no_and_withdrawn_when_no_line_is_about_it() -> None
     )
     answer = "Nadia is not looking for another job."
     assert checked_choice(question, answer, answer_prompt(recycling, question)) == UNKNOWN_ANSWER
+
+
+PHYSIO = """Notes of Georges, oldest first:
+<notes>
+[2 November 2026]
+Georges: The physiotherapist comes on Tuesdays and Fridays at ten.
+[12 November 2026]
+Georges: The physio moved Friday's session to Saturday morning at ten, this week only.
+Georges: Actually the dentist moved from Thursday to Friday.
+</notes>"""
+
+
+@pytest.mark.parametrize(
+    ("question", "chosen"),
+    [
+        ("Is the physio coming on Friday this week?", "No"),  # moved from Friday ("Friday's session") to Saturday
+        ("Is the dentist on Friday?", None),  # moved to Friday: "from Thursday" is where it left
+    ],
+)
+def test_a_yes_to_a_day_a_line_moved_the_thing_away_from_is_no(question: str, chosen: str | None) -> None:
+    assert notes_choice(question, "Yes", answer_prompt(PHYSIO, question)) == chosen
