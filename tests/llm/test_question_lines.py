@@ -11,6 +11,7 @@ NOTES = """Notes of Mum, oldest first:
 <notes>
 [3 October 2026]
 Mum: The amoxicillin is three times a day, finish the course
+[5 October 2026]
 Mum: No food after 8 pm on Thursday, it's the scan on Friday
 Mum: Food shopping is on Saturdays
 </notes>"""
