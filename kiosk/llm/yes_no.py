@@ -2,8 +2,9 @@
 
 - for a weekday, month or number the question names: "yes" when the lines name none of them but another of the
   same kind ("Wednesday" asked, "Tuesday and Thursday" said), or, asked whether it is still so, when a line about
-  the question's own thing says it changed to another ("Is hockey still on Tuesdays?": "moved to Wednesdays");
-  "no" when the lines name each of them and no other of the same kind;
+  the question's own thing says it changed to another ("Is hockey still on Tuesdays?": "moved to Wednesdays"), or
+  when the last such line moves it away from the one asked ("Is the physio coming on Friday this week?": "moved
+  Friday's session to Saturday"); "no" when the lines name each of them and no other of the same kind;
 - a "yes" a line about the question denies: a word of the question's subject, or a name it gives that is no note's
   speaker, comes just after a denying word ("no aspirin with it", "allergic to latex", "hold tonight's warfarin")
   or just before a word saying it is away ("the lift next to the ward is out until Monday", "Dr Kavanagh is on
@@ -25,8 +26,10 @@
   medicine's family or a day it names) is a guess ("Is Claire going for a job interview?" / "Yes").
 
 A question told with its situation first ("My knee is aching. Can I take some ibuprofen?") is judged by its last
-sentence. An answer made only of the question's own words says "yes" ("Is the spare key still under the mat?" ->
-"Under the mat").
+sentence (its sentence with a question mark, when a situation follows it). An answer made only of the question's
+own words says "yes" ("Is the spare key still under the mat?" -> "Under the mat"), or "no" when it negates them
+("Nadia is not looking for another job."). Where the model said it does not know, a line about the question's own
+thing refusing what it asks ("allergic to shellfish, prawns especially") gives the notes' "No" (denied_outright).
 
 Where they contradict a "yes" the notes answer "No" when a line giving it is about the question's own thing (its
 rarest subject word or name; a medicine's family for the medicine). A "no" they contradict is withdrawn
