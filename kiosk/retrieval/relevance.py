@@ -4,7 +4,9 @@ The gate decides whose notes may be used; this decides whether any of them is wo
 handed ten notes about something else answers from them anyway (a date from the wrong event, a name from
 the wrong story) instead of saying it does not know. So when the best retrieved note's cosine similarity to
 the question is below the floor, the retrieval is emptied and the assistant answers without personal
-memory; the screen says that none of the person's memories matched.
+memory; the screen says that none of the person's memories matched. The one exception: the best note alone
+holds a telling word of the question (kiosk.retrieval.telling_words), as a family's short notes often score just
+under the floor.
 
 The floor is read off the text encoder's own scale (kiosk.retrieval.thresholds):
 the best-note similarity of questions asked against their owner's memories (related) and against another
