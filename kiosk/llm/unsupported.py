@@ -61,6 +61,9 @@ _LINE_START_OR_LABEL = re.compile(r"^(?:- )?(?:\([^()]*\)\s*)?")
 # A person named beside one word of a "who" question is often there for something else: "Denise will validate
 # visitors' parking" does not answer "Who is doing my Tuesday visitor tours?".
 _ASKS_WHO = re.compile(r"\W*who(?:m|se|['’]s)?\b", re.IGNORECASE)
+_I_AS_DOER = frozenset({"i", "i'll", "i’ll", "i'm", "i’m", "we", "we'll", "we’ll"})
+# "Who is picking me up?", "Who's taking me?", "Who will drive us?": the answer is the one doing it.
+_ASKS_WHO_DOES = re.compile(r"\W*who(?:['’]s|\s+is|\s+are|\s+will|\s+can)\s+(?:be\s+)?(?P<verb>\w+)\b", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"i(?:['’][a-z]+)?$")  # "i", "i'm", "i'll" as _bare writes them
 _LABELLED = re.compile(r"^- \(")  # another author's note, as kiosk.llm.prompts.shared_notes writes it
 _MY_RELATIVE = re.compile(
@@ -363,8 +366,38 @@ def unsupported_words(question: str, answer: str, notes: str) -> frozenset[str]:
     about = _this_sides(question, supporting, with_days=not asks_when_it_is(question))
     unheld = named - held_words(" ".join(about))
     if asks_who:
-        unheld |= (named & names) - said_in(_this_sides(question, supporting, with_days=False))
+        sides = _this_sides(question, supporting, with_days=False)
+        unheld |= (named & names) - said_in(sides)
+        unheld |= (named & names) & only_done_to(question, sides)
     return unheld
+
+
+def _does_it_themselves(words: list[str], verbs: set[str]) -> bool:
+    """True when a speaker's words say "I" do one of `verbs` ("I'll pick Yuna up"), not that it is done to them."""
+    return any(
+        word in _I_AS_DOER and any(porter_stem(later) in verbs for later in words[index + 1 : index + 3])
+        for index, word in enumerate(words)
+    )
+
+
+def only_done_to(question: str, lines: Iterable[str]) -> frozenset[str]:
+    """The people a question asking who does something ("Who is picking me up from school today?") finds in `lines`
+    only just after one of its verbs, as the one it is done to ("I'll pick Kenji up from soccer"), never as the
+    one doing it; empty for a question asking whom something is done to ("Who did Tom visit?")."""
+    asks = _ASKS_WHO_DOES.match(question)
+    if asks is None:
+        return frozenset()
+    verbs = {porter_stem(asks.group("verb").lower())}
+    after_verb: set[str] = set()
+    elsewhere: set[str] = set()
+    for line in lines:
+        words = [_bare(token) for token in _tokens(spoken_text(line))]
+        speaker = _speaker(line)
+        if speaker and _does_it_themselves(words, verbs):
+            elsewhere.update(_bare(word) for word in _tokens(speaker.group("name")))
+        for index, word in enumerate(words):
+            (after_verb if index and porter_stem(words[index - 1]) in verbs else elsewhere).add(word)
+    return frozenset(after_verb - elsewhere)
 
 
 def said_in(lines: Iterable[str]) -> frozenset[str]:

@@ -10,6 +10,7 @@ from kiosk.llm.unsupported import (
     names_given,
     names_the_other_side,
     note_names,
+    only_done_to,
     possessors,
     supported_answer,
     titled_names,
@@ -348,3 +349,11 @@ def test_the_person_said_to_do_it_and_the_code_of_the_thing_asked_are_kept(quest
 def test_tens_written_in_words_are_held_as_digits() -> None:
     assert {"20", "twenty", "5", "five"} <= held_words("They're about twenty kilos, nothing over five")
     assert "30" in held_words("thirty minutes")
+
+
+def test_the_one_a_who_question_s_verb_is_done_to_is_no_answer() -> None:
+    """Asked who picks her up, "Kenji" stands only where he is the one picked up."""
+    line = "Michiko: I'll pick Kenji up from soccer on Thursdays. Emi can do the Tuesdays."
+    assert only_done_to("Who is picking me up from school today?", [line]) == {"kenji"}
+    assert only_done_to("Who did Michiko pick up?", [line]) == frozenset()  # asks whom: the one picked up answers
+    assert "kenji" not in only_done_to("Who is picking me up?", [line, "Kenji: I'll pick Yuna up today"])
