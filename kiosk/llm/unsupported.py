@@ -382,7 +382,7 @@ def _does_it_themselves(words: list[str], verbs: set[str]) -> bool:
 
 def only_done_to(question: str, lines: Iterable[str]) -> frozenset[str]:
     """The people a question asking who does something ("Who is picking me up from school today?") finds in `lines`
-    only just after one of its verbs, as the one it is done to ("I'll pick Kenji up from soccer"), never as the
+    only just after its verb, as the one it is done to ("I'll pick Kenji up from soccer"), never as the
     one doing it; empty for a question asking whom something is done to ("Who did Tom visit?")."""
     asks = _ASKS_WHO_DOES.match(question)
     if asks is None:
