@@ -25,7 +25,7 @@ from kiosk.llm.question_lines import (
     lines_of_its_own_thing,
     words_of,
 )
-from kiosk.llm.superseded import CHANGE
+from kiosk.llm.superseded import words_after_change
 from kiosk.stems import porter_stem
 
 
@@ -100,17 +100,7 @@ def _first_option_after_change(line: str, options: frozenset[str]) -> str | None
     """The option a line changes things to: the first option named after its change word, not after "from"
     ("Actually we're moving the lunch to Sunday the 4th, because Javier works on Saturday" -> Sunday; "Aqua
     aerobics moved from Wednesday to Thursday" -> Thursday); None without a change word."""
-    change = CHANGE.search(line)
-    if change is None:
-        return None
-    words = line[change.end() :].split()
     return next(
-        (
-            stem
-            for index, word in enumerate(words)
-            if not (index and words[index - 1].lower() == "from")  # "moved from Wednesday to Thursday"
-            for stem in content_stems(word)
-            if stem in options
-        ),
+        (stem for word in words_after_change(line) for stem in content_stems(word) if stem in options),
         None,
     )

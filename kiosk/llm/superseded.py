@@ -61,6 +61,16 @@ _CORRECTION = re.compile(
     re.IGNORECASE,
 )
 _MONTH_STEMS = frozenset(porter_stem(month) for month in MONTHS)
+
+
+def words_after_change(line: str) -> list[str]:
+    """The words after a line's first change word (CHANGE), without those named as what it changed from ("moved
+    from Wednesday to Thursday" -> to, Thursday); empty without a change word."""
+    change = CHANGE.search(line)
+    words = line[change.end() :].split() if change else []
+    return [word for index, word in enumerate(words) if not (index and words[index - 1].lower() == "from")]
+
+
 # A change a line states with both ends: "put her Lantus up from 10 to 12 units" says 10 no longer holds;
 # "moved from Wednesday to Thursday".
 FROM_TO = re.compile(r"\bfrom\s+(?P<old>[\w:.]+)\s+to\s+(?P<new>[\w:.]+)(?:\s+(?P<unit>[A-Za-z]+))?", re.IGNORECASE)

@@ -58,7 +58,7 @@ from kiosk.llm.question_lines import (
     lines_of_its_own_thing,
     words_of,
 )
-from kiosk.llm.superseded import CHANGE
+from kiosk.llm.superseded import CHANGE, words_after_change
 from kiosk.llm.time_anchors import ANCHOR
 from kiosk.llm.unsupported import held_words, names_given, note_people, said_in, supporting_lines
 from kiosk.stems import porter_stem
@@ -154,6 +154,7 @@ def _yes_or_no_against_kind(question: str, answer: str, notes: NoteLines) -> str
     if not lines:
         return None
     said = {word for word in held_words(" ".join(lines)) if kind_of(word)}
+    own_changes = _own_changed_lines(question, notes, leave_out) if first == "yes" else []
     for kind in KINDS:
         asked_here = {word for word in asked if kind_of(word) == kind}
         said_here = {word for word in said if kind_of(word) == kind}
@@ -162,42 +163,39 @@ def _yes_or_no_against_kind(question: str, answer: str, notes: NoteLines) -> str
         if first == "yes" and not asked_here & said_here and said_here:
             own = held_words(" ".join(lines_of_its_own_thing(question, notes, leave_out)))
             return "No" if {word for word in own if kind_of(word) == kind} - asked_here else NO_CHOICE
-        if (
-            first == "yes"
-            and _STILL.search(asked_sentence(question))
-            and _changed_to_another(question, notes, leave_out, kind, asked_here)
-        ):
+        if first == "yes" and _STILL.search(asked_sentence(question)) and _names_another(own_changes, kind, asked_here):
             return "No"
-        if first == "yes" and _moved_to_another(question, notes, leave_out, kind, asked_here):
+        if first == "yes" and _moved_to_another(own_changes, kind, asked_here):
             return "No"
         if first == "no" and asked_here <= said_here and not said_here - asked_here:
             return NO_CHOICE
     return None
 
 
-def _changed_to_another(question: str, notes: NoteLines, leave_out: frozenset[str], kind: str, asked: set[str]) -> bool:
-    """True when a line about the question's own thing says it changed and names another weekday, month or number
-    of `kind` than `asked` ("Is hockey still on Tuesdays?": "hockey practice moved to Wednesdays")."""
-    changed = [line for line in lines_of_its_own_thing(question, notes, leave_out) if CHANGE.search(line)]
+def _own_changed_lines(question: str, notes: NoteLines, leave_out: frozenset[str]) -> list[str]:
+    """The lines about the question's own thing that say something changed, oldest first."""
+    return [line for line in lines_of_its_own_thing(question, notes, leave_out) if CHANGE.search(line)]
+
+
+def _names_another(changed: list[str], kind: str, asked: set[str]) -> bool:
+    """True when the `changed` lines name another weekday, month or number of `kind` than `asked` ("Is hockey
+    still on Tuesdays?": "hockey practice moved to Wednesdays")."""
     named = held_words(ANCHOR.sub(" ", " ".join(changed)))
     return bool({word for word in named if kind_of(word) == kind} - asked)
 
 
-def _moved_to_another(question: str, notes: NoteLines, leave_out: frozenset[str], kind: str, asked: set[str]) -> bool:
-    """True when the last line about the question's own thing that says it changed moves it to another weekday,
-    month or number of `kind` than `asked` ("Is the physio coming on Friday this week?": "The physio moved Friday's
-    session to Saturday morning"); what it moves from ("Friday's session", "from Thursday") is not where it goes."""
-    changed = [line for line in lines_of_its_own_thing(question, notes, leave_out) if CHANGE.search(line)]
+def _moved_to_another(changed: list[str], kind: str, asked: set[str]) -> bool:
+    """True when the last of the `changed` lines moves the thing to another weekday, month or number of `kind` than
+    `asked` ("Is the physio coming on Friday this week?": "The physio moved Friday's session to Saturday
+    morning"); what it moves from ("Friday's session", "from Thursday") is not where it goes."""
     moved_to = _changed_to(changed[-1], kind) if changed else None
     return moved_to is not None and moved_to not in asked
 
 
 def _changed_to(line: str, kind: str) -> str | None:
     """The first weekday, month or number of `kind` after a line's change word, not one it moves from."""
-    change = CHANGE.search(line)
-    words = ANCHOR.sub(" ", line[change.end() :]).split() if change else []
-    for index, word in enumerate(words):
-        if word.lower().strip(",.;:!?").endswith(("'s", "’s")) or (index and words[index - 1].lower() == "from"):
+    for word in words_after_change(ANCHOR.sub(" ", line)):
+        if word.lower().strip(",.;:!?").endswith(("'s", "’s")):
             continue
         named = [held for held in held_words(word) if kind_of(held) == kind]
         if named:
