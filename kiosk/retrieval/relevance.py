@@ -56,12 +56,13 @@ def best_similarity(retrieval: Retrieval) -> float | None:
 def apply_floor(retrieval: Retrieval, floor: float, question: str = "") -> Retrieval:
     """`retrieval` emptied (and marked) when its best note is below `floor`, unless its best note alone holds a
     telling word of `question` (kiosk.retrieval.telling_words); unchanged otherwise."""
-    best = best_similarity(retrieval)
-    if best is None or best >= floor:
+    if not retrieval.notes:
         return retrieval
-    ranked = sorted(retrieval.notes, key=lambda item: item.similarity, reverse=True)
-    others = [item.note.content for item in ranked[1:]]
-    if question and best_note_alone_holds_a_telling_word(question, ranked[0].note.content, others):
+    best = max(retrieval.notes, key=lambda item: item.similarity)
+    if best.similarity >= floor:
+        return retrieval
+    others = [item.note.content for item in retrieval.notes if item is not best]
+    if question and best_note_alone_holds_a_telling_word(question, best.note.content, others):
         return retrieval
     return replace(retrieval, notes=[], below_relevance_floor=True)
 
