@@ -12,7 +12,9 @@ only when the answer profile (kiosk.llm.profiles, llm.answer_profile) lists it.
 3. One thing named where the question asks for several: the list completed from the notes (kiosk.llm.lists,
    complete-lists). A list of what is still to do without the items a note says are done (kiosk.llm.done_items,
    strike-done-items).
-4. A yes/no or either/or choice the notes about the question contradict, where they make the choice themselves:
+4. A "who" answer not naming the one person the notes say does what is asked: that person (kiosk.llm.doers,
+   answer-doer-named: "Carmen" for "Lucía" when a note says "Carmen will pick you up from volleyball").
+   A yes/no or either/or choice the notes about the question contradict, where they make the choice themselves:
    their choice (kiosk.llm.choices, answer-contradicted: "In the morning" for "In the evening" when the ramipril's
    line says morning; "No" for "I don't know" when a line refuses what a yes/no question asks: "allergic to
    shellfish, prawns especially"). An answer the notes about the question do not give: "I don't know"
@@ -46,6 +48,7 @@ from kiosk.llm import filing_days, superseded
 from kiosk.llm.answer_form import says_unknown, shown_answer
 from kiosk.llm.backend import Message
 from kiosk.llm.choices import checked_choice, notes_choice
+from kiosk.llm.doers import notes_doer
 from kiosk.llm.done_items import without_done_items
 from kiosk.llm.grounding import grounded_answer
 from kiosk.llm.lists import LIST_TOKENS, completed_list
@@ -111,7 +114,7 @@ class ShownAnswer:
     listed: str | None = None
     """The list a one-thing answer began, completed, or a list without its items done (step 3)."""
     chosen: str | None = None
-    """The choice the notes make in place of one they contradict (step 4)."""
+    """The one the notes say does it, or the choice they make in place of one they contradict (step 4)."""
     ungrounded: str | None = None
     """"I don't know" in place of an answer the notes about the question do not give, or contradict (step 4)."""
 
@@ -207,6 +210,10 @@ def shown_reply(
     if not notes_given:
         known = answer_without_asking(question, notes_given=False, profile=profile, people=people)
         return shown if known is None or says_unknown(shown.text) else replace(shown, ungrounded=known)
+    if profile.has("answer-doer-named"):
+        doer = notes_doer(question, shown.before_grounding, notes, asked_on, people)
+        if doer is not None:
+            return replace(shown, chosen=doer)
     if profile.has("answer-contradicted"):
         chosen = notes_choice(question, shown.before_grounding, notes)
         if chosen is not None:

@@ -32,6 +32,7 @@ Step = Literal[
     "strike-done-items",  # with notes, drop the items a note says are done from what is still to do
     "unknown-ungrounded",  # with notes, "I don't know" for an answer they do not give (kiosk.llm.grounding)
     "unknown-unsupported",  # with notes, "I don't know" for a day, number or name they lack (kiosk.llm.unsupported)
+    "answer-doer-named",  # with notes, the one they say does what a "who" question asks (kiosk.llm.doers)
     "answer-contradicted",  # with notes, their choice for a yes/no or either/or they contradict (kiosk.llm.choices)
     "unknown-contradicted",  # with notes, "I don't know" for a yes/no or either/or they contradict (kiosk.llm.choices)
     "unknown-past-days",  # "I don't know" for only past days when asked when something is (kiosk.llm.past_days)
@@ -74,6 +75,7 @@ PROFILES: dict[str, AnswerProfile] = {
         "checked",
         (
             *_SMALL_MODEL,
+            "answer-doer-named",
             "answer-contradicted",
             "unknown-unsupported",
             "unknown-contradicted",

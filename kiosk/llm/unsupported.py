@@ -63,7 +63,7 @@ _LINE_START_OR_LABEL = re.compile(r"^(?:- )?(?:\([^()]*\)\s*)?")
 _ASKS_WHO = re.compile(r"\W*who(?:m|se|['’]s)?\b", re.IGNORECASE)
 _I_AS_DOER = frozenset({"i", "i'll", "i’ll", "i'm", "i’m", "we", "we'll", "we’ll"})
 # "Who is picking me up?", "Who's taking me?", "Who will drive us?": the answer is the one doing it.
-_ASKS_WHO_DOES = re.compile(r"\W*who(?:['’]s|\s+is|\s+are|\s+will|\s+can)\s+(?:be\s+)?(?P<verb>\w+)\b", re.IGNORECASE)
+ASKS_WHO_DOES = re.compile(r"\W*who(?:['’]s|\s+is|\s+are|\s+will|\s+can)\s+(?:be\s+)?(?P<verb>\w+)\b", re.IGNORECASE)
 _FIRST_PERSON = re.compile(r"i(?:['’][a-z]+)?$")  # "i", "i'm", "i'll" as _bare writes them
 _LABELLED = re.compile(r"^- \(")  # another author's note, as kiosk.llm.prompts.shared_notes writes it
 _MY_RELATIVE = re.compile(
@@ -139,6 +139,12 @@ def note_people(lines: Iterable[str]) -> frozenset[str]:
 def _speaker(line: str) -> re.Match[str] | None:
     speaker = NOTE_SPEAKER.match(_LINE_START_OR_LABEL.sub("", line))
     return speaker if speaker and all(word[:1].isupper() for word in speaker.group("name").split()) else None
+
+
+def speaker_of_line(line: str) -> str | None:
+    """The name of the speaker of a note line ("Carmen: I'll ..." -> "Carmen"), or None."""
+    speaker = _speaker(line)
+    return speaker.group("name") if speaker else None
 
 
 def spoken_text(line: str) -> str:
@@ -384,7 +390,7 @@ def only_done_to(question: str, lines: Iterable[str]) -> frozenset[str]:
     """The people a question asking who does something ("Who is picking me up from school today?") finds in `lines`
     only just after its verb, as the one it is done to ("I'll pick Kenji up from soccer"), never as the
     one doing it; empty for a question asking whom something is done to ("Who did Tom visit?")."""
-    asks = _ASKS_WHO_DOES.match(question)
+    asks = ASKS_WHO_DOES.match(question)
     if asks is None:
         return frozenset()
     verbs = {porter_stem(asks.group("verb").lower())}

@@ -93,6 +93,7 @@ def test_the_small_model_profile_takes_its_six_steps_in_order_and_the_others_add
     assert PROFILES["lists"].steps == (*small, "complete-lists")
     assert PROFILES["checked"].steps == (
         *small,
+        "answer-doer-named",
         "answer-contradicted",
         "unknown-unsupported",
         "unknown-contradicted",
@@ -263,3 +264,17 @@ def test_without_notes_a_question_about_a_known_person_is_answered_without_askin
         people=["Kenji", "Daniel"],
     )
     assert shown == ShownAnswer(first="$100.", ungrounded=UNKNOWN_ANSWER)
+
+
+def test_the_checked_profile_answers_who_with_the_one_the_notes_say_does_it() -> None:
+    question = "Who's picking me up from volleyball?"
+    note = (datetime(2026, 9, 10, 18, 0), "Carmen will pick me up from volleyball on Wednesdays at 8.", "Lucía")
+    messages = compact_answer_messages(question, [note], "Lucía")
+
+    def answer(profile: AnswerProfile) -> ShownAnswer:
+        return shown_reply(
+            object(), messages, question, "Lucía", notes_given=True, profile=profile, max_tokens=16, temperature=0.0
+        )
+
+    assert answer(DEFAULT_PROFILE).text == "Carmen" and answer(DEFAULT_PROFILE).chosen == "Carmen"
+    assert answer(profile_without("checked", ("answer-doer-named",))).text != "Carmen"

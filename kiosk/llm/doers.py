@@ -1,0 +1,192 @@
+"""Who does what a "who" question asks, as the notes say it (issue #36).
+
+Asked "Who's picking me up from volleyball?", the 0.5B model answered "Lucía" (the asker, whom the note addresses)
+although the note says "Carmen will pick you up from volleyball on Wednesdays at 8"; "Who is covering my Friday
+night shift?" got "Tom" (the asker) for "Tom, Grace will cover your Friday night shift". The check of names
+(kiosk.llm.unsupported) turns such answers into "I don't know"; the notes, though, say who does it in so many words.
+
+A note names the one who does it when a sentence of a line about the question's thing (a word of its subject or a
+name it gives, other than the verb and time words; the sentence itself, when one holds it) has the question's verb,
+or one said for it ("collect" or "get" for "pick up"; any verb for "doing"), with a doer just before it: a name with
+"will", "'ll", "is", "are", "can", "is going to" ("Mia is covering Jack's Saturday shift"), or "I"/"we" of the
+line's speaker ("I'll bring the cake"). A sentence that is a question ("Can someone drive me to handball?") or a
+request names no one. The answer is that one person when every such sentence names the same one ("You" when it is
+the asker), none of them is about another day than the question's ("Who's picking me up from soccer today?" on a
+Friday, against "Hiroshi will pick Kenji up from soccer on Thursdays"), and no later line of theirs or naming them
+says someone cannot. Otherwise the notes name no one, and the model's answer goes on to the other checks.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from datetime import date, timedelta
+
+from kiosk.llm.answer_form import content_stems, says_unknown, subject_stems, word_set
+from kiosk.llm.grounding import dated_note_lines
+from kiosk.llm.past_days import days_with_year
+from kiosk.llm.prompts import asker_of
+from kiosk.llm.time_anchors import ANCHOR
+from kiosk.llm.unsupported import ASKS_WHO_DOES, MONTHS, WEEKDAYS, held_words, note_names, speaker_of_line, spoken_text
+from kiosk.local_time import WEEKDAYS as WEEKDAY_ORDER
+from kiosk.stems import porter_stem
+
+YOU = "You"
+# Words of a "who" question that do not say what is done: particles of its verb and when it is.
+_NOT_THE_THING = frozenset(
+    porter_stem(word)
+    for word in word_set(
+        "up in out down off over back on away today tonight tomorrow morning afternoon evening night week weekend "
+        "now still next this"
+    )
+)
+# Verbs a note says one another with: "Who's getting my hearing aid batteries?": "Grace will pick up the hearing
+# aid batteries". Not "drive" for "collect": the one driving there is not the one collecting.
+_VERB_GROUPS = tuple(
+    frozenset(porter_stem(word) for word in group.split())
+    for group in ("pick collect fetch get", "take drive", "cover take")
+)
+_ANY_VERB = frozenset({porter_stem("doing"), porter_stem("sorting"), porter_stem("handling")})
+_SENTENCE_BREAK = re.compile(r"(?<=[.;!?])\s+|,\s+")
+_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]+(?:['’][A-Za-z]+)?")
+_I_DO = re.compile(r"(?:^|\s)(?:I|we)(?:['’]ll|['’]m| will| can| am| are)\s+(?:\w+ly\s+|also\s+)?$", re.IGNORECASE)
+_NAME_DOES = re.compile(
+    r"(?:^|\s)(?P<name>[A-Z][\w-]*(?:['’][A-Z][\w-]*)?)(?:\s+(?:will|is|are|can|is going to)|['’](?:ll|s))\s+"
+    r"(?:\w+ly\s+|also\s+)?$"
+)
+_BEING = re.compile(r"(?:\bis|\bare|['’]s)\s+(?:\w+ly\s+|also\s+)?$")
+_CANNOT = re.compile(r"\b(?:can(?:no|['’])t|won['’]t|isn['’]t|not able|unable)\b", re.IGNORECASE)
+_TODAY = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", re.IGNORECASE)
+_TOMORROW = re.compile(r"\btomorrow\b", re.IGNORECASE)
+
+
+def _doer_in(sentence: str, verbs: frozenset[str] | None, speaker: str | None) -> str | None:
+    """The one `sentence` says does one of `verbs` (Porter stems; None for any verb): the name just before it with
+    "will", "is", "can" ..., or the line's `speaker` for "I'll", "I'm", "we will" ..., or for their own name just
+    before its plain form (the prompt writes a shared note's "I collect him" as "Karim collect him"); None when it
+    names no one. Any verb is one after "will", "can" or "is going to", or a verb in -ing: not "the Fitbit is
+    hers"."""
+    for word in _WORD.finditer(sentence):
+        said = word.group().lower()
+        if verbs is not None and porter_stem(said) not in verbs:
+            continue
+        before = sentence[: word.start()]
+        if _I_DO.search(before):
+            return speaker
+        named = _NAME_DOES.search(before)
+        if named and (verbs is not None or said.endswith("ing") or not _BEING.search(named.group())):
+            return named.group("name")
+        if verbs and speaker and porter_stem(said) == said and re.search(rf"(?:^|\s){re.escape(speaker)}\s+$", before):
+            return speaker
+    return None
+
+
+def _verbs_meant(verb: str) -> frozenset[str] | None:
+    """The verbs (Porter stems) that say a question's `verb` in a note: itself and those of its group ("pick",
+    "collect", "fetch", "get"); None, any verb, for "do" ("Who's doing the baking?": "Maja will bake")."""
+    if verb in _ANY_VERB:
+        return None
+    return frozenset({verb}.union(*(group for group in _VERB_GROUPS if verb in group)))
+
+
+def _asked_days(question: str, asked_on: date | None) -> tuple[frozenset[date], frozenset[str]]:
+    """The days the question asks about: dates ("today", "tomorrow", from the day it is asked) and weekdays, named
+    or of those dates."""
+    dates: set[date] = set()
+    if asked_on is not None:
+        if _TODAY.search(question):
+            dates.add(asked_on)
+        if _TOMORROW.search(question):
+            dates.add(asked_on + timedelta(days=1))
+    weekdays = (held_words(question) & WEEKDAYS) | {WEEKDAY_ORDER[day.weekday()] for day in dates}
+    return frozenset(dates), frozenset(weekdays)
+
+
+def _on_another_day(sentence: str, dates: frozenset[date], weekdays: frozenset[str]) -> bool:
+    """True when `sentence` is about another day than the question's: another date, or only other weekdays."""
+    said_dates = set(days_with_year(sentence))
+    if said_dates and dates:
+        return not said_dates & dates
+    said_weekdays = held_words(sentence) & WEEKDAYS
+    return bool(said_weekdays and weekdays) and not said_weekdays & weekdays
+
+
+def doer_named(question: str, notes: str, asked_on: date | None = None, people: Collection[str] = ()) -> str | None:
+    """The one person the notes say does what `question` asks who does (see the module's docstring), as written
+    there, or YOU when it is the asker; None when they name no one or several. `people` are the names the terminal
+    knows, besides the notes' speakers, authors and names."""
+    asks = ASKS_WHO_DOES.match(question)
+    if asks is None:
+        return None
+    verb = porter_stem(asks.group("verb").lower())
+    verbs = _verbs_meant(verb)
+    thing = (subject_stems(question) | _names_in(question)) - {verb} - _NOT_THE_THING
+    if not thing:
+        return None
+    lines = dated_note_lines(notes)
+    known = note_names(line for _, line in lines) | {name.lower() for name in people}
+    asker = asker_of(notes)
+    dates, weekdays = _asked_days(question, asked_on)
+    in_its_sentence: dict[str, int] = {}
+    in_its_line: dict[str, int] = {}
+    for index, (_, line) in enumerate(lines):
+        said = spoken_text(line)
+        if not thing & _stems(said):
+            continue
+        speaker = speaker_of_line(line) or asker
+        for sentence in _SENTENCE_BREAK.split(said):
+            doer = None if sentence.rstrip().endswith("?") else _doer_in(sentence, verbs, speaker)
+            if doer is None or doer.lower() not in known or _on_another_day(sentence, dates, weekdays):
+                continue
+            if thing & _stems(sentence):
+                in_its_sentence[doer] = index
+            elif verbs is not None:
+                in_its_line[doer] = index
+    named = in_its_sentence or in_its_line
+    if len(named) != 1:
+        return None
+    ((doer, last),) = named.items()
+    if _says_they_cannot(doer, [line for _, line in lines[last + 1 :]]):
+        return None
+    return YOU if asker is not None and doer.lower() == asker.lower() else doer
+
+
+def _names_in(question: str) -> frozenset[str]:
+    """The Porter stems of the names `question` gives, days and months aside ("Who's collecting Sami from Julie's?"
+    -> sami, juli): the thing asked about may be a person."""
+    return frozenset(porter_stem(word) for word in held_words(ANCHOR.sub(" ", question)) - WEEKDAYS - MONTHS) & {
+        porter_stem(word.lower().removesuffix("'s").removesuffix("’s"))
+        for word in _WORD.findall(question)[1:]
+        if word[:1].isupper()
+    }
+
+
+def _stems(text: str) -> frozenset[str]:
+    return content_stems(text) | frozenset(porter_stem(word) for word in held_words(text))
+
+
+def _says_they_cannot(person: str, later: list[str]) -> bool:
+    """True when a line of `later` spoken by or naming `person` says someone cannot ("Mum, I can't do Friday")."""
+    for line in later:
+        speaker = speaker_of_line(line)
+        by_them = speaker is not None and speaker.lower() == person.lower()
+        if (by_them or person.lower() in held_words(spoken_text(line))) and _CANNOT.search(spoken_text(line)):
+            return True
+    return False
+
+
+def notes_doer(
+    question: str, answer: str, notes: str, asked_on: date | None = None, people: Collection[str] = ()
+) -> str | None:
+    """The doer the notes name (doer_named) in place of an answer that does not name them ("I don't know",
+    another person); None keeps the answer."""
+    doer = doer_named(question, notes, asked_on, people)
+    if doer is None:
+        return None
+    if not says_unknown(answer) and (doer.lower() in held_words(answer) or (doer == YOU and _names_you(answer))):
+        return None
+    return doer
+
+
+def _names_you(answer: str) -> bool:
+    return bool(held_words(answer) & {"you", "i", "me"})
