@@ -13,7 +13,9 @@ only when the answer profile (kiosk.llm.profiles, llm.answer_profile) lists it.
    complete-lists). A list of what is still to do without the items a note says are done (kiosk.llm.done_items,
    strike-done-items).
 4. A "who" answer not naming the one person the notes say does what is asked: that person (kiosk.llm.doers,
-   answer-doer-named: "Carmen" for "Lucía" when a note says "Carmen will pick you up from volleyball").
+   answer-doer-named: "Carmen" for "Lucía" when a note says "Carmen will pick you up from volleyball"). A "when"
+   answer of "I don't know", or naming only the day, where the notes say the day of the question's thing: that
+   day with its weekday and time (kiosk.llm.days_named, answer-day-named: "Wednesday 21 October at 7").
    A yes/no or either/or choice the notes about the question contradict, where they make the choice themselves:
    their choice (kiosk.llm.choices, answer-contradicted: "In the morning" for "In the evening" when the ramipril's
    line says morning; "No" for "I don't know" when a line refuses what a yes/no question asks: "allergic to
@@ -48,6 +50,7 @@ from kiosk.llm import filing_days, superseded
 from kiosk.llm.answer_form import says_unknown, shown_answer
 from kiosk.llm.backend import Message
 from kiosk.llm.choices import checked_choice, notes_choice
+from kiosk.llm.days_named import notes_day
 from kiosk.llm.doers import notes_doer
 from kiosk.llm.done_items import without_done_items
 from kiosk.llm.grounding import grounded_answer
@@ -214,6 +217,10 @@ def shown_reply(
         doer = notes_doer(question, shown.before_grounding, notes, asked_on, people)
         if doer is not None:
             return replace(shown, chosen=doer)
+    if profile.has("answer-day-named"):
+        day = notes_day(question, shown.before_grounding, notes, asked_on)
+        if day is not None:
+            return replace(shown, chosen=day)
     if profile.has("answer-contradicted"):
         chosen = notes_choice(question, shown.before_grounding, notes)
         if chosen is not None:

@@ -26,8 +26,15 @@ from kiosk.llm.answer_form import content_stems, says_unknown, subject_stems, wo
 from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.past_days import days_with_year
 from kiosk.llm.prompts import asker_of
-from kiosk.llm.time_anchors import ANCHOR
-from kiosk.llm.unsupported import ASKS_WHO_DOES, MONTHS, WEEKDAYS, held_words, note_names, speaker_of_line, spoken_text
+from kiosk.llm.unsupported import (
+    ASKS_WHO_DOES,
+    WEEKDAYS,
+    held_words,
+    names_in,
+    note_names,
+    speaker_of_line,
+    spoken_text,
+)
 from kiosk.local_time import WEEKDAYS as WEEKDAY_ORDER
 from kiosk.stems import porter_stem
 
@@ -120,7 +127,7 @@ def doer_named(question: str, notes: str, asked_on: date | None = None, people: 
         return None
     verb = porter_stem(asks.group("verb").lower())
     verbs = _verbs_meant(verb)
-    thing = (subject_stems(question) | _names_in(question)) - {verb} - _NOT_THE_THING
+    thing = (subject_stems(question) | {porter_stem(name) for name in names_in(question)}) - {verb} - _NOT_THE_THING
     if not thing:
         return None
     lines = dated_note_lines(notes)
@@ -149,16 +156,6 @@ def doer_named(question: str, notes: str, asked_on: date | None = None, people: 
     if _says_they_cannot(doer, [line for _, line in lines[last + 1 :]]):
         return None
     return YOU if asker is not None and doer.lower() == asker.lower() else doer
-
-
-def _names_in(question: str) -> frozenset[str]:
-    """The Porter stems of the names `question` gives, days and months aside ("Who's collecting Sami from Julie's?"
-    -> sami, juli): the thing asked about may be a person."""
-    return frozenset(porter_stem(word) for word in held_words(ANCHOR.sub(" ", question)) - WEEKDAYS - MONTHS) & {
-        porter_stem(word.lower().removesuffix("'s").removesuffix("’s"))
-        for word in _WORD.findall(question)[1:]
-        if word[:1].isupper()
-    }
 
 
 def _stems(text: str) -> frozenset[str]:

@@ -33,6 +33,7 @@ Step = Literal[
     "unknown-ungrounded",  # with notes, "I don't know" for an answer they do not give (kiosk.llm.grounding)
     "unknown-unsupported",  # with notes, "I don't know" for a day, number or name they lack (kiosk.llm.unsupported)
     "answer-doer-named",  # with notes, the one they say does what a "who" question asks (kiosk.llm.doers)
+    "answer-day-named",  # with notes, the day (and time) they say a "when" question's thing is (kiosk.llm.days_named)
     "answer-contradicted",  # with notes, their choice for a yes/no or either/or they contradict (kiosk.llm.choices)
     "unknown-contradicted",  # with notes, "I don't know" for a yes/no or either/or they contradict (kiosk.llm.choices)
     "unknown-past-days",  # "I don't know" for only past days when asked when something is (kiosk.llm.past_days)
@@ -76,6 +77,7 @@ PROFILES: dict[str, AnswerProfile] = {
         (
             *_SMALL_MODEL,
             "answer-doer-named",
+            "answer-day-named",
             "answer-contradicted",
             "unknown-unsupported",
             "unknown-contradicted",

@@ -337,11 +337,17 @@ def _sides(text: str) -> set[tuple[str, str]]:
     return named | {(age, side.lower()) for side, age in _AGE_BAND.findall(text)}
 
 
+def names_in(question: str) -> frozenset[str]:
+    """The names `question` gives, as _bare writes them: its capitalised words after the first, not weekdays, months
+    nor "I", "I'm" ("When are we going to Uppsala for Farmor's birthday?" -> uppsala, farmor)."""
+    named = {_bare(word) for word in _tokens(question)[1:] if word[:1].isupper()}
+    return frozenset(word for word in named - WEEKDAYS - MONTHS if not _FIRST_PERSON.match(word))
+
+
 def names_given(question: str, lines: Iterable[str]) -> frozenset[str]:
     """The names `question` gives that are no speaker or author of the note `lines`, as _bare writes them: its
     capitalised words after the first, not weekdays, months nor "I", "I'm" ("Can Doris have amoxicillin?" -> doris)."""
-    named = {_bare(word) for word in _tokens(question)[1:] if word[:1].isupper()}
-    return frozenset(word for word in named - WEEKDAYS - MONTHS - note_people(lines) if not _FIRST_PERSON.match(word))
+    return names_in(question) - note_people(lines)
 
 
 def _replies(said: tuple[str, str], reply: tuple[str, str]) -> bool:

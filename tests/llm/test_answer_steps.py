@@ -94,6 +94,7 @@ def test_the_small_model_profile_takes_its_six_steps_in_order_and_the_others_add
     assert PROFILES["checked"].steps == (
         *small,
         "answer-doer-named",
+        "answer-day-named",
         "answer-contradicted",
         "unknown-unsupported",
         "unknown-contradicted",
@@ -278,3 +279,18 @@ def test_the_checked_profile_answers_who_with_the_one_the_notes_say_does_it() ->
 
     assert answer(DEFAULT_PROFILE).text == "Carmen" and answer(DEFAULT_PROFILE).chosen == "Carmen"
     assert answer(profile_without("checked", ("answer-doer-named",))).text != "Carmen"
+
+
+def test_the_checked_profile_answers_when_with_the_day_and_time_the_notes_say() -> None:
+    question = "When is parents' evening?"
+    note = (datetime(2026, 10, 14, 18, 0), "Parents' evening at school is on Wednesday 21 October at 7.", "Lucía")
+    messages = compact_answer_messages(question, [note], "Lucía")
+
+    def answer(profile: AnswerProfile, reply: str) -> ShownAnswer:
+        return shown_reply(
+            object(), messages, question, reply, notes_given=True, profile=profile, max_tokens=16, temperature=0.0
+        )
+
+    assert answer(DEFAULT_PROFILE, "3 October").text == "Wednesday 21 October at 7"
+    assert answer(DEFAULT_PROFILE, UNKNOWN_ANSWER).text == "Wednesday 21 October at 7"
+    assert answer(profile_without("checked", ("answer-day-named",)), UNKNOWN_ANSWER).text == UNKNOWN_ANSWER

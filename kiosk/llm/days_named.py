@@ -1,0 +1,190 @@
+"""When something is, as the notes say it (issue #36).
+
+Asked "When is parents' evening?", the 0.5B model answered "The evening before 3 October 2026 is at 7" although the
+note says "Parents' evening at school is next Wednesday (21 October 2026) at 7"; asked "When's my knee appointment
+now?", it gave the day a note was filed under. The checks turn such answers into "I don't know" (kiosk.llm.unsupported,
+kiosk.llm.filing_days); the notes, though, say the day in so many words. And where the model found the day, it often
+left out the time the same sentence gives ("30 October 2026" for an echo scan "tomorrow (30 October 2026) at 10:30").
+
+A sentence of the notes tells when the question's thing is when it holds every word of the question's subject (not
+its time words nor common verbs), asks nothing, and names one day: a date ("Wednesday (21 October 2026)", "Sunday 15
+November") and at most one time of day ("at 7", "at half nine", "still at 9"). When such sentences name one day, or
+the last of them says it changed ("moved to Thursday the 26th", "same time" keeping the time said before), and no
+later line says something about it changed (a word of the thing, a name the question gives, or that weekday or date,
+with "moved", "instead", "change of plan" ...), that day is the answer, with its weekday and time:
+"Wednesday 21 October at 7" ("At 7" when the question asks only what time). Never a day already past on the day the
+question is asked, nor another day than the one it asks about ("tomorrow", a weekday). It replaces an answer naming
+another day or none, and completes one naming only that day.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import date, timedelta
+
+from kiosk.llm.answer_form import asks_when_it_is, content_stems, subject_stems, word_set
+from kiosk.llm.grounding import dated_note_lines
+from kiosk.llm.note_lines import filing_day
+from kiosk.llm.past_days import days_with_year
+from kiosk.llm.superseded import CHANGE
+from kiosk.llm.time_anchors import ANCHOR
+from kiosk.llm.unsupported import WEEKDAYS, held_words, names_in, spoken_text
+from kiosk.local_time import MONTH_NAMES, days_of_month
+from kiosk.local_time import WEEKDAYS as WEEKDAY_ORDER
+from kiosk.stems import porter_stem
+
+# Words of a "when" question that do not say what it is about.
+_NOT_THE_THING = frozenset(
+    porter_stem(word)
+    for word in word_set(
+        "up in out down off over back on away today tonight tomorrow morning afternoon evening night week weekend "
+        "now still next this time day date go going get getting come coming make have has am is are due start"
+    )
+)
+_SENTENCE_BREAK = re.compile(r"(?<=[.;!?])\s+")
+_CLAUSE_BREAK = re.compile(r"[,;.!?]\s+")
+_HOUR = r"(?:\d{1,2}(?:[:.]\d{2})?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon|midday)"
+_BEFORE_HOUR = r"(?:(?:half|quarter|five|ten|twenty|twenty-five)\s+(?:past|to)\s+|half\s+)?"
+_CLOCK = re.compile(
+    rf"\bat\s+{_BEFORE_HOUR}{_HOUR}\b(?:\s?(?:am|pm|a\.m\.|p\.m\.|o['’]clock))?|\b\d{{1,2}}[:.]\d{{2}}\b"
+    rf"(?:\s?(?:am|pm))?|\b\d{{1,2}}\s?(?:am|pm)\b",
+    re.IGNORECASE,
+)
+_MONTH_OF = dict(enumerate(MONTH_NAMES, start=1))
+_SAME_TIME = re.compile(r"\bsame\s+time\b", re.IGNORECASE)
+_ASKS_TIME = re.compile(r"^\s*what\s+time\b", re.IGNORECASE)
+_TODAY = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", re.IGNORECASE)
+_TOMORROW = re.compile(r"\btomorrow\b", re.IGNORECASE)
+
+
+def _days_in(sentence: str, filed: date | None) -> set[date]:
+    """The days `sentence` names: with their year, or with their month on or after the day it was `filed`."""
+    days = set(days_with_year(sentence))
+    if days or filed is None:
+        return days
+    for day, month in days_of_month(sentence):
+        if month is None:
+            continue
+        try:
+            named = date(filed.year, MONTH_NAMES.index(month) + 1, day)
+            days.add(named if named >= filed else named.replace(year=filed.year + 1))
+        except ValueError:
+            continue
+    return days
+
+
+def _clocks_in(sentence: str) -> list[str]:
+    return list(dict.fromkeys(match.group().strip() for match in _CLOCK.finditer(sentence)))
+
+
+def _filed_on(day_header: str) -> date | None:
+    return filing_day(day_header.split(" ", 1)[-1]) if day_header else None
+
+
+def _as_said(day: date, clock: str | None) -> str:
+    said = f"{WEEKDAY_ORDER[day.weekday()].capitalize()} {day.day} {MONTH_NAMES[day.month - 1].capitalize()}"
+    if clock is None:
+        return said
+    return f"{said} {clock}" if clock.lower().startswith("at ") else f"{said} at {clock}"
+
+
+def _asked_day_fits(question: str, day: date, asked_on: date | None) -> bool:
+    """False when `day` is past on the day the question is asked, or not the day it asks about."""
+    if asked_on is not None:
+        if day < asked_on:
+            return False
+        if _TODAY.search(question) and day != asked_on:
+            return False
+        if _TOMORROW.search(question) and day != asked_on + timedelta(days=1):
+            return False
+    named = held_words(question) & WEEKDAYS
+    return not named or WEEKDAY_ORDER[day.weekday()] in named
+
+
+def day_named(question: str, notes: str, asked_on: date | None = None) -> tuple[date, str | None] | None:
+    """The day (and time of day, as written: "at 9") the notes say the question's thing is (see the module's
+    docstring); None when they say none, several without a change, or a later line says something about it
+    changed."""
+    if not asks_when_it_is(question):
+        return None
+    thing = subject_stems(question) - _NOT_THE_THING
+    if not thing:
+        return None
+    lines = sorted(
+        ((_filed_on(header) or date.min, line) for header, line in dated_note_lines(notes)), key=lambda pair: pair[0]
+    )
+    told: list[tuple[int, date, str | None, str]] = []
+    for index, (filed, line) in enumerate(lines):
+        for sentence in _SENTENCE_BREAK.split(spoken_text(line)):
+            if sentence.rstrip().endswith("?") or not thing <= content_stems(sentence):
+                continue
+            days, clocks = _days_in(sentence, filed if filed > date.min else None), _clocks_in(sentence)
+            if len(days) > 1 or len(clocks) > 1 or (days and _names_another_day(sentence, next(iter(days)))):
+                return None
+            if days:
+                told.append((index, days.pop(), clocks[0] if clocks else None, sentence))
+    if not told:
+        return None
+    index, day, clock, last = told[-1]
+    if len({told_day for _, told_day, _, _ in told}) > 1 and not CHANGE.search(last):
+        return None
+    if _changed_later(question, thing, day, [line for _, line in lines[index + 1 :]]):
+        return None
+    if clock is None and _SAME_TIME.search(last):
+        clock = next((earlier for _, _, earlier, _ in reversed(told[:-1]) if earlier), None)
+    return (day, clock) if _asked_day_fits(question, day, asked_on) else None
+
+
+def _changed_later(question: str, thing: frozenset[str], day: date, later: list[str]) -> bool:
+    """True when a line of `later` says something changed ("Change of plan, we drive to Uppsala on Friday evening
+    instead") and holds a word of the question's `thing` or a name it gives, or says so in a clause naming the
+    weekday or date of `day` ("the pharmacy moved it from Tuesday"; not "I can't do Friday, Precious will get it
+    instead")."""
+    names = names_in(question)
+    for line in later:
+        said = spoken_text(line)
+        if not CHANGE.search(said):
+            continue
+        if thing & content_stems(said) or names & held_words(said):
+            return True
+        if any(CHANGE.search(clause) and _names_day(clause, day) for clause in _CLAUSE_BREAK.split(said)):
+            return True
+    return False
+
+
+def _names_another_day(sentence: str, day: date) -> bool:
+    """True when `sentence` also names a day of the month or a weekday other than `day`'s ("moved to the 24th
+    (24 October 2026) from the 16th")."""
+    days_of = {said for said, _ in days_of_month(sentence)}
+    weekdays = held_words(ANCHOR.sub(" ", sentence)) & WEEKDAYS
+    return bool(days_of - {day.day} or weekdays - {WEEKDAY_ORDER[day.weekday()]})
+
+
+def _names_only(answer: str, day: date) -> bool:
+    """True when `answer` names `day` and no other: by its day of the month ("Wednesday the 21st", "21 October
+    2026") or, naming none, by its weekday ("Thursday at 3 pm")."""
+    named = days_of_month(answer)
+    if not named:
+        return held_words(ANCHOR.sub(" ", answer)) & WEEKDAYS == {WEEKDAY_ORDER[day.weekday()]}
+    return all(said == day.day and month in (None, _MONTH_OF[day.month]) for said, month in named)
+
+
+def _names_day(text: str, day: date) -> bool:
+    return WEEKDAY_ORDER[day.weekday()] in held_words(text) or (day.day, _MONTH_OF[day.month]) in days_of_month(text)
+
+
+def notes_day(question: str, answer: str, notes: str, asked_on: date | None = None) -> str | None:
+    """The day the notes name (day_named), with its weekday and time, in place of an answer naming another day,
+    none, or only that day without a time; for "What time ...?", the time alone in place of another. None keeps the
+    answer."""
+    named = day_named(question, notes, asked_on)
+    if named is None:
+        return None
+    day, clock = named
+    if _ASKS_TIME.match(question):
+        if clock is None or [said.lower() for said in _clocks_in(answer)] == [clock.lower()]:
+            return None
+        return clock[0].upper() + clock[1:]
+    if _clocks_in(answer) and _names_only(answer, day):
+        return None
+    return _as_said(day, clock)

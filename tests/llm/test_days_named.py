@@ -1,0 +1,106 @@
+"""A "when" answer is the day, with its weekday and time, that the notes say (kiosk.llm.days_named)."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from kiosk.llm.days_named import day_named, notes_day
+from kiosk.llm.prompts import UNKNOWN_ANSWER
+from tests.doubles import answer_prompt
+
+
+def _notes(*dated_lines: tuple[str, str], asker: str = "Lucía") -> str:
+    body = "\n".join(f"[{day}]\n{asker}: {text}" for day, text in dated_lines)
+    return f"Notes of {asker}, oldest first:\n<notes>\n{body}\n</notes>"
+
+
+PARENTS_EVENING = _notes(("14 October 2026", "Parents' evening at school is next Wednesday (21 October 2026) at 7."))
+
+
+def _day(question: str, answer: str, notes: str, asked_on: date | None = None) -> str | None:
+    return notes_day(question, answer, answer_prompt(notes, question), asked_on)
+
+
+def test_the_day_a_note_gives_replaces_i_dont_know_or_another_day_with_its_weekday_and_time() -> None:
+    question = "When is parents' evening?"
+    assert _day(question, UNKNOWN_ANSWER, PARENTS_EVENING) == "Wednesday 21 October at 7"
+    assert _day(question, "The evening before 3 October 2026 is at 7.", PARENTS_EVENING) == "Wednesday 21 October at 7"
+    assert _day(question, "21 October 2026", PARENTS_EVENING) == "Wednesday 21 October at 7"  # completed
+    assert _day(question, "Wednesday the 21st at 7", PARENTS_EVENING, date(2026, 10, 15)) is None  # already whole
+    assert _day(question, "Wednesday at 7 pm", PARENTS_EVENING, date(2026, 10, 15)) is None  # its weekday: this week
+
+
+def test_asked_what_time_the_answer_is_the_time_as_the_note_says_it() -> None:
+    notes = _notes(("8 November 2026", "Lunch at Tante Mona's on Sunday the 15th (15 November 2026) at one."))
+    question = "What time is lunch at Tante Mona's tomorrow?"
+    assert _day(question, UNKNOWN_ANSWER, notes, asked_on=date(2026, 11, 14)) == "At one"
+    assert _day(question, "at one", notes, asked_on=date(2026, 11, 14)) is None
+    assert _day(question, UNKNOWN_ANSWER, notes, asked_on=date(2026, 11, 10)) is None  # tomorrow is another day
+
+
+@pytest.mark.parametrize(
+    ("lines", "said"),
+    [
+        (
+            [
+                ("2 November 2026", "Knee appointment on Wednesday the 11th (11 November 2026) at 9."),
+                ("13 November 2026", "Knee appointment moved to Thursday the 26th (26 November 2026), still at 9."),
+            ],
+            "Thursday 26 November at 9",
+        ),
+        (
+            [
+                ("17 September 2026", "Dentist on Friday the 25th (25 September 2026) at 8:15, the new one."),
+                ("24 September 2026", "Dentist rang, it's moved to Tuesday the 29th (29 September 2026), same time."),
+            ],
+            "Tuesday 29 September at 8:15",
+        ),
+    ],
+)
+def test_the_last_day_a_change_names_is_the_answer(lines: list[tuple[str, str]], said: str) -> None:
+    question = "When's my knee appointment now?" if "Knee" in lines[0][1] else "When is my dentist now?"
+    assert _day(question, UNKNOWN_ANSWER, _notes(*lines), asked_on=date(2026, 9, 1)) == said
+
+
+@pytest.mark.parametrize(
+    ("question", "lines"),
+    [
+        # two days without a change
+        (
+            "When is my dentist?",
+            [
+                ("1 October 2026", "Dentist on Friday (2 October 2026) at 9."),
+                ("3 October 2026", "Dentist for Maja on Monday (5 October 2026) at 9."),
+            ],
+        ),
+        # a later line says the plan changed, in other words
+        (
+            "When are we going to Uppsala for Farmor's birthday?",
+            [
+                ("20 September 2026", "Farmor's 80th birthday is on the 10th of October, we'll drive up to Uppsala."),
+                ("2 October 2026", "Change of plan, we drive to Uppsala on Friday evening instead, the 9th."),
+            ],
+        ),
+        # the sentence does not say what is asked: training, not the phone system going in
+        (
+            "When is the training for the new phone system?",
+            [("22 September 2026", "The new phone system is going in on Saturday (26 September 2026).")],
+        ),
+        # one sentence naming two days
+        (
+            "When is Ciaran's sister's wedding?",
+            [("8 October 2026", "Ciaran's sister's wedding moved to the 24th (24 October 2026) from the 16th.")],
+        ),
+        # a day already past
+        ("When is my dentist?", [("1 October 2026", "Dentist on Friday (2 October 2026) at 9.")]),
+    ],
+)
+def test_no_day_when_the_notes_do_not_say_one_for_the_thing_asked(question: str, lines: list[tuple[str, str]]) -> None:
+    assert day_named(question, answer_prompt(_notes(*lines), question), date(2026, 10, 3)) is None
+
+
+def test_only_a_question_asking_when_something_is_is_answered() -> None:
+    assert _day("When did I go to parents' evening?", UNKNOWN_ANSWER, PARENTS_EVENING) is None
+    assert _day("Who is going to parents' evening?", UNKNOWN_ANSWER, PARENTS_EVENING) is None
