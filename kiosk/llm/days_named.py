@@ -7,14 +7,16 @@ kiosk.llm.filing_days); the notes, though, say the day in so many words. And whe
 left out the time the same sentence gives ("30 October 2026" for an echo scan "tomorrow (30 October 2026) at 10:30").
 
 A sentence of the notes tells when the question's thing is when it holds every word of the question's subject (not
-its time words nor common verbs), asks nothing, and names one day: a date ("Wednesday (21 October 2026)", "Sunday 15
-November") and at most one time of day ("at 7", "at half nine", "still at 9"). When such sentences name one day, or
-the last of them says it changed ("moved to Thursday the 26th", "same time" keeping the time said before), and no
-later line says something about it changed (a word of the thing, a name the question gives, or that weekday or date,
-with "moved", "instead", "change of plan" ...), that day is the answer, with its weekday and time:
-"Wednesday 21 October at 7" ("At 7" when the question asks only what time). Never a day already past on the day the
-question is asked, nor another day than the one it asks about ("tomorrow", a weekday). It replaces an answer naming
-another day or none, and completes one naming only that day.
+its time words nor common verbs) or, where no sentence does, some of them in a line holding them all ("Legs a bit
+better. Moira will be back next Wednesday (11 November 2026) to check them."), asks nothing, and names one day: a
+date ("Wednesday (21 October 2026)", "Sunday 15 November"), no other day, and at most one time of day ("at 7", "at
+half nine", "still at 9"). When such sentences name one day, or the last of them says it changed ("moved to Thursday
+the 26th", "same time" keeping the time said before), and no later line says something about it changed (a word of
+the thing, a name the question gives, or that weekday or date, with "moved", "instead", "change of plan" ...), that
+day is the answer, with its weekday and time: "Wednesday 21 October at 7" ("At 7" when the question asks only what
+time). Never a day already past on the day the question is asked, nor another day than the one it asks about
+("tomorrow", a weekday). It replaces an answer naming another day or none, and completes one naming only that day
+without a time.
 """
 
 from __future__ import annotations
@@ -113,16 +115,9 @@ def day_named(question: str, notes: str, asked_on: date | None = None) -> tuple[
     lines = sorted(
         ((_filed_on(header) or date.min, line) for header, line in dated_note_lines(notes)), key=lambda pair: pair[0]
     )
-    told: list[tuple[int, date, str | None, str]] = []
-    for index, (filed, line) in enumerate(lines):
-        for sentence in _SENTENCE_BREAK.split(spoken_text(line)):
-            if sentence.rstrip().endswith("?") or not thing <= content_stems(sentence):
-                continue
-            days, clocks = _days_in(sentence, filed if filed > date.min else None), _clocks_in(sentence)
-            if len(days) > 1 or len(clocks) > 1 or (days and _names_another_day(sentence, next(iter(days)))):
-                return None
-            if days:
-                told.append((index, days.pop(), clocks[0] if clocks else None, sentence))
+    told = _told(lines, thing, whole_sentence=True)
+    if told == []:
+        told = _told(lines, thing, whole_sentence=False)
     if not told:
         return None
     index, day, clock, last = told[-1]
@@ -133,6 +128,29 @@ def day_named(question: str, notes: str, asked_on: date | None = None) -> tuple[
     if clock is None and _SAME_TIME.search(last):
         clock = next((earlier for _, _, earlier, _ in reversed(told[:-1]) if earlier), None)
     return (day, clock) if _asked_day_fits(question, day, asked_on) else None
+
+
+def _told(
+    lines: list[tuple[date, str]], thing: frozenset[str], *, whole_sentence: bool
+) -> list[tuple[int, date, str | None, str]] | None:
+    """(line index, day, time of day, sentence) for each sentence of `lines` naming a day that holds every word of
+    `thing` (`whole_sentence`), or some of them in a line holding them all; None when one of them names several
+    days or times."""
+    told: list[tuple[int, date, str | None, str]] = []
+    for index, (filed, line) in enumerate(lines):
+        said = spoken_text(line)
+        if not thing <= content_stems(said):
+            continue
+        for sentence in _SENTENCE_BREAK.split(said):
+            held = thing & content_stems(sentence)
+            if sentence.rstrip().endswith("?") or not held or (whole_sentence and held != thing):
+                continue
+            days, clocks = _days_in(sentence, filed if filed > date.min else None), _clocks_in(sentence)
+            if len(days) > 1 or len(clocks) > 1 or (days and _names_another_day(sentence, next(iter(days)))):
+                return None
+            if days:
+                told.append((index, days.pop(), clocks[0] if clocks else None, sentence))
+    return told
 
 
 def _changed_later(question: str, thing: frozenset[str], day: date, later: list[str]) -> bool:

@@ -32,6 +32,15 @@ def test_the_day_a_note_gives_replaces_i_dont_know_or_another_day_with_its_weekd
     assert _day(question, "Wednesday at 7 pm", PARENTS_EVENING, date(2026, 10, 15)) is None  # its weekday: this week
 
 
+def test_a_sentence_with_part_of_the_subject_counts_when_its_line_holds_the_rest() -> None:
+    notes = _notes(
+        ("4 November 2026", "Moira is coming to take Femi's bloods on Thursday the 12th (12 November 2026)."),
+        ("5 November 2026", "Legs a bit better. Moira will be back next Wednesday (11 November 2026) to check them."),
+    )
+    question = "When is Moira coming back to check Dad's legs?"
+    assert _day(question, "12 November 2026", notes, date(2026, 11, 6)) == "Wednesday 11 November"
+
+
 def test_asked_what_time_the_answer_is_the_time_as_the_note_says_it() -> None:
     notes = _notes(("8 November 2026", "Lunch at Tante Mona's on Sunday the 15th (15 November 2026) at one."))
     question = "What time is lunch at Tante Mona's tomorrow?"
