@@ -15,8 +15,8 @@ the 26th", "same time" keeping the time said before), and no later line says som
 the thing, a name the question gives, or that weekday or date, with "moved", "instead", "change of plan" ...), that
 day is the answer, with its weekday and time: "Wednesday 21 October at 7" ("At 7" when the question asks only what
 time). Never a day already past on the day the question is asked, nor another day than the one it asks about
-("tomorrow", a weekday). It replaces an answer naming another day or none, and completes one naming only that day
-without a time.
+("tomorrow", a weekday); so nothing is said without the day the question is asked (a replay such as LoCoMo's). It
+replaces an answer naming another day or none, and completes one naming only that day without a time.
 """
 
 from __future__ import annotations
@@ -90,15 +90,14 @@ def _as_said(day: date, clock: str | None) -> str:
     return f"{said} {clock}" if clock.lower().startswith("at ") else f"{said} at {clock}"
 
 
-def _asked_day_fits(question: str, day: date, asked_on: date | None) -> bool:
+def _asked_day_fits(question: str, day: date, asked_on: date) -> bool:
     """False when `day` is past on the day the question is asked, or not the day it asks about."""
-    if asked_on is not None:
-        if day < asked_on:
-            return False
-        if _TODAY.search(question) and day != asked_on:
-            return False
-        if _TOMORROW.search(question) and day != asked_on + timedelta(days=1):
-            return False
+    if day < asked_on:
+        return False
+    if _TODAY.search(question) and day != asked_on:
+        return False
+    if _TOMORROW.search(question) and day != asked_on + timedelta(days=1):
+        return False
     named = held_words(question) & WEEKDAYS
     return not named or WEEKDAY_ORDER[day.weekday()] in named
 
@@ -107,7 +106,7 @@ def day_named(question: str, notes: str, asked_on: date | None = None) -> tuple[
     """The day (and time of day, as written: "at 9") the notes say the question's thing is (see the module's
     docstring); None when they say none, several without a change, or a later line says something about it
     changed."""
-    if not asks_when_it_is(question):
+    if asked_on is None or not asks_when_it_is(question):
         return None
     thing = subject_stems(question) - _NOT_THE_THING
     if not thing:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from functools import partial
 
 import pytest
@@ -288,7 +288,15 @@ def test_the_checked_profile_answers_when_with_the_day_and_time_the_notes_say() 
 
     def answer(profile: AnswerProfile, reply: str) -> ShownAnswer:
         return shown_reply(
-            object(), messages, question, reply, notes_given=True, profile=profile, max_tokens=16, temperature=0.0
+            object(),
+            messages,
+            question,
+            reply,
+            notes_given=True,
+            profile=profile,
+            max_tokens=16,
+            temperature=0.0,
+            asked_on=date(2026, 10, 15),
         )
 
     assert answer(DEFAULT_PROFILE, "3 October").text == "Wednesday 21 October at 7"

@@ -19,7 +19,10 @@ def _notes(*dated_lines: tuple[str, str], asker: str = "Lucía") -> str:
 PARENTS_EVENING = _notes(("14 October 2026", "Parents' evening at school is next Wednesday (21 October 2026) at 7."))
 
 
-def _day(question: str, answer: str, notes: str, asked_on: date | None = None) -> str | None:
+ASKED_ON = date(2026, 10, 15)
+
+
+def _day(question: str, answer: str, notes: str, asked_on: date | None = ASKED_ON) -> str | None:
     return notes_day(question, answer, answer_prompt(notes, question), asked_on)
 
 
@@ -30,6 +33,7 @@ def test_the_day_a_note_gives_replaces_i_dont_know_or_another_day_with_its_weekd
     assert _day(question, "21 October 2026", PARENTS_EVENING) == "Wednesday 21 October at 7"  # completed
     assert _day(question, "Wednesday the 21st at 7", PARENTS_EVENING, date(2026, 10, 15)) is None  # already whole
     assert _day(question, "Wednesday at 7 pm", PARENTS_EVENING, date(2026, 10, 15)) is None  # its weekday: this week
+    assert _day(question, UNKNOWN_ANSWER, PARENTS_EVENING, asked_on=None) is None  # a replay: "past" is unknown
 
 
 def test_a_sentence_with_part_of_the_subject_counts_when_its_line_holds_the_rest() -> None:
