@@ -21,6 +21,7 @@ from kiosk.llm.question_lines import (
     REACH_BEFORE,
     NoteLines,
     bare_word,
+    clauses_about,
     lines_about,
     lines_of_its_own_thing,
     words_of,
@@ -36,7 +37,8 @@ def either_or_answer(question: str, answer: str, notes: NoteLines) -> str | None
     given = _notes_options(question, answer, notes)
     if given is None:
         return None
-    if len(given) != 1 or not given <= content_stems(" ".join(lines_of_its_own_thing(question, notes, given))):
+    own = lines_of_its_own_thing(question, notes, _options(question))
+    if len(given) != 1 or not given <= content_stems(" ".join(own)):
         return NO_CHOICE
     return option_phrase(question, next(iter(given))) or NO_CHOICE
 
@@ -80,8 +82,19 @@ def _notes_options(question: str, answer: str, notes: NoteLines) -> frozenset[st
         if changed_to:
             return changed_to if len(changed_to) == 1 and not chosen & changed_to else None
         left = options - _denied(lines, options)
-        return left if len(left) == 1 and not chosen & left else None
+        if len(left) == 1:
+            return left if not chosen & left else None
+        told = _options_beside_its_thing(question, lines, options)
+        return told if len(told) == 1 and not chosen & told else None
     return (options - chosen) & held if not chosen & held and (options - chosen) & held else None
+
+
+def _options_beside_its_thing(question: str, lines: list[str], options: frozenset[str]) -> frozenset[str]:
+    """The options named in the clauses of the lines about the question's own thing that name that thing ("My
+    Tresiba dose is 18 units every evening", not "my morning sugars are too high" after "Dr Berthier wants my
+    Tresiba up to 20 units")."""
+    own = lines_of_its_own_thing(question, NoteLines(" ".join(lines), tuple(lines)), options)
+    return options & content_stems(" ".join(clauses_about(question, own, options)))
 
 
 def _denied(lines: list[str], options: frozenset[str]) -> frozenset[str]:

@@ -46,6 +46,9 @@ class NoteLines:
         return cls(notes, tuple(line for _, line in dated_note_lines(notes)))
 
 
+_CLAUSE_BREAK = re.compile(r"[,;.!?]\s+")
+
+
 def kind_of(word: str) -> str | None:
     """ "weekday", "month" or "number" for a word of that kind (lower-cased), else None."""
     if word in WEEKDAYS:
@@ -69,11 +72,13 @@ def asked_words(question: str) -> set[str]:
 
 
 def lines_about(question: str, notes: NoteLines, leave_out: frozenset[str]) -> list[str]:
-    """The note lines holding a word of the question's subject other than `leave_out` (stems)."""
+    """The note lines holding a word of the question's subject other than `leave_out` (stems), or a name it gives
+    that is no note's speaker ("Is my Tresiba in the morning or the evening?")."""
     subject = subject_stems(question) - leave_out
-    if not subject:
+    names = names_given(question, notes.lines) - leave_out
+    if not subject and not names:
         return []
-    return [line for line in notes.lines if subject & content_stems(line)]
+    return [line for line in notes.lines if subject & content_stems(line) or names.intersection(words_of(line))]
 
 
 def lines_of_its_own_thing(question: str, notes: NoteLines, leave_out: frozenset[str] = frozenset()) -> list[str]:
@@ -92,6 +97,20 @@ def lines_of_its_own_thing(question: str, notes: NoteLines, leave_out: frozenset
         return []
     fewest = min(len(found) for found in holding)
     return list(dict.fromkeys(line for found in holding if len(found) == fewest for line in found))
+
+
+def clauses_about(question: str, lines: list[str], leave_out: frozenset[str]) -> list[str]:
+    """The clauses of `lines` (split at commas and full stops) holding a word of the question's subject other than
+    `leave_out` (stems), or a name it gives: "Recycling is Tuesday nights now", not "household rubbish Monday and
+    Thursday", for "Is the recycling on Monday?"."""
+    subject = subject_stems(question) - leave_out
+    names = names_given(question, lines) - leave_out
+    return [
+        clause
+        for line in lines
+        for clause in _CLAUSE_BREAK.split(line)
+        if subject & content_stems(clause) or names.intersection(words_of(clause))
+    ]
 
 
 def any_line_about(question: str, notes: NoteLines) -> bool:

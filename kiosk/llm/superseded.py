@@ -46,8 +46,8 @@ from kiosk.stems import porter_stem
 # Words that say a note changes what an earlier one said: those of the household set's development notes ("actually",
 # "moved", "changes to 6140 from Monday", ...) and their common forms and synonyms ("postponed", "from tonight").
 CHANGE = re.compile(
-    r"\b(?:actually|moved?|moving|changed?|changes|instead|now|no\s+longer|any\s?more|cancel(?:l)?ed|rearranged|"
-    r"postponed|brought\s+forward|put\s+back|up\s+to|down\s+to|up\s+from|down\s+from|change\s+of\s+plan|"
+    r"\b(?:change\s+of\s+plan|actually|moved?|moving|changed?|changes|instead|now|no\s+longer|any\s?more|"
+    r"cancel(?:l)?ed|rearranged|postponed|brought\s+forward|put\s+back|up\s+to|down\s+to|up\s+from|down\s+from|"
     r"starting\s+(?:today|tonight|tomorrow)|"
     r"from\s+(?:today|tonight|tomorrow|now\s+on|next\s+\w+|the\s+\d+\w*|(?:mon|tues|wednes|thurs|fri|satur|sun)day))\b",
     re.IGNORECASE,
@@ -64,10 +64,17 @@ _MONTH_STEMS = frozenset(porter_stem(month) for month in MONTHS)
 
 
 def words_after_change(line: str) -> list[str]:
-    """The words after a line's first change word (CHANGE), without those named as what it changed from ("moved
-    from Wednesday to Thursday" -> to, Thursday); empty without a change word."""
+    """The words of the clause after a line's first change word (CHANGE), without those named as what it changed
+    from ("moved from Wednesday to Thursday" -> to, Thursday); empty without a change word. The clause ends at the
+    first comma or full stop after a word of it: "up to 20 units from tonight, my morning sugars are too high" says
+    nothing changed to the morning; "Change of plan, we drive on Friday" changes to Friday."""
     change = CHANGE.search(line)
-    words = line[change.end() :].split() if change else []
+    words: list[str] = []
+    for word in line[change.end() :].split() if change else []:
+        if word.strip(",.;:!?"):
+            words.append(word)
+        if words and word.endswith((",", ".", ";", "!", "?")):
+            break
     return [word for index, word in enumerate(words) if not (index and words[index - 1].lower() == "from")]
 
 

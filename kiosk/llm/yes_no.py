@@ -53,6 +53,7 @@ from kiosk.llm.question_lines import (
     NoteLines,
     any_line_about,
     asked_words,
+    clauses_about,
     kind_of,
     lines_about,
     lines_of_its_own_thing,
@@ -163,6 +164,9 @@ def _yes_or_no_against_kind(question: str, answer: str, notes: NoteLines) -> str
         if first == "yes" and not asked_here & said_here and said_here:
             own = held_words(" ".join(lines_of_its_own_thing(question, notes, leave_out)))
             return "No" if {word for word in own if kind_of(word) == kind} - asked_here else NO_CHOICE
+        beside = first == "yes" and said_here - asked_here
+        if beside and _beside_its_thing_only_another(question, notes, leave_out, kind):
+            return "No"
         if first == "yes" and _STILL.search(asked_sentence(question)) and _names_another(own_changes, kind, asked_here):
             return "No"
         if first == "yes" and _moved_to_another(own_changes, kind, asked_here):
@@ -170,6 +174,16 @@ def _yes_or_no_against_kind(question: str, answer: str, notes: NoteLines) -> str
         if first == "no" and asked_here <= said_here and not said_here - asked_here:
             return NO_CHOICE
     return None
+
+
+def _beside_its_thing_only_another(question: str, notes: NoteLines, leave_out: frozenset[str], kind: str) -> bool:
+    """True when the clauses naming the question's own thing, in the lines about it, name another weekday, month or
+    number of `kind` and none the question asks ("Is the recycling on Monday?": "Recycling is Tuesday nights now,
+    household rubbish Monday and Thursday")."""
+    asked = {word for word in held_words(question) if kind_of(word) == kind}
+    own = lines_of_its_own_thing(question, notes, leave_out)
+    said = {word for word in held_words(" ".join(clauses_about(question, own, leave_out))) if kind_of(word) == kind}
+    return bool(said) and not said & asked
 
 
 def _own_changed_lines(question: str, notes: NoteLines, leave_out: frozenset[str]) -> list[str]:

@@ -351,3 +351,28 @@ Georges: Actually the dentist moved from Thursday to Friday.
 )
 def test_a_yes_to_a_day_a_line_moved_the_thing_away_from_is_no(question: str, chosen: str | None) -> None:
     assert notes_choice(question, "Yes", answer_prompt(PHYSIO, question)) == chosen
+
+
+KITCHEN = """Notes of Lina, oldest first:
+<notes>
+[31 October 2026]
+Lina: My Tresiba dose is 18 units every evening at nine. NovoRapid with meals, by the carbs.
+[7 November 2026]
+Lina: Dr Berthier wants my Tresiba up to 20 units from tonight (7 November 2026), my morning sugars are too high.
+[9 November 2026]
+Lina: Recycling is Tuesday nights now, household rubbish Monday and Thursday.
+</notes>"""
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "chosen"),
+    [
+        # "morning" is in a line about the Tresiba, but in a clause about the sugars: the change is to 20 units
+        ("Is my Tresiba in the morning or the evening?", "morning", "The evening"),
+        # Monday is in the recycling's line, but the rubbish's
+        ("Is the recycling on Monday?", "Yes", "No"),
+    ],
+)
+def test_a_choice_is_read_from_the_clause_naming_its_own_thing(question: str, answer: str, chosen: str) -> None:
+    assert notes_choice(question, answer, answer_prompt(KITCHEN, question)) == chosen
+    assert notes_choice(question, chosen, answer_prompt(KITCHEN, question)) is None

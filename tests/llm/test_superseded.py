@@ -12,7 +12,7 @@ from kiosk.llm.answer_steps import shown_reply
 from kiosk.llm.note_lines import asked_again_without, note_lines, without_lines
 from kiosk.llm.profiles import DEFAULT_PROFILE, profile_without
 from kiosk.llm.prompts import compact_answer_messages, notes_text, shared_label
-from kiosk.llm.superseded import misleading_lines, superseded_lines
+from kiosk.llm.superseded import misleading_lines, superseded_lines, words_after_change
 
 DENTIST = "When is my dentist appointment?"
 
@@ -166,3 +166,16 @@ def test_a_later_line_naming_the_old_dose_only_as_what_it_changed_from_supersede
     text = notes_text(compact_answer_messages(question, notes, "Marc"))
     assert superseded_lines(question, "10 units", text) == ["Marc: Mum's Lantus is 10 units at bedtime."]
     assert superseded_lines(question, "12 units", text) == []
+
+
+@pytest.mark.parametrize(
+    ("line", "words"),
+    [
+        ("Dr Berthier wants my Tresiba up to 20 units from tonight, my morning sugars are too high.", ["20", "units"]),
+        ("Change of plan, we drive to Uppsala on Friday evening instead.", ["we", "drive", "to", "Uppsala", "on"]),
+        ("Aqua aerobics moved from Wednesday to Thursday.", ["from", "to", "Thursday."]),
+    ],
+)
+def test_the_words_a_line_changes_things_to_end_with_its_clause(line: str, words: list[str]) -> None:
+    said = words_after_change(line)
+    assert said[: len(words)] == words and "morning" not in said and "sugars" not in said
