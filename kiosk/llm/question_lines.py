@@ -14,7 +14,7 @@ from kiosk.llm.answer_form import (
     subject_stems,
     word_set,
 )
-from kiosk.llm.drug_classes import families_of
+from kiosk.llm.families import families_of
 from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.time_anchors import ANCHOR
 from kiosk.llm.unsupported import MONTHS, WEEKDAYS, held_words, names_given
@@ -84,7 +84,7 @@ def lines_about(question: str, notes: NoteLines, leave_out: frozenset[str]) -> l
 def lines_of_its_own_thing(question: str, notes: NoteLines, leave_out: frozenset[str] = frozenset()) -> list[str]:
     """The note lines about the question's own thing: those holding its rarest subject word or name that the notes
     hold at all (each of the rarest, when several are as rare; not `leave_out`, not a number, a modal verb or "still"; a
-    medicine's family counts for the medicine, kiosk.llm.drug_classes). "The amoxicillin, is that before food or
+    medicine's family counts for the medicine, kiosk.llm.families). "The amoxicillin, is that before food or
     after?" is about the amoxicillin's lines, not "No food after 8 for Mum", which shares only "food"."""
     lines = notes.lines
     subject = {stem for stem in subject_stems(question) - leave_out - _NOT_A_THING if stem.isalpha()} | families_of(

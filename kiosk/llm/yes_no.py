@@ -14,7 +14,7 @@
   question about the past ("Did they grow up with a dog?", "Have they been to Rio?"): a note's denial is a standing
   rule or how things are now, and what someone never did once may still have happened (it withdrew three right
   LoCoMo answers). A medicine's family stands for it: "allergic to penicillin" denies "Can Doris have
-  amoxicillin?" (kiosk.llm.drug_classes);
+  amoxicillin?" (kiosk.llm.families);
 - "yes" to whether someone is allergic to a thing a line says they are fine with ("Théo is fine with peanuts");
 - "yes" to whether the asker is the one to do something ("Am I picking Théo up tomorrow?") when the lines about it
   say one other person does it;
@@ -43,7 +43,7 @@ from __future__ import annotations
 import re
 
 from kiosk.llm.answer_form import asked_sentence, content_stems, subject_stems, word_set
-from kiosk.llm.drug_classes import families_of
+from kiosk.llm.families import families_of
 from kiosk.llm.prompts import asker_of
 from kiosk.llm.question_lines import (
     DENYING,
@@ -242,7 +242,7 @@ def _said_of(
     question: str, notes: NoteLines, before: frozenset[str], after: frozenset[str], *, about_before: bool = False
 ) -> str | None:
     """The note line that holds a word of `question`'s subject, a name it gives that is no note's speaker, or
-    the family of a medicine it names ("penicillin" for "amoxicillin", kiosk.llm.drug_classes) just after a word of
+    the family of a medicine it names ("penicillin" for "amoxicillin", kiosk.llm.families) just after a word of
     `before` (in a line about the question, when `about_before`), or, in a line about the question, just before a
     word of `after`, or None. A line is about the question when it holds two of those words (all, when there are
     fewer), or the name the word is."""

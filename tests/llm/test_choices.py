@@ -376,3 +376,16 @@ Lina: Recycling is Tuesday nights now, household rubbish Monday and Thursday.
 def test_a_choice_is_read_from_the_clause_naming_its_own_thing(question: str, answer: str, chosen: str) -> None:
     assert notes_choice(question, answer, answer_prompt(KITCHEN, question)) == chosen
     assert notes_choice(question, chosen, answer_prompt(KITCHEN, question)) is None
+
+
+def test_a_note_about_a_food_family_denies_its_member() -> None:
+    notes = """Notes of Nora, oldest first:
+<notes>
+[3 October 2026]
+Nora: Sam is allergic to tree nuts, his EpiPen is in his school bag.
+Nora: Sam is fine with peanuts.
+</notes>"""
+    question = "A neighbour brought almond croissants. Can Sam have one?"
+    assert notes_choice(question, "Yes", answer_prompt(notes, question)) == "No"
+    peanuts = "Can Sam have one of the peanut butter cookies?"
+    assert notes_choice(peanuts, "Yes", answer_prompt(notes, peanuts)) is None
