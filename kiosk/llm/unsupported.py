@@ -57,6 +57,7 @@ _NUMBER_WORDS = {
     )
 } | {"twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "hundred": "100"}
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]+(?:['’][A-Za-z]+)?|\d+(?:[.:,]\d+)*")
+_SENTENCE_START = re.compile(r"(?:^|(?<!\.)[.!?]\s+)\W*$")
 _LINE_START_OR_LABEL = re.compile(r"^(?:- )?(?:\([^()]*\)\s*)?")
 # A person named beside one word of a "who" question is often there for something else: "Denise will validate
 # visitors' parking" does not answer "Who is doing my Tuesday visitor tours?".
@@ -338,9 +339,14 @@ def _sides(text: str) -> set[tuple[str, str]]:
 
 
 def names_in(question: str) -> frozenset[str]:
-    """The names `question` gives, as _bare writes them: its capitalised words after the first, not weekdays, months
-    nor "I", "I'm" ("When are we going to Uppsala for Farmor's birthday?" -> uppsala, farmor)."""
-    named = {_bare(word) for word in _tokens(question)[1:] if word[:1].isupper()}
+    """The names `question` gives, as _bare writes them: its capitalised words that start no sentence, not weekdays,
+    months nor "I", "I'm" ("When are we going to Uppsala for Farmor's birthday?" -> uppsala, farmor; "A neighbour
+    brought almond croissants. Can Théo have one?" -> théo)."""
+    named = {
+        _bare(match.group())
+        for match in _WORD.finditer(question)
+        if match.group()[:1].isupper() and not _SENTENCE_START.search(question[: match.start()])
+    }
     return frozenset(word for word in named - WEEKDAYS - MONTHS if not _FIRST_PERSON.match(word))
 
 

@@ -61,7 +61,7 @@ from kiosk.llm.question_lines import (
 )
 from kiosk.llm.superseded import CHANGE, words_after_change
 from kiosk.llm.time_anchors import ANCHOR
-from kiosk.llm.unsupported import held_words, names_given, note_people, said_in, supporting_lines
+from kiosk.llm.unsupported import held_words, names_given, names_in, note_people, said_in, supporting_lines
 from kiosk.stems import porter_stem
 
 # ... or right before one of these, away: "the lift is out", "Dr Kavanagh is on annual leave".
@@ -76,6 +76,10 @@ _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 # allergic to peanuts?".
 _FINE = word_set("fine ok okay safe")
 _ALLERGIC = re.compile(r"\ballergic\b", re.IGNORECASE)
+_ALLERGY = re.compile(r"\b(?:allerg\w*|epipen|anaphyla\w*|intoleran\w*)\b", re.IGNORECASE)
+_ASKS_TO_HAVE = re.compile(r"^\W*(?:can|could|may|should)\s+[\w'’-]+\s+(?:have|eat|drink|try)\b", re.IGNORECASE)
+# Words of such a question that name no food: "Can I have one of the cookies?".
+_NOT_THE_FOOD = frozenset(porter_stem(word) for word in word_set("have eat drink try one some any bit piece brought"))
 _REACH_AFTER = 4  # "is on annual leave"
 # The openers of a question about now ("Can I ...", "Is the lift ..."), not the past ("Did ...", "Have ...").
 _ASKS_ABOUT_NOW = word_set("is are am can could may must should do does will")
@@ -99,6 +103,8 @@ def yes_no_answer(question: str, answer: str, notes: NoteLines) -> str | None:
     if first == "yes" and _someone_else_does_it(question, notes):
         return "No"
     if first == "yes" and _ALLERGIC.search(asked_sentence(question)) and _said_of(question, notes, _FINE, frozenset()):
+        return "No"
+    if first == "yes" and _allergy_names_it(question, notes):
         return "No"
     if first in ("yes", "no") and _asks_about_now(question):
         denying = _said_of(question, notes, DENYING, _AWAY) if first == "yes" else None
@@ -134,7 +140,7 @@ def _yes_or_no(question: str, answer: str) -> str:
     if first in ("yes", "no"):
         return first
     said = content_stems(_NEGATION.sub(" ", answer))
-    if not (said and said <= content_stems(asked_sentence(question))):
+    if not (said and said <= content_stems(question) and said & content_stems(asked_sentence(question))):
         return first
     return "no" if _NEGATION.search(answer) else "yes"
 
@@ -184,6 +190,24 @@ def _beside_its_thing_only_another(question: str, notes: NoteLines, leave_out: f
     own = lines_of_its_own_thing(question, notes, leave_out)
     said = {word for word in held_words(" ".join(clauses_about(question, own, leave_out))) if kind_of(word) == kind}
     return bool(said) and not said & asked
+
+
+def _allergy_names_it(question: str, notes: NoteLines) -> bool:
+    """True when the question asks whether someone can have a food or medicine ("A neighbour brought almond
+    croissants. Can Théo have one?") and a sentence of a line about an allergy ("The allergist says Théo is fine
+    with peanuts. It's only tree nuts for him: cashews, almonds, walnuts.") names it or its family without saying
+    it is fine; a line naming none of the people the question names is about someone else."""
+    if not _ASKS_TO_HAVE.match(asked_sentence(question)):
+        return False
+    asked = (subject_stems(question) | families_of(asked_words(question))) - _NOT_THE_FOOD
+    names = names_in(asked_sentence(question))
+    for line in notes.lines:
+        if not _ALLERGY.search(line) or (names and not names.intersection(words_of(line))):
+            continue
+        for sentence in _SENTENCE_BREAK.split(line):
+            if asked & content_stems(sentence) and not _FINE.intersection(words_of(sentence)):
+                return True
+    return False
 
 
 def _own_changed_lines(question: str, notes: NoteLines, leave_out: frozenset[str]) -> list[str]:

@@ -389,3 +389,17 @@ Nora: Sam is fine with peanuts.
     assert notes_choice(question, "Yes", answer_prompt(notes, question)) == "No"
     peanuts = "Can Sam have one of the peanut butter cookies?"
     assert notes_choice(peanuts, "Yes", answer_prompt(notes, peanuts)) is None
+
+
+def test_a_food_an_allergy_line_names_without_saying_it_is_fine_is_a_no() -> None:
+    notes = """Notes of Claire, oldest first:
+<notes>
+[3 October 2026]
+Claire: The allergist says Théo is fine with peanuts. It's only tree nuts for him: cashews, almonds, walnuts.
+</notes>"""
+    question = "A neighbour brought almond croissants. Can Théo have one?"
+    assert notes_choice(question, "Théo can have almond croissants.", answer_prompt(notes, question)) == "No"
+    peanuts = "Can Théo have one of the peanut butter cookies?"
+    assert notes_choice(peanuts, "Yes", answer_prompt(notes, peanuts)) is None
+    someone_else = "Can Maya have one of the almond croissants?"
+    assert notes_choice(someone_else, "Yes", answer_prompt(notes, someone_else)) is None

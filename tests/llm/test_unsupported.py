@@ -8,6 +8,7 @@ from kiosk.llm.prompts import UNKNOWN_ANSWER
 from kiosk.llm.unsupported import (
     held_words,
     names_given,
+    names_in,
     names_the_other_side,
     note_names,
     only_done_to,
@@ -357,3 +358,7 @@ def test_the_one_a_who_question_s_verb_is_done_to_is_no_answer() -> None:
     assert only_done_to("Who is picking me up from school today?", [line]) == {"kenji"}
     assert only_done_to("Who did Michiko pick up?", [line]) == frozenset()  # asks whom: the one picked up answers
     assert "kenji" not in only_done_to("Who is picking me up?", [line, "Kenji: I'll pick Yuna up today"])
+
+
+def test_a_word_starting_a_sentence_is_no_name() -> None:
+    assert names_in("A neighbour brought almond croissants. Can Théo have one?") == {"théo"}
