@@ -16,6 +16,9 @@
   LoCoMo answers). A medicine's family stands for it: "allergic to penicillin" denies "Can Doris have
   amoxicillin?" (kiosk.llm.families);
 - "yes" to whether someone is allergic to a thing a line says they are fine with ("Théo is fine with peanuts");
+- "yes" to whether someone can have a food or medicine that a sentence of a line about an allergy names, or names
+  the family of, without saying it is fine ("It's only tree nuts for him: cashews, almonds" for "A neighbour brought
+  almond croissants. Can Théo have one?"), in a line naming the person the question names;
 - "yes" to whether the asker is the one to do something ("Am I picking Théo up tomorrow?") when the lines about it
   say one other person does it;
 - a "no" a line about the question (two of those words) keeps going: "Keep taking the aspirin 75 mg with dinner"
