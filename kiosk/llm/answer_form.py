@@ -41,6 +41,13 @@ def word_set(words: str) -> frozenset[str]:
     return frozenset(words.split())
 
 
+TIME_WORDS = word_set(
+    "today tonight tomorrow yesterday now week weekend month year day time morning afternoon evening night next "
+    "last this still"
+)
+"""Words of a question that say when, not what it is about."""
+
+
 _FUNCTION_WORDS = word_set(
     "a an the and or of to in on at for with as by from his her their its my our your he she they it is are was "
     "were be been has have had do does did that this these those about"

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 from datetime import date, timedelta
 
-from kiosk.llm.answer_form import asks_when_it_is, content_stems, subject_stems, word_set
+from kiosk.llm.answer_form import TIME_WORDS, asks_when_it_is, content_stems, subject_stems, word_set
 from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.note_lines import filing_day
 from kiosk.llm.past_days import days_with_year
@@ -38,9 +38,9 @@ from kiosk.stems import porter_stem
 # Words of a "when" question that do not say what it is about.
 _NOT_THE_THING = frozenset(
     porter_stem(word)
-    for word in word_set(
-        "up in out down off over back on away today tonight tomorrow morning afternoon evening night week weekend "
-        "now still next this time day date go going get getting come coming make have has am is are due start"
+    for word in TIME_WORDS
+    | word_set(
+        "up in out down off over back on away date go going get getting come coming make have has am is are due start"
     )
 )
 _SENTENCE_BREAK = re.compile(r"(?<=[.;!?])\s+")
@@ -90,16 +90,25 @@ def _as_said(day: date, clock: str | None) -> str:
     return f"{said} {clock}" if clock.lower().startswith("at ") else f"{said} at {clock}"
 
 
+def asked_days(question: str, asked_on: date | None) -> tuple[frozenset[date], frozenset[str]]:
+    """The days `question` asks about: dates ("today", "tonight", "tomorrow", from the day it is asked) and
+    weekdays, named or of those dates."""
+    dates: set[date] = set()
+    if asked_on is not None:
+        if _TODAY.search(question):
+            dates.add(asked_on)
+        if _TOMORROW.search(question):
+            dates.add(asked_on + timedelta(days=1))
+    weekdays = (held_words(question) & WEEKDAYS) | {WEEKDAY_ORDER[day.weekday()] for day in dates}
+    return frozenset(dates), frozenset(weekdays)
+
+
 def _asked_day_fits(question: str, day: date, asked_on: date) -> bool:
     """False when `day` is past on the day the question is asked, or not the day it asks about."""
-    if day < asked_on:
+    dates, weekdays = asked_days(question, asked_on)
+    if day < asked_on or (dates and day not in dates):
         return False
-    if _TODAY.search(question) and day != asked_on:
-        return False
-    if _TOMORROW.search(question) and day != asked_on + timedelta(days=1):
-        return False
-    named = held_words(question) & WEEKDAYS
-    return not named or WEEKDAY_ORDER[day.weekday()] in named
+    return not weekdays or WEEKDAY_ORDER[day.weekday()] in weekdays
 
 
 def day_named(question: str, notes: str, asked_on: date | None = None) -> tuple[date, str | None] | None:

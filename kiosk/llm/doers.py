@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from datetime import date, timedelta
+from datetime import date
 
-from kiosk.llm.answer_form import content_stems, says_unknown, subject_stems, word_set
+from kiosk.llm.answer_form import TIME_WORDS, content_stems, says_unknown, subject_stems, word_set
+from kiosk.llm.days_named import asked_days
 from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.past_days import days_with_year
 from kiosk.llm.prompts import asker_of
@@ -35,18 +36,11 @@ from kiosk.llm.unsupported import (
     speaker_of_line,
     spoken_text,
 )
-from kiosk.local_time import WEEKDAYS as WEEKDAY_ORDER
 from kiosk.stems import porter_stem
 
 YOU = "You"
 # Words of a "who" question that do not say what is done: particles of its verb and when it is.
-_NOT_THE_THING = frozenset(
-    porter_stem(word)
-    for word in word_set(
-        "up in out down off over back on away today tonight tomorrow morning afternoon evening night week weekend "
-        "now still next this"
-    )
-)
+_NOT_THE_THING = frozenset(porter_stem(word) for word in TIME_WORDS | word_set("up in out down off over back on away"))
 # Verbs a note says one another with: "Who's getting my hearing aid batteries?": "Grace will pick up the hearing
 # aid batteries". Not "drive" for "collect": the one driving there is not the one collecting.
 _VERB_GROUPS = tuple(
@@ -63,8 +57,6 @@ _NAME_DOES = re.compile(
 )
 _BEING = re.compile(r"(?:\bis|\bare|['’]s)\s+(?:\w+ly\s+|also\s+)?$")
 _CANNOT = re.compile(r"\b(?:can(?:no|['’])t|won['’]t|isn['’]t|not able|unable)\b", re.IGNORECASE)
-_TODAY = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", re.IGNORECASE)
-_TOMORROW = re.compile(r"\btomorrow\b", re.IGNORECASE)
 
 
 def _doer_in(sentence: str, verbs: frozenset[str] | None, speaker: str | None) -> str | None:
@@ -96,19 +88,6 @@ def _verbs_meant(verb: str) -> frozenset[str] | None:
     return frozenset({verb}.union(*(group for group in _VERB_GROUPS if verb in group)))
 
 
-def _asked_days(question: str, asked_on: date | None) -> tuple[frozenset[date], frozenset[str]]:
-    """The days the question asks about: dates ("today", "tomorrow", from the day it is asked) and weekdays, named
-    or of those dates."""
-    dates: set[date] = set()
-    if asked_on is not None:
-        if _TODAY.search(question):
-            dates.add(asked_on)
-        if _TOMORROW.search(question):
-            dates.add(asked_on + timedelta(days=1))
-    weekdays = (held_words(question) & WEEKDAYS) | {WEEKDAY_ORDER[day.weekday()] for day in dates}
-    return frozenset(dates), frozenset(weekdays)
-
-
 def _on_another_day(sentence: str, dates: frozenset[date], weekdays: frozenset[str]) -> bool:
     """True when `sentence` is about another day than the question's: another date, or only other weekdays."""
     said_dates = set(days_with_year(sentence))
@@ -133,7 +112,7 @@ def doer_named(question: str, notes: str, asked_on: date | None = None, people: 
     lines = dated_note_lines(notes)
     known = note_names(line for _, line in lines) | {name.lower() for name in people}
     asker = asker_of(notes)
-    dates, weekdays = _asked_days(question, asked_on)
+    dates, weekdays = asked_days(question, asked_on)
     in_its_sentence: dict[str, int] = {}
     in_its_line: dict[str, int] = {}
     for index, (_, line) in enumerate(lines):

@@ -15,16 +15,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kiosk.llm.answer_form import content_stems, subject_stems, word_set
+from kiosk.llm.answer_form import TIME_WORDS, content_stems, subject_stems, word_set
 from kiosk.stems import porter_stem
 
 _NOT_TELLING = frozenset(
     porter_stem(word)
-    for word in word_set(
-        "today tonight tomorrow yesterday now week weekend month year day time morning afternoon evening night next "
-        "last this still go goes going get gets got come comes came make makes made take takes have has had do does "
-        "did need needs give gives new back can could may might must shall should will would want name names number "
-        "code kind sort type thing things place way"
+    for word in TIME_WORDS
+    | word_set(
+        "go goes going get gets got come comes came make makes made take takes have has had do does did need needs "
+        "give gives new back can could may might must shall should will would want name names number code kind sort "
+        "type thing things place way"
     )
 )
 _MIN_LETTERS = 3
