@@ -260,15 +260,16 @@ class Assistant:
             timings["encode"] = _ms_since(started)
             search = partial(self.retriever.retrieve, pool.owner_ids, query, text, k=k, now=now)
             retrieval = search(scopes=pool.scopes, exclude=withheld, asked_at=asked_at)
-            retrieval = without_foreign_instructions(self.relevant(retrieval, text), decision.verified_user_id)
+            asker = decision.verified_user_id
+            retrieval = without_foreign_instructions(self.relevant(retrieval, text, asker), asker)
             if withheld:
                 # How many of the K most similar notes were held back: the screen can say "verify more to use them".
                 nearest = top_similar(self.store, pool.owner_ids, query, k or self.config.retrieval.k)
                 clearance = replace(clearance, withheld_in_top_k=sum(1 for item in nearest if item.note.id in withheld))
                 if record:  # a question asked, not one being typed: would the asker's own withheld note be used?
-                    scopes, asker = pool.scopes, decision.verified_user_id
-                    again = partial(search, asked_at=asked_at)
-                    unheld = lambda: without_foreign_instructions(self.relevant(again(scopes=scopes), text), asker)  # noqa: E731
+                    scopes = pool.scopes
+                    again = partial(search, scopes=scopes, asked_at=asked_at)
+                    unheld = lambda: without_foreign_instructions(self.relevant(again(), text, asker), asker)  # noqa: E731
                     found = step_up(decision, clearance, withheld, scopes, self.store.groups_of, self.config, unheld)
                     retrieval = replace(retrieval, step_up=found)
         retrieval = replace(retrieval, clearance=clearance)
@@ -280,10 +281,11 @@ class Assistant:
         (LoCoMo), where days named without a year also stay unresolved."""
         return self.clock().date() if self.clock.resolves_yearless_days else None
 
-    def relevant(self, retrieval: Retrieval, question: str = "") -> Retrieval:
-        """`retrieval` without its notes when none is about `question` (the retriever's tuned relevance floor)."""
+    def relevant(self, retrieval: Retrieval, question: str = "", asker: int | None = None) -> Retrieval:
+        """`retrieval` without its notes when none is about `question` asked by `asker` (the retriever's tuned
+        relevance floor)."""
         floor = self.retriever.tuning.relevance_floor
-        return apply_floor(retrieval, floor, question) if floor > 0 else retrieval
+        return apply_floor(retrieval, floor, question, asker) if floor > 0 else retrieval
 
     def answer(
         self,

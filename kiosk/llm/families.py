@@ -66,6 +66,10 @@ _FOODS = _table(
 )
 
 
+MEDICINE_NAMES = frozenset(member for members in _MEDICINES.values() for member in members)
+"""The stems of the medicines the tables list by their own names."""
+
+
 def families_of(words: Iterable[str]) -> frozenset[str]:
     """The stems of the families (as notes name them) that the lower-case `words` are members of: "amoxicillin" ->
     the stem of "penicillin", "almonds" -> the stem of "nuts"."""

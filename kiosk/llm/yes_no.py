@@ -47,6 +47,7 @@ import re
 
 from kiosk.llm.answer_form import asked_sentence, content_stems, subject_stems, word_set
 from kiosk.llm.families import families_of
+from kiosk.llm.medicine_names import medicine_words
 from kiosk.llm.prompts import asker_of
 from kiosk.llm.question_lines import (
     DENYING,
@@ -81,6 +82,12 @@ _FINE = word_set("fine ok okay safe")
 _ALLERGIC = re.compile(r"\ballergic\b", re.IGNORECASE)
 _ALLERGY = re.compile(r"\b(?:allerg\w*|epipen|anaphyla\w*|intoleran\w*)\b", re.IGNORECASE)
 _ASKS_TO_HAVE = re.compile(r"^\W*(?:can|could|may|should)\s+[\w'’-]+\s+(?:have|eat|drink|try)\b", re.IGNORECASE)
+# A question whether a medicine it names is safe: "Can I take it?", "Is that safe for me?", "Am I allowed to take ...".
+_ASKS_IF_SAFE = re.compile(
+    r"^\W*(?:(?:can|could|may|should)\s+[\w'’-]+\s+take\b|(?:is|would)\s+(?:that|it|this)\s+(?:be\s+)?"
+    r"(?:safe|ok|okay|all\s?right|fine)\b|am\s+i\s+allowed\s+to\s+(?:take|have)\b)",
+    re.IGNORECASE,
+)
 # Words of such a question that name no food: "Can I have one of the cookies?".
 _NOT_THE_FOOD = frozenset(porter_stem(word) for word in word_set("have eat drink try one some any bit piece brought"))
 _REACH_AFTER = 4  # "is on annual leave"
@@ -101,13 +108,13 @@ def yes_no_answer(question: str, answer: str, notes: NoteLines) -> str | None:
     """ "No" or NO_CHOICE where the notes about the yes/no `question` contradict the yes or no `answer` gives (see
     the module's docstring); None when they do not contradict it."""
     first = _yes_or_no(question, answer)
+    if first == "yes" and _allergy_names_it(question, notes):  # also where no line names the asked member itself
+        return "No"
     if first in ("yes", "no") and not any_line_about(question, notes):
         return NO_CHOICE
     if first == "yes" and _someone_else_does_it(question, notes):
         return "No"
     if first == "yes" and _ALLERGIC.search(asked_sentence(question)) and _said_of(question, notes, _FINE, frozenset()):
-        return "No"
-    if first == "yes" and _allergy_names_it(question, notes):
         return "No"
     if first in ("yes", "no") and _asks_about_now(question):
         denying = _said_of(question, notes, DENYING, _AWAY) if first == "yes" else None
@@ -197,18 +204,23 @@ def _beside_its_thing_only_another(question: str, notes: NoteLines, leave_out: f
 
 def _allergy_names_it(question: str, notes: NoteLines) -> bool:
     """True when the question asks whether someone can have a food or medicine ("A neighbour brought almond
-    croissants. Can Théo have one?") and a sentence of a line about an allergy ("The allergist says Théo is fine
-    with peanuts. It's only tree nuts for him: cashews, almonds, walnuts.") names it or its family without saying
-    it is fine; a line naming none of the people the question names is about someone else."""
-    if not _ASKS_TO_HAVE.match(asked_sentence(question)):
+    croissants. Can Théo have one?", "The doctor wants to give me amoxicillin for my chest. Is that safe for me?")
+    and a sentence of a line about an allergy ("The allergist says Théo is fine with peanuts. It's only tree nuts for
+    him: cashews, almonds, walnuts.", "I'm allergic to penicillin") names it or its family without saying it is fine;
+    a line naming none of the people the question names is about someone else."""
+    sentence = asked_sentence(question)
+    if _ASKS_TO_HAVE.match(sentence):
+        asked = (subject_stems(question) | families_of(asked_words(question))) - _NOT_THE_FOOD
+    elif _ASKS_IF_SAFE.match(sentence) and (medicines := medicine_words(question)):
+        asked = frozenset(porter_stem(word) for word in medicines) | families_of(medicines)
+    else:
         return False
-    asked = (subject_stems(question) | families_of(asked_words(question))) - _NOT_THE_FOOD
-    names = names_in(asked_sentence(question))
+    names = names_in(sentence)
     for line in notes.lines:
         if not _ALLERGY.search(line) or (names and not names.intersection(words_of(line))):
             continue
-        for sentence in _SENTENCE_BREAK.split(line):
-            if asked & content_stems(sentence) and not _FINE.intersection(words_of(sentence)):
+        for part in _SENTENCE_BREAK.split(line):
+            if asked & content_stems(part) and not _FINE.intersection(words_of(part)):
                 return True
     return False
 

@@ -4,9 +4,9 @@ The gate decides whose notes may be used; this decides whether any of them is wo
 handed ten notes about something else answers from them anyway (a date from the wrong event, a name from
 the wrong story) instead of saying it does not know. So when the best retrieved note's cosine similarity to
 the question is below the floor, the retrieval is emptied and the assistant answers without personal
-memory; the screen says that none of the person's memories matched. The one exception: the best note alone
-holds a telling word of the question (kiosk.retrieval.telling_words), as a family's short notes often score just
-under the floor.
+memory; the screen says that none of the person's memories matched. Two exceptions, as a family's short notes often
+score just under the floor: the best note alone holds a telling word of the question (kiosk.retrieval.telling_words),
+or the asker asks about medicines their own notes name, and those notes alone are kept (kiosk.retrieval.own_medicines).
 
 The floor is read off the text encoder's own scale (kiosk.retrieval.thresholds):
 the best-note similarity of questions asked against their owner's memories (related) and against another
@@ -25,6 +25,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from kiosk.errors import CalibrationError
+from kiosk.retrieval.own_medicines import own_medicine_notes
 from kiosk.retrieval.results import Retrieval
 from kiosk.retrieval.telling_words import best_note_alone_holds_a_telling_word
 from kiosk.retrieval.thresholds import load_for_encoder
@@ -53,9 +54,10 @@ def best_similarity(retrieval: Retrieval) -> float | None:
     return max((item.similarity for item in retrieval.notes), default=None)
 
 
-def apply_floor(retrieval: Retrieval, floor: float, question: str = "") -> Retrieval:
+def apply_floor(retrieval: Retrieval, floor: float, question: str = "", asker: int | None = None) -> Retrieval:
     """`retrieval` emptied (and marked) when its best note is below `floor`, unless its best note alone holds a
-    telling word of `question` (kiosk.retrieval.telling_words); unchanged otherwise."""
+    telling word of `question` (kiosk.retrieval.telling_words), or only the `asker`'s own notes naming the medicines
+    `question` asks about when there are any (kiosk.retrieval.own_medicines); unchanged otherwise."""
     if not retrieval.notes:
         return retrieval
     best = max(retrieval.notes, key=lambda item: item.similarity)
@@ -64,6 +66,8 @@ def apply_floor(retrieval: Retrieval, floor: float, question: str = "") -> Retri
     others = [item.note.content for item in retrieval.notes if item is not best]
     if question and best_note_alone_holds_a_telling_word(question, best.note.content, others):
         return retrieval
+    if question and (own := own_medicine_notes(question, [item.note for item in retrieval.notes], asker)):
+        return replace(retrieval, notes=[retrieval.notes[index] for index in own])
     return replace(retrieval, notes=[], below_relevance_floor=True)
 
 

@@ -403,3 +403,17 @@ Claire: The allergist says Théo is fine with peanuts. It's only tree nuts for h
     assert notes_choice(peanuts, "Yes", answer_prompt(notes, peanuts)) is None
     someone_else = "Can Maya have one of the almond croissants?"
     assert notes_choice(someone_else, "Yes", answer_prompt(notes, someone_else)) is None
+
+
+def test_a_medicine_whose_family_the_asker_is_allergic_to_is_not_safe() -> None:
+    notes = """Notes of Ciaran, oldest first:
+<notes>
+[5 October 2026]
+Ciaran: Remember I'm allergic to penicillin, my face swells right up.
+</notes>"""
+    question = "The doctor wants to give me amoxicillin for my chest. Is that safe for me?"
+    assert notes_choice(question, "Yes", answer_prompt(notes, question)) == "No"
+    taking = "Can I take flucloxacillin for the cut on my hand?"
+    assert notes_choice(taking, "Yes", answer_prompt(notes, taking)) == "No"
+    other = "The doctor wants to give me ibuprofen for my knee. Is that safe for me?"
+    assert notes_choice(other, "Yes", answer_prompt(notes, other)) is None
