@@ -190,6 +190,27 @@ def subject_stems(question: str) -> frozenset[str]:
     )
 
 
+_NOT_TELLING = frozenset(
+    porter_stem(word)
+    for word in TIME_WORDS
+    | word_set(
+        "go goes going get gets got come comes came make makes made take takes have has had do does did need needs "
+        "give gives new back can could may might must shall should will would want name names number code kind sort "
+        "type thing things place way"
+    )
+)
+_MIN_TELLING_LETTERS = 3
+
+
+def telling_words(question: str, min_letters: int = _MIN_TELLING_LETTERS) -> frozenset[str]:
+    """The stems of the question's subject words that can mark a note as about it: no time word ("tomorrow",
+    "week"), common verb ("take", "need"), modal verb, or word for what any thing has ("name", "number", "code");
+    none shorter than `min_letters`."""
+    return frozenset(
+        stem for stem in subject_stems(question) - _NOT_TELLING if stem.isalpha() and len(stem) >= min_letters
+    )
+
+
 def says_what_is_asked(question: str, text: str, words: int = 2) -> bool:
     """True when `text` (a note) holds what the question asks about: at least `words` of its subject_stems, or all
     of them when it has fewer; common verbs ("go", "get") count only when the question asks about nothing else. A

@@ -59,7 +59,11 @@ _FOODS = _table(
             "salmon tuna cod haddock mackerel sardine sardines trout anchovy anchovies pollock plaice hake",
         ),
         ("dairy lactose", "milk cheese yoghurt yogurt custard milkshake"),
-        ("gluten wheat coeliac celiac", "bread pasta flour couscous biscuit biscuits crackers pizza noodles"),
+        (
+            "gluten wheat coeliac celiac",
+            "bread pasta flour couscous biscuit biscuits crackers pizza noodles lasagne lasagna spaghetti macaroni "
+            "cake cakes pastry pastries",
+        ),
         ("egg eggs", "mayonnaise mayo meringue meringues omelette quiche"),
         ("sesame", "tahini hummus houmous halva"),
     )

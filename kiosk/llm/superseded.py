@@ -63,18 +63,26 @@ _CORRECTION = re.compile(
 _MONTH_STEMS = frozenset(porter_stem(month) for month in MONTHS)
 
 
+_NEGATED = re.compile(r"(?:not|never|cannot|\w+n['’]t)\W*$", re.IGNORECASE)
+
+
 def words_after_change(line: str) -> list[str]:
     """The words of the clause after a line's first change word (CHANGE), without those named as what it changed
     from ("moved from Wednesday to Thursday" -> to, Thursday); empty without a change word. The clause ends at the
     first comma or full stop after a word of it: "up to 20 units from tonight, my morning sugars are too high" says
-    nothing changed to the morning; "Change of plan, we drive on Friday" changes to Friday."""
+    nothing changed to the morning; "Change of plan, we drive on Friday" changes to Friday. A clause that negates
+    says what no longer holds, so the next clause is read too: "Change of plan, the plumber can't make it tomorrow,
+    he's coming Thursday the 5th instead" changes to Thursday."""
     change = CHANGE.search(line)
     words: list[str] = []
+    clause_start = 0
     for word in line[change.end() :].split() if change else []:
         if word.strip(",.;:!?"):
             words.append(word)
-        if words and word.endswith((",", ".", ";", "!", "?")):
-            break
+        if len(words) > clause_start and word.endswith((",", ".", ";", "!", "?")):
+            if not any(_NEGATED.match(said) for said in words[clause_start:]):
+                break
+            clause_start = len(words)  # "can't make it tomorrow," says what no longer holds: read on
     return [word for index, word in enumerate(words) if not (index and words[index - 1].lower() == "from")]
 
 

@@ -377,9 +377,10 @@ def unsupported_words(question: str, answer: str, notes: str) -> frozenset[str]:
         return frozenset()
     names = note_names(lines)
     named = typed_words(answer, names) - held_words(question)
-    if not named:
-        return frozenset()
     asks_who = bool(_ASKS_WHO.match(question))
+    nowhere = _named_nowhere(question, answer, lines) if asks_who else frozenset()
+    if not named:
+        return nowhere
     supporting = _supporting_dated_lines(question, notes, words=2 if asks_who else 1)
     about = _this_sides(question, supporting, with_days=not asks_when_it_is(question))
     unheld = named - held_words(" ".join(about))
@@ -387,7 +388,18 @@ def unsupported_words(question: str, answer: str, notes: str) -> frozenset[str]:
         sides = _this_sides(question, supporting, with_days=False)
         unheld |= (named & names) - said_in(sides)
         unheld |= (named & names) & only_done_to(question, sides)
-    return unheld
+    return unheld | nowhere
+
+
+def _named_nowhere(question: str, answer: str, lines: list[str]) -> frozenset[str]:
+    """The capitalised words of a who-question's `answer` that neither the question nor any note line holds: a
+    person the model made up ("Lucia" where the notes say "Mum will take you driving")."""
+    held = held_words(" ".join([question, *lines]))
+    return frozenset(
+        word
+        for token in _tokens(answer)
+        if token[:1].isupper() and (word := _bare(token)) not in held and content_stems(word)
+    )
 
 
 def _does_it_themselves(words: list[str], verbs: set[str]) -> bool:

@@ -25,6 +25,9 @@
   for "Do I still take the aspirin?"; and a "no" to whether something is still so when no line holding the
   question's rarest word says it ended, changed or was done ("Is Femi still on the apixaban twice a day?" -> "No",
   the apixaban's two lines unchanged since);
+- a "no" where a line says what the question asks in so many words: every telling word, name and day of it, with
+  no clause about it negating and no line about it changing ("Has Luca paid the electricity bill?": "Luca: Paid the
+  electricity bill tonight");
 - a yes or no when no note line is about the question at all (none holds a word of what it asks, a name it gives, a
   medicine's family or a day it names) is a guess ("Is Claire going for a job interview?" / "Yes").
 
@@ -45,7 +48,7 @@ from __future__ import annotations
 
 import re
 
-from kiosk.llm.answer_form import asked_sentence, content_stems, subject_stems, word_set
+from kiosk.llm.answer_form import asked_sentence, content_stems, subject_stems, telling_words, word_set
 from kiosk.llm.families import families_of
 from kiosk.llm.medicine_names import medicine_words
 from kiosk.llm.prompts import asker_of
@@ -65,7 +68,15 @@ from kiosk.llm.question_lines import (
 )
 from kiosk.llm.superseded import CHANGE, words_after_change
 from kiosk.llm.time_anchors import ANCHOR
-from kiosk.llm.unsupported import held_words, names_given, names_in, note_people, said_in, supporting_lines
+from kiosk.llm.unsupported import (
+    held_words,
+    names_given,
+    names_in,
+    note_people,
+    said_in,
+    spoken_text,
+    supporting_lines,
+)
 from kiosk.stems import porter_stem
 
 # ... or right before one of these, away: "the lift is out", "Dr Kavanagh is on annual leave".
@@ -79,8 +90,17 @@ _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 # A word of what is asked right after one of these does no harm: "Théo is fine with peanuts", asked "Is Théo
 # allergic to peanuts?".
 _FINE = word_set("fine ok okay safe")
+# A span of days is no change: "camp is from Wednesday the 18th to Friday the 20th".
+_RANGE = re.compile(r"\bfrom\b[^,.;]{0,40}?\bto\b", re.IGNORECASE)
+_FINE_STEMS = frozenset(porter_stem(word) for word in _FINE)
+# What negates in a clause: "no", "not", "nobody", "can't", "skip", "stop", "allergic to".
+_NEGATING = re.compile(
+    r"\b(?:not|never|no|nobody|nothing|none|neither|nor|cannot|without|avoid|skip\w*|stop\w*|hold|allergic)\b"
+    r"|\b\w+n['’]t\b",
+    re.IGNORECASE,
+)
 _ALLERGIC = re.compile(r"\ballergic\b", re.IGNORECASE)
-_ALLERGY = re.compile(r"\b(?:allerg\w*|epipen|anaphyla\w*|intoleran\w*)\b", re.IGNORECASE)
+_ALLERGY = re.compile(r"\b(?:allerg\w*|epipen|anaphyla\w*|intoleran\w*|coeliac|celiac)\b", re.IGNORECASE)
 _ASKS_TO_HAVE = re.compile(r"^\W*(?:can|could|may|should)\s+[\w'’-]+\s+(?:have|eat|drink|try)\b", re.IGNORECASE)
 # A question whether a medicine it names is safe: "Can I take it?", "Is that safe for me?", "Am I allowed to take ...".
 _ASKS_IF_SAFE = re.compile(
@@ -124,6 +144,8 @@ def yes_no_answer(question: str, answer: str, notes: NoteLines) -> str | None:
             return NO_CHOICE
         if _no_without_an_end(question, answer, notes):
             return NO_CHOICE
+    if first == "no" and _said_plainly(question, notes):
+        return NO_CHOICE
     return _yes_or_no_against_kind(question, answer, notes)
 
 
@@ -312,3 +334,26 @@ def _no_without_an_end(question: str, answer: str, notes: NoteLines) -> bool:
         return False
     about = lines_of_its_own_thing(question, notes)
     return bool(about) and not any(_ENDED.search(line) for line in about)
+
+
+def _said_plainly(question: str, notes: NoteLines) -> bool:
+    """True when a line says what the yes/no `question` asks, plainly: it holds every telling word of the question
+    (kiosk.llm.answer_form.telling_words), every name it gives (its speaker counts) and every weekday, month or
+    number it names, no clause about it negates anything and no line about it says something changed ("Has Luca
+    paid the electricity bill?": "Luca: Paid the electricity bill tonight"; "Is paracetamol OK for my headache?":
+    "it's paracetamol only for headaches, no ibuprofen"). A "no" to it is withdrawn."""
+    asked = asked_sentence(question)
+    telling = telling_words(asked, min_letters=1) - _FINE_STEMS  # "gas" of "the gas bill" tells too
+    if not telling or _STILL.search(asked):  # whether it is still so: _no_without_an_end judges that
+        return False
+    names = names_in(asked) - _FINE
+    typed = {word for word in held_words(asked) if kind_of(word)}
+    about = [(line, said) for line in notes.lines if telling & content_stems(said := spoken_text(line))]
+    plain = any(
+        telling <= content_stems(said) and names.issubset(words_of(line)) and typed <= held_words(said)
+        for line, said in about
+    )
+    if not plain or any(CHANGE.search(_RANGE.sub(" ", ANCHOR.sub(" ", said))) for _, said in about):
+        return False
+    clauses = clauses_about(question, [said for _, said in about], frozenset())
+    return not any(_NEGATING.search(clause) for clause in clauses)

@@ -15,26 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from kiosk.llm.answer_form import TIME_WORDS, content_stems, subject_stems, word_set
-from kiosk.stems import porter_stem
+from kiosk.llm.answer_form import content_stems, telling_words
 
-_NOT_TELLING = frozenset(
-    porter_stem(word)
-    for word in TIME_WORDS
-    | word_set(
-        "go goes going get gets got come comes came make makes made take takes have has had do does did need needs "
-        "give gives new back can could may might must shall should will would want name names number code kind sort "
-        "type thing things place way"
-    )
-)
-_MIN_LETTERS = 3
-
-
-def telling_words(question: str) -> frozenset[str]:
-    """The stems of the question's subject words that can mark a note as about it."""
-    return frozenset(
-        stem for stem in subject_stems(question) - _NOT_TELLING if stem.isalpha() and len(stem) >= _MIN_LETTERS
-    )
+__all__ = ["best_note_alone_holds_a_telling_word", "telling_words"]
 
 
 def best_note_alone_holds_a_telling_word(question: str, best: str, others: Sequence[str]) -> bool:

@@ -417,3 +417,88 @@ Ciaran: Remember I'm allergic to penicillin, my face swells right up.
     assert notes_choice(taking, "Yes", answer_prompt(notes, taking)) == "No"
     other = "The doctor wants to give me ibuprofen for my knee. Is that safe for me?"
     assert notes_choice(other, "Yes", answer_prompt(notes, other)) is None
+
+
+PLAIN = """Notes of Sofia, oldest first:
+<notes>
+[20 October 2026]
+Sofia: The GP says while I'm pregnant it's paracetamol only for headaches, no ibuprofen and no aspirin.
+[24 October 2026]
+Sofia: The electricity bill is 412 dollars, due on the 6th of November. Luca, can you pay it?
+</notes>
+
+Notes other people shared (data, not the asker's own), oldest first:
+<notes>
+[23 October 2026]
+- (family group note by Luca — not the asker's) Luca: Bins: the red general waste goes out every Sunday night.
+[26 October 2026]
+- (parents group note by Luca — not the asker's) Luca: Paid the electricity bill tonight (26 October 2026).
+</notes>"""
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Has Luca paid the electricity bill?",  # his own line says it, in so many words
+        "Is paracetamol OK for my headache?",  # the "no" of that line is for ibuprofen
+        "Does the general waste go out on Sunday?",
+    ],
+)
+def test_a_no_to_what_a_line_says_plainly_is_withdrawn(question: str) -> None:
+    assert contradicted(question, "No.", answer_prompt(PLAIN, question))
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "Has Sofia paid the electricity bill?",  # the line that says it is Luca's
+        "Is ibuprofen OK for my headache?",  # a clause about it negates
+        "Does the general waste go out on Monday?",  # the line names another day
+        "Is the gas bill paid?",  # no line holds the gas bill
+    ],
+)
+def test_a_no_the_lines_do_not_plainly_contradict_is_kept(question: str) -> None:
+    assert not contradicted(question, "No.", answer_prompt(PLAIN, question))
+
+
+def test_a_dish_of_a_family_a_coeliac_line_names_is_a_no() -> None:
+    notes = """Notes of Giulia, oldest first:
+<notes>
+[13 November 2026]
+Giulia: Can I have the leftover lasagne for lunch tomorrow?
+</notes>
+
+Notes other people shared (data, not the asker's own), oldest first:
+<notes>
+[19 October 2026]
+- (family group note by Sofia — not the asker's) Sofia: Giulia is coeliac, so nothing with gluten for her.
+</notes>"""
+    question = "Can I have the leftover lasagne tomorrow?"
+    assert notes_choice(question, "Yes", answer_prompt(notes, question)) == "No"
+
+
+def test_a_span_of_days_is_no_change_that_keeps_a_no() -> None:
+    notes = """Notes of Marco, oldest first:
+<notes>
+[5 November 2026]
+Marco: School camp is from Wednesday the 18th to Friday the 20th. I have to take the EpiPen and the spare.
+</notes>"""
+    question = "Do I need to take my EpiPen to camp?"
+    assert contradicted(question, "No.", answer_prompt(notes, question))
+
+
+def test_a_no_to_whether_something_is_still_so_is_left_to_the_still_rule() -> None:
+    notes = """Notes of Bisi, oldest first:
+<notes>
+[2 November 2026]
+Bisi: Shopping for Dad: sugar-free squash, plantain, and new slippers with a back to them.
+Bisi: Dad's GP is Dr Shah, and Dad's pharmacy is Boots.
+</notes>
+
+Notes other people shared (data, not the asker's own), oldest first:
+<notes>
+[6 November 2026]
+- (family group note by Tunde — not the asker's) Tunde: Got Grandad his new slippers. They're by his chair.
+</notes>"""
+    question = "Do we still need to get Dad new slippers?"
+    assert not contradicted(question, "No, we don't need", answer_prompt(notes, question))

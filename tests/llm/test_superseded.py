@@ -179,3 +179,9 @@ def test_a_later_line_naming_the_old_dose_only_as_what_it_changed_from_supersede
 def test_the_words_a_line_changes_things_to_end_with_its_clause(line: str, words: list[str]) -> None:
     said = words_after_change(line)
     assert said[: len(words)] == words and "morning" not in said and "sugars" not in said
+
+
+def test_a_change_clause_that_negates_is_read_on_to_what_holds_instead() -> None:
+    line = "Change of plan, the plumber can't make it tomorrow, he's coming Thursday the 5th at eight instead."
+    assert words_after_change(line)[6:9] == ["he's", "coming", "Thursday"]
+    assert "Thursday" not in words_after_change("Change of plan, we drive on Friday, not Thursday.")

@@ -362,3 +362,10 @@ def test_the_one_a_who_question_s_verb_is_done_to_is_no_answer() -> None:
 
 def test_a_word_starting_a_sentence_is_no_name() -> None:
     assert names_in("A neighbour brought almond croissants. Can Théo have one?") == {"théo"}
+
+
+def test_a_person_a_who_answer_makes_up_is_withdrawn() -> None:
+    notes = answer_prompt(NOTES, "Who is driving to Gran's lunch?")
+    assert unsupported_words("Who is driving to Gran's lunch?", "Lucia", notes) == frozenset({"lucia"})
+    assert unsupported_words("Who is driving to Gran's lunch?", "Rosa", notes) == frozenset()
+    assert unsupported_words("Who is driving to Gran's lunch?", "The boiler man", notes) == frozenset()
