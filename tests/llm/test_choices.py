@@ -405,18 +405,23 @@ Claire: The allergist says Théo is fine with peanuts. It's only tree nuts for h
     assert notes_choice(someone_else, "Yes", answer_prompt(notes, someone_else)) is None
 
 
-def test_a_medicine_whose_family_the_asker_is_allergic_to_is_not_safe() -> None:
-    notes = """Notes of Ciaran, oldest first:
+PENICILLIN = """Notes of Ciaran, oldest first:
 <notes>
 [5 October 2026]
 Ciaran: Remember I'm allergic to penicillin, my face swells right up.
 </notes>"""
-    question = "The doctor wants to give me amoxicillin for my chest. Is that safe for me?"
-    assert notes_choice(question, "Yes", answer_prompt(notes, question)) == "No"
-    taking = "Can I take flucloxacillin for the cut on my hand?"
-    assert notes_choice(taking, "Yes", answer_prompt(notes, taking)) == "No"
-    other = "The doctor wants to give me ibuprofen for my knee. Is that safe for me?"
-    assert notes_choice(other, "Yes", answer_prompt(notes, other)) is None
+
+
+@pytest.mark.parametrize(
+    ("question", "choice"),
+    [
+        ("The doctor wants to give me amoxicillin for my chest. Is that safe for me?", "No"),
+        ("Can I take flucloxacillin for the cut on my hand?", "No"),
+        ("The doctor wants to give me ibuprofen for my knee. Is that safe for me?", None),
+    ],
+)
+def test_a_medicine_whose_family_the_asker_is_allergic_to_is_not_safe(question: str, choice: str | None) -> None:
+    assert notes_choice(question, "Yes", answer_prompt(PENICILLIN, question)) == choice
 
 
 PLAIN = """Notes of Sofia, oldest first:
