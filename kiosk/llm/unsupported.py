@@ -39,6 +39,7 @@ from kiosk.llm.answer_form import (
     says_unknown,
     says_what_is_asked,
     subject_stems,
+    telling_words,
 )
 from kiosk.llm.answer_kinds import as_number, of_another_kind
 from kiosk.llm.grounding import dated_note_lines
@@ -388,7 +389,24 @@ def unsupported_words(question: str, answer: str, notes: str) -> frozenset[str]:
         sides = _this_sides(question, supporting, with_days=False)
         unheld |= (named & names) - said_in(sides)
         unheld |= (named & names) & only_done_to(question, sides)
+        unheld |= (named & names) - _held_beside_a_telling_word(question, sides)
     return unheld | nowhere
+
+
+def _held_beside_a_telling_word(question: str, lines: list[str]) -> frozenset[str]:
+    """The words the `lines` holding a telling word of the who-`question` (kiosk.llm.answer_form.telling_words) or a
+    weekday or month it names hold; every word of them when it has none. A line about the person the question names
+    that says nothing of what it asks ("Ania, can you get more thickener?" for "Who is coming to see Stan on
+    Sunday?") names no one for it; the line just after one holding it may."""
+    telling = telling_words(question) | {porter_stem(day) for day in held_words(question) & (WEEKDAYS | MONTHS)}
+    kept: list[str] = []
+    after_telling = False
+    for line in lines:  # the reply after a line holding one may answer in words of its own ("It was Matt Patterson")
+        holds = not telling or bool(telling & content_stems(line))
+        if holds or after_telling:
+            kept.append(line)
+        after_telling = holds
+    return held_words(" ".join(kept))
 
 
 def _named_nowhere(question: str, answer: str, lines: list[str]) -> frozenset[str]:

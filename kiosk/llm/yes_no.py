@@ -237,7 +237,7 @@ def _allergy_names_it(question: str, notes: NoteLines) -> bool:
         asked = frozenset(porter_stem(word) for word in medicines) | families_of(medicines)
     else:
         return False
-    names = names_in(sentence)
+    names = names_in(sentence) - _FINE  # "Is that OK?" names no one
     for line in notes.lines:
         if not _ALLERGY.search(line) or (names and not names.intersection(words_of(line))):
             continue

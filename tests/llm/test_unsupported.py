@@ -369,3 +369,21 @@ def test_a_person_a_who_answer_makes_up_is_withdrawn() -> None:
     assert unsupported_words("Who is driving to Gran's lunch?", "Lucia", notes) == frozenset({"lucia"})
     assert unsupported_words("Who is driving to Gran's lunch?", "Rosa", notes) == frozenset()
     assert unsupported_words("Who is driving to Gran's lunch?", "The boiler man", notes) == frozenset()
+
+
+def test_a_who_answer_named_only_in_lines_about_something_else_is_withdrawn() -> None:
+    notes = """Notes of Halina, oldest first:
+<notes>
+[13 November 2026]
+Halina: My hairdresser is every second Friday at ten.
+</notes>
+
+Notes other people shared (data, not the asker's own), oldest first:
+<notes>
+[13 November 2026]
+- (care group note by Jasmine — not the asker's) Jasmine: We're out of Stan's thickener. Ania, can you get more?
+- (care group note by Deb — not the asker's) Deb: Marek is visiting Stan on Sunday afternoon.
+</notes>"""
+    question = "Who is coming to see Stan on Sunday?"
+    assert unsupported_words(question, "Ania", answer_prompt(notes, question)) == frozenset({"ania"})
+    assert unsupported_words(question, "Marek", answer_prompt(notes, question)) == frozenset()
