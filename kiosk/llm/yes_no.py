@@ -74,6 +74,7 @@ from kiosk.llm.unsupported import (
     names_in,
     note_people,
     said_in,
+    speaker_of_line,
     spoken_text,
     supporting_lines,
 )
@@ -90,6 +91,9 @@ _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 # A word of what is asked right after one of these does no harm: "Théo is fine with peanuts", asked "Is Théo
 # allergic to peanuts?".
 _FINE = word_set("fine ok okay safe")
+_CLAUSES = re.compile(r"[,;:.!?]\s+")
+_ASKS_OF_ME = re.compile(r"\b(?:i|me|my|i'm|i’m)\b", re.IGNORECASE)
+_SPEAKS_AS_I = re.compile(r"\b(?:i|i'm|i’m|i'll|i’ll|i've|i’ve|we|we're|we’re|we'll|we’ll)\b", re.IGNORECASE)
 # A span of days is no change: "camp is from Wednesday the 18th to Friday the 20th".
 _RANGE = re.compile(r"\bfrom\b[^,.;]{0,40}?\bto\b", re.IGNORECASE)
 _FINE_STEMS = frozenset(porter_stem(word) for word in _FINE)
@@ -339,21 +343,40 @@ def _no_without_an_end(question: str, answer: str, notes: NoteLines) -> bool:
 def _said_plainly(question: str, notes: NoteLines) -> bool:
     """True when a line says what the yes/no `question` asks, plainly: it holds every telling word of the question
     (kiosk.llm.answer_form.telling_words), every name it gives (its speaker counts) and every weekday, month or
-    number it names, no clause about it negates anything and no line about it says something changed ("Has Luca
-    paid the electricity bill?": "Luca: Paid the electricity bill tonight"; "Is paracetamol OK for my headache?":
-    "it's paracetamol only for headaches, no ibuprofen"). A "no" to it is withdrawn."""
+    number it names, its clauses about it name no other person as doing it, no clause about it negates anything and
+    no line about it says something changed ("Has Luca paid the electricity bill?": "Luca: Paid the electricity bill
+    tonight"; "Is paracetamol OK for my headache?": "it's paracetamol only for headaches, no ibuprofen"; not "Is
+    Jasmine doing the morning visit on Thursday?": "Tomasz: Swapping with Jasmine: I'm doing the morning visit on
+    Thursday"). A "no" to it is withdrawn."""
     asked = asked_sentence(question)
     telling = telling_words(asked, min_letters=1) - _FINE_STEMS  # "gas" of "the gas bill" tells too
     if not telling or _STILL.search(asked):  # whether it is still so: _no_without_an_end judges that
         return False
     names = names_in(asked) - _FINE
     typed = {word for word in held_words(asked) if kind_of(word)}
+    asker = asker_of(notes.text)
+    allowed = names | ({asker.lower()} if asker and _ASKS_OF_ME.search(asked) else set())
+    people = note_people(notes.lines)
     about = [(line, said) for line in notes.lines if telling & content_stems(said := spoken_text(line))]
     plain = any(
-        telling <= content_stems(said) and names.issubset(words_of(line)) and typed <= held_words(said)
+        telling <= content_stems(said)
+        and names.issubset(words_of(line))
+        and typed <= held_words(said)
+        and _doers(line, said, telling, people) <= allowed
         for line, said in about
     )
     if not plain or any(CHANGE.search(_RANGE.sub(" ", ANCHOR.sub(" ", said))) for _, said in about):
         return False
     clauses = clauses_about(question, [said for _, said in about], frozenset())
     return not any(_NEGATING.search(clause) for clause in clauses)
+
+
+def _doers(line: str, said: str, telling: frozenset[str], people: frozenset[str]) -> set[str]:
+    """The people the clauses of `said` (the words of `line`) holding a `telling` word name, lower-cased: household
+    members by name, and the line's speaker where a clause speaks in the first person."""
+    clauses = [clause for clause in _CLAUSES.split(said) if telling & content_stems(clause)]
+    named = {word for clause in clauses for word in words_of(clause) if word in people}
+    speaker = speaker_of_line(line)
+    if speaker and any(_SPEAKS_AS_I.search(clause) for clause in clauses):
+        named.add(speaker.lower())
+    return named

@@ -507,3 +507,14 @@ Notes other people shared (data, not the asker's own), oldest first:
 </notes>"""
     question = "Do we still need to get Dad new slippers?"
     assert not contradicted(question, "No, we don't need", answer_prompt(notes, question))
+
+
+def test_a_line_saying_someone_else_does_it_contradicts_no_no() -> None:
+    notes = """Notes of Tomasz, oldest first:
+<notes>
+[9 November 2026]
+Tomasz: Swapping with Jasmine this week: I'm doing the morning visit on Thursday the 12th, she's doing the evening one.
+Tomasz: The visit on Tuesday is at seven as usual.
+</notes>"""
+    question = "Is Jasmine doing the morning visit on Thursday?"
+    assert not contradicted(question, "No.", answer_prompt(notes, question))
