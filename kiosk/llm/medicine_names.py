@@ -40,6 +40,12 @@ def medicine_words(text: str) -> frozenset[str]:
     return frozenset(word for word in _WORD.findall(text.lower()) if _is_a_medicine(word))
 
 
+def word_stems(text: str) -> set[str]:
+    """The stems of the words of `text` as medicine_words reads them, where a medicine or its family ("penicillin",
+    "nsaids") may stand."""
+    return {porter_stem(word) for word in _WORD.findall(text.lower())}
+
+
 def names_a_medicine(text: str) -> bool:
     """True when `text` gives a dose or names a medicine."""
     return bool(_DOSE.search(text)) or bool(medicine_words(text))

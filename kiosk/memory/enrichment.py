@@ -198,7 +198,7 @@ class Enricher:
 
     # ---- steps ---------------------------------------------------------------------------------
     def _speaker(self, note: Note) -> str:
-        author = self.store.get_user(note.author_id if note.author_id is not None else note.owner_id)
+        author = self.store.get_user(note.speaker_id)
         return author.name if author is not None else "the user"
 
     def _write_attributes(self, note_id: int, value: NoteAttributes) -> Note | None:

@@ -107,6 +107,11 @@ class Note:
     def archived(self) -> bool:
         return self.archived_at is not None
 
+    @property
+    def speaker_id(self) -> int:
+        """The user who said it: its author, or its owner for a personal note."""
+        return self.author_id if self.author_id is not None else self.owner_id
+
     def embedding_text(self) -> str:
         """What e_i encodes: content, keywords, tags and context together (A-Mem)."""
         parts = [self.content]

@@ -22,12 +22,11 @@ from collections.abc import Sequence
 
 from kiosk.llm.answer_form import TIME_WORDS, content_stems, word_set
 from kiosk.llm.families import families_of
-from kiosk.llm.medicine_names import medicine_words, names_a_medicine
+from kiosk.llm.medicine_names import medicine_words, names_a_medicine, word_stems
 from kiosk.memory import Note
 from kiosk.stems import porter_stem
 
 _KIND = re.compile(r"\b(?:medicines?|medications?|meds|tablets?|pills?|drugs?|prescriptions?)\b", re.IGNORECASE)
-_WORD = re.compile(r"[a-z][a-z-]+")
 _FOR_PHRASE = re.compile(r"\bfor\s+([^,.;!?]+)", re.IGNORECASE)
 _DURATION_STEMS = frozenset(
     porter_stem(word) for word in TIME_WORDS | word_set("hour hours days weeks months years while ever life now")
@@ -35,21 +34,16 @@ _DURATION_STEMS = frozenset(
 _FIRST_PERSON = re.compile(r"\b(?:i|i'm|i’m|i've|i’ve|me|my)\b", re.IGNORECASE)
 
 
-def said_by(note: Note, asker: int) -> bool:
-    """True when the asker said `note`: their personal note, or what they said to a group."""
-    return note.author_id == asker if note.author_id is not None else note.owner_id == asker
-
-
 def own_medicine_notes(question: str, notes: Sequence[Note], asker: int | None) -> list[int]:
     """The positions in `notes` of the asker's own notes that name a medicine `question` asks about (see the
     module's account); [] when it asks about none or the asker said none of them."""
     if asker is None:
         return []
-    own = [index for index, note in enumerate(notes) if said_by(note, asker)]
+    own = [index for index, note in enumerate(notes) if note.speaker_id == asker]  # their notes and group words
     named = medicine_words(question)
     if named:
         asked = {porter_stem(word) for word in named} | families_of(named)
-        return [index for index in own if asked & _word_stems(notes[index].content)]
+        return [index for index in own if asked & word_stems(notes[index].content)]
     if _KIND.search(question) and _FIRST_PERSON.search(question):
         asked_for = _purposes(question)
         return [
@@ -74,8 +68,3 @@ def _for_what_is_asked(purposes: list[frozenset[str]], asked_for: list[frozenset
         return True
     asked = frozenset().union(*asked_for)
     return any(stems & asked for stems in purposes)
-
-
-def _word_stems(text: str) -> set[str]:
-    """The stems of the words of `text`, where a medicine or its family ("penicillin", "nsaids") may stand."""
-    return {porter_stem(word) for word in _WORD.findall(text.lower())}
