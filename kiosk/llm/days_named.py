@@ -28,6 +28,7 @@ from kiosk.llm.answer_form import TIME_WORDS, asks_when_it_is, content_stems, su
 from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.note_lines import filing_day
 from kiosk.llm.past_days import days_with_year
+from kiosk.llm.question_lines import CLAUSE_BREAK
 from kiosk.llm.superseded import CHANGE
 from kiosk.llm.time_anchors import ANCHOR
 from kiosk.llm.unsupported import WEEKDAYS, held_words, names_in, spoken_text
@@ -44,7 +45,6 @@ _NOT_THE_THING = frozenset(
     )
 )
 _SENTENCE_BREAK = re.compile(r"(?<=[.;!?])\s+")
-_CLAUSE_BREAK = re.compile(r"[,;.!?]\s+")
 _HOUR = r"(?:\d{1,2}(?:[:.]\d{2})?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon|midday)"
 _BEFORE_HOUR = r"(?:(?:half|quarter|five|ten|twenty|twenty-five)\s+(?:past|to)\s+|half\s+)?"
 _CLOCK = re.compile(
@@ -173,7 +173,7 @@ def _changed_later(question: str, thing: frozenset[str], day: date, later: list[
             continue
         if thing & content_stems(said) or names & held_words(said):
             return True
-        if any(CHANGE.search(clause) and _names_day(clause, day) for clause in _CLAUSE_BREAK.split(said)):
+        if any(CHANGE.search(clause) and _names_day(clause, day) for clause in CLAUSE_BREAK.split(said)):
             return True
     return False
 

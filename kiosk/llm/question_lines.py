@@ -46,7 +46,7 @@ class NoteLines:
         return cls(notes, tuple(line for _, line in dated_note_lines(notes)))
 
 
-_CLAUSE_BREAK = re.compile(r"[,;.!?]\s+")
+CLAUSE_BREAK = re.compile(r"[,;.!?]\s+")
 
 
 def kind_of(word: str) -> str | None:
@@ -108,7 +108,7 @@ def clauses_about(question: str, lines: list[str], leave_out: frozenset[str]) ->
     return [
         clause
         for line in lines
-        for clause in _CLAUSE_BREAK.split(line)
+        for clause in CLAUSE_BREAK.split(line)
         if subject & content_stems(clause) or names.intersection(words_of(clause))
     ]
 

@@ -48,7 +48,7 @@ from __future__ import annotations
 
 import re
 
-from kiosk.llm.answer_form import asked_sentence, content_stems, subject_stems, telling_words, word_set
+from kiosk.llm.answer_form import ASKS_OF_ME, asked_sentence, content_stems, subject_stems, telling_words, word_set
 from kiosk.llm.families import families_of
 from kiosk.llm.medicine_names import medicine_words
 from kiosk.llm.prompts import asker_of
@@ -92,7 +92,6 @@ _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 # allergic to peanuts?".
 _FINE = word_set("fine ok okay safe")
 _CLAUSES = re.compile(r"[,;:.!?]\s+")
-_ASKS_OF_ME = re.compile(r"\b(?:i|me|my|i'm|i’m)\b", re.IGNORECASE)
 _SPEAKS_AS_I = re.compile(r"\b(?:i|i'm|i’m|i'll|i’ll|i've|i’ve|we|we're|we’re|we'll|we’ll)\b", re.IGNORECASE)
 # A span of days is no change: "camp is from Wednesday the 18th to Friday the 20th".
 _RANGE = re.compile(r"\bfrom\b[^,.;]{0,40}?\bto\b", re.IGNORECASE)
@@ -355,7 +354,7 @@ def _said_plainly(question: str, notes: NoteLines) -> bool:
     names = names_in(asked) - _FINE
     typed = {word for word in held_words(asked) if kind_of(word)}
     asker = asker_of(notes.text)
-    allowed = names | ({asker.lower()} if asker and _ASKS_OF_ME.search(asked) else set())
+    allowed = names | ({asker.lower()} if asker and ASKS_OF_ME.search(asked) else set())
     people = note_people(notes.lines)
     about = [(line, said) for line in notes.lines if telling & content_stems(said := spoken_text(line))]
     plain = any(

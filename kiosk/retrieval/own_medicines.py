@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from kiosk.llm.answer_form import TIME_WORDS, content_stems, word_set
+from kiosk.llm.answer_form import ASKS_OF_ME, TIME_WORDS, content_stems, word_set
 from kiosk.llm.families import families_of
 from kiosk.llm.medicine_names import medicine_words, names_a_medicine, word_stems
 from kiosk.memory import Note
@@ -31,7 +31,6 @@ _FOR_PHRASE = re.compile(r"\bfor\s+([^,.;!?]+)", re.IGNORECASE)
 _DURATION_STEMS = frozenset(
     porter_stem(word) for word in TIME_WORDS | word_set("hour hours days weeks months years while ever life now")
 )
-_FIRST_PERSON = re.compile(r"\b(?:i|i'm|i’m|i've|i’ve|me|my)\b", re.IGNORECASE)
 
 
 def own_medicine_notes(question: str, notes: Sequence[Note], asker: int | None) -> list[int]:
@@ -44,7 +43,7 @@ def own_medicine_notes(question: str, notes: Sequence[Note], asker: int | None) 
     if named:
         asked = {porter_stem(word) for word in named} | families_of(named)
         return [index for index in own if asked & word_stems(notes[index].content)]
-    if _KIND.search(question) and _FIRST_PERSON.search(question):
+    if _KIND.search(question) and ASKS_OF_ME.search(question):
         asked_for = _purposes(question)
         return [
             index
