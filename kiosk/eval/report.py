@@ -89,7 +89,13 @@ STEP_SUMMARIES: tuple[tuple[str, str, str, str, tuple[Step, ...]], ...] = (
         "first_answer",
         ("reask-restated", "unknown-restated-without-notes", "reask-speaker-names"),
     ),
-    ("before_lists", "unlisted", "listed", "unlisted_answer", ("complete-lists", "strike-done-items")),
+    (
+        "before_lists",
+        "unlisted",
+        "listed",
+        "unlisted_answer",
+        ("complete-lists", "strike-done-items", "complete-medicines"),
+    ),
     ("before_grounding", "listed", "answer", "ungrounded_answer", ("unknown-ungrounded",)),
 )
 
@@ -124,12 +130,13 @@ def restated_line(results: Mapping[str, Any]) -> str:
 
 def lists_line(results: Mapping[str, Any]) -> str:
     """Each condition's F1 before one-thing answers to questions asking for several were completed from the
-    notes, and lists of what is still to do lost the items a note says are done (steps complete-lists,
-    strike-done-items)."""
+    notes, lists of what is still to do lost the items a note says are done, and medicine answers gained the
+    medicines their note's sentence names beside them (steps complete-lists, strike-done-items, complete-medicines)."""
     opening = (
         "The same answers before one thing named for a question asking for several was completed from the notes, "
-        "or a list of what is still to do lost the items a note says are done (answer steps complete-lists, "
-        "strike-done-items)"
+        "a list of what is still to do lost the items a note says are done, or a medicine answer gained the "
+        "medicines its note's sentence names beside it (answer steps complete-lists, strike-done-items, "
+        "complete-medicines)"
     )
     return _before_step_line(results, "before_lists", opening, "changed")
 

@@ -11,7 +11,8 @@ only when the answer profile (kiosk.llm.profiles, llm.answer_profile) lists it.
    reask-filing-days). An answer asked again is judged again by the other of these two, once.
 3. One thing named where the question asks for several: the list completed from the notes (kiosk.llm.lists,
    complete-lists). A list of what is still to do without the items a note says are done (kiosk.llm.done_items,
-   strike-done-items).
+   strike-done-items). A medicine answer with the medicines its note's sentence names beside it
+   (kiosk.llm.medicine_lists, complete-medicines).
 4. A "who" answer not naming the one person the notes say does what is asked: that person (kiosk.llm.doers,
    answer-doer-named: "Carmen" for "Lucía" when a note says "Carmen will pick you up from volleyball"). A "when"
    answer of "I don't know", or naming only the day, where the notes say the day of the question's thing: that
@@ -55,6 +56,7 @@ from kiosk.llm.doers import notes_doer
 from kiosk.llm.done_items import without_done_items
 from kiosk.llm.grounding import grounded_answer
 from kiosk.llm.lists import LIST_TOKENS, completed_list
+from kiosk.llm.medicine_lists import with_medicines_beside
 from kiosk.llm.note_lines import asked_again_without
 from kiosk.llm.notes_shift import answer_against_notes
 from kiosk.llm.past_days import checked_past_days
@@ -210,6 +212,9 @@ def shown_reply(
     struck = without_done_items(question, shown.before_grounding, notes) if profile.has("strike-done-items") else None
     if struck is not None:
         shown = replace(shown, listed=struck)
+    if profile.has("complete-medicines") and notes_given:
+        beside = with_medicines_beside(question, shown.before_grounding, notes)
+        shown = shown if beside is None else replace(shown, listed=beside)
     if not notes_given:
         known = answer_without_asking(question, notes_given=False, profile=profile, people=people)
         return shown if known is None or says_unknown(shown.text) else replace(shown, ungrounded=known)

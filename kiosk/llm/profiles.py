@@ -30,6 +30,7 @@ Step = Literal[
     "reask-filing-days",  # with notes, answer an event's day again without the notes' days (kiosk.llm.filing_days)
     "complete-lists",  # with notes, complete a one-thing answer to a question asking for several (kiosk.llm.lists)
     "strike-done-items",  # with notes, drop the items a note says are done from what is still to do
+    "complete-medicines",  # with notes, the medicines a note names beside the answered one (kiosk.llm.medicine_lists)
     "unknown-ungrounded",  # with notes, "I don't know" for an answer they do not give (kiosk.llm.grounding)
     "unknown-unsupported",  # with notes, "I don't know" for a day, number or name they lack (kiosk.llm.unsupported)
     "answer-doer-named",  # with notes, the one they say does what a "who" question asks (kiosk.llm.doers)
@@ -71,7 +72,8 @@ PROFILES: dict[str, AnswerProfile] = {
     # the notes about the question do not hold, for a choice they contradict without making one, for a day
     # already past given as when something is, for whether something was done today when nothing was said today,
     # and, without notes, for a question about the asker's or another person's life; a list of what is still to do
-    # loses the items a note says are done (issue #36; bench/results/household.md).
+    # loses the items a note says are done, and a medicine answer gains those its note's sentence names beside it
+    # (issue #36; bench/results/household.md).
     "checked": AnswerProfile(
         "checked",
         (
@@ -85,6 +87,7 @@ PROFILES: dict[str, AnswerProfile] = {
             "unknown-not-said-today",
             "unknown-personal-without-notes",
             "strike-done-items",
+            "complete-medicines",
         ),
     ),
     # "I don't know" for a yes or no that the notes made less likely than the question alone does

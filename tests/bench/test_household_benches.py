@@ -29,6 +29,7 @@ def test_the_comparison_runs_the_default_each_step_off_the_other_profiles_and_pl
         ("checked without unknown-not-said-today", "checked", ("unknown-not-said-today",)),
         ("checked without unknown-personal-without-notes", "checked", ("unknown-personal-without-notes",)),
         ("checked without strike-done-items", "checked", ("strike-done-items",)),
+        ("checked without complete-medicines", "checked", ("complete-medicines",)),
         ("plain", "plain", ()),
     ]
 

@@ -193,8 +193,9 @@ def test_table_has_the_papers_rows_and_columns() -> None:
             "before_lists",
             lists_line,
             "The same answers before one thing named for a question asking for several was completed from the "
-            "notes, or a list of what is still to do lost the items a note says are done (answer steps "
-            "complete-lists, strike-done-items): Owner 30.50 F1 (12 changed: 7 better, 2 worse).",
+            "notes, a list of what is still to do lost the items a note says are done, or a medicine answer gained "
+            "the medicines its note's sentence names beside it (answer steps complete-lists, strike-done-items, "
+            "complete-medicines): Owner 30.50 F1 (12 changed: 7 better, 2 worse).",
         ),
     ],
 )

@@ -102,6 +102,7 @@ def test_the_small_model_profile_takes_its_six_steps_in_order_and_the_others_add
         "unknown-not-said-today",
         "unknown-personal-without-notes",
         "strike-done-items",
+        "complete-medicines",
     )
 
 
