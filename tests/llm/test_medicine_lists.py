@@ -77,3 +77,36 @@ def test_nothing_is_added_where_the_question_asks_for_no_medicines_or_none_was_a
     assert with_medicines_beside("When do I take the prednisolone?", "prednisolone", notes(CHEST)) is None
     assert with_medicines_beside("What did the doctor give me for my chest?", "I don't know.", notes(CHEST)) is None
     assert with_medicines_beside("What did the doctor give me for my chest?", "a cough", notes(CHEST)) is None
+
+
+def own(*said: str) -> str:
+    return notes(*said, asker="Antonio")
+
+
+def test_asked_what_they_take_the_askers_own_regular_medicines_join() -> None:
+    said = own(
+        "The doctor says I take warfarin 5 mg in the evening, and never aspirin with it.",
+        "The heart doctor added bisoprolol 2.5 mg in the morning.",
+    )
+    assert with_medicines_beside("What medicines am I taking now?", "bisoprolol", said) == "bisoprolol, warfarin"
+    assert with_medicines_beside("What medicines am I taking now?", "warfarin", said) == "warfarin, bisoprolol"
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I took ibuprofen for my headache.",
+        "Doctor put me on amoxicillin for the ear, three times a day for five days.",
+        "Dad takes metformin 500 mg every day.",
+    ],
+)
+def test_a_one_off_a_course_or_another_persons_medicine_does_not_join(said: str) -> None:
+    notes_ = own("I'm starting ramipril, 2.5 milligrams once a day.", said)
+    assert with_medicines_beside("Which tablets am I on?", "ramipril", notes_) is None
+
+
+def test_own_medicines_join_only_when_asked_what_the_asker_takes_for_no_named_purpose() -> None:
+    said = own("I take warfarin 5 mg every day.", "The doctor added amlodipine for my blood pressure.")
+    assert with_medicines_beside("Which tablets does Dad take?", "amlodipine", said) is None
+    assert with_medicines_beside("Which tablets do I take for my blood pressure?", "amlodipine", said) is None
+    assert with_medicines_beside("Which tablets do I take?", "amlodipine", said) == "amlodipine, warfarin"
