@@ -16,7 +16,9 @@ only when the answer profile (kiosk.llm.profiles, llm.answer_profile) lists it.
 4. A "who" answer not naming the one person the notes say does what is asked: that person (kiosk.llm.doers,
    answer-doer-named: "Carmen" for "Lucía" when a note says "Carmen will pick you up from volleyball"). A "when"
    answer of "I don't know", or naming only the day, where the notes say the day of the question's thing: that
-   day with its weekday and time (kiosk.llm.days_named, answer-day-named: "Wednesday 21 October at 7").
+   day with its weekday and time (kiosk.llm.days_named, answer-day-named: "Wednesday 21 October at 7"). A
+   "which days" answer not naming the weekdays the notes say: those (kiosk.llm.weekdays_named,
+   answer-weekdays-named: "Tuesday, Thursday").
    A yes/no or either/or choice the notes about the question contradict, where they make the choice themselves:
    their choice (kiosk.llm.choices, answer-contradicted: "In the morning" for "In the evening" when the ramipril's
    line says morning; "No" for "I don't know" when a line refuses what a yes/no question asks: "allergic to
@@ -66,6 +68,7 @@ from kiosk.llm.prompts import UNKNOWN_ANSWER, notes_text
 from kiosk.llm.reask import replaced_restatement
 from kiosk.llm.said_today import checked_said_today
 from kiosk.llm.unsupported import supported_answer
+from kiosk.llm.weekdays_named import notes_weekdays
 
 # Greedy decoding: the same notes and question always give the same answer (and the eval's answer cache is exact).
 ANSWER_TEMPERATURE = 0.0
@@ -226,6 +229,10 @@ def shown_reply(
         day = notes_day(question, shown.before_grounding, notes, asked_on)
         if day is not None:
             return replace(shown, chosen=day)
+    if profile.has("answer-weekdays-named"):
+        weekdays = notes_weekdays(question, shown.before_grounding, notes)
+        if weekdays is not None:
+            return replace(shown, chosen=weekdays)
     if profile.has("answer-contradicted"):
         chosen = notes_choice(question, shown.before_grounding, notes)
         if chosen is not None:

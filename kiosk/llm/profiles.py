@@ -35,6 +35,7 @@ Step = Literal[
     "unknown-unsupported",  # with notes, "I don't know" for a day, number or name they lack (kiosk.llm.unsupported)
     "answer-doer-named",  # with notes, the one they say does what a "who" question asks (kiosk.llm.doers)
     "answer-day-named",  # with notes, the day (and time) they say a "when" question's thing is (kiosk.llm.days_named)
+    "answer-weekdays-named",  # with notes, the weekdays they say a "which days" question's thing is on
     "answer-contradicted",  # with notes, their choice for a yes/no or either/or they contradict (kiosk.llm.choices)
     "unknown-contradicted",  # with notes, "I don't know" for a yes/no or either/or they contradict (kiosk.llm.choices)
     "unknown-past-days",  # "I don't know" for only past days when asked when something is (kiosk.llm.past_days)
@@ -80,6 +81,7 @@ PROFILES: dict[str, AnswerProfile] = {
             *_SMALL_MODEL,
             "answer-doer-named",
             "answer-day-named",
+            "answer-weekdays-named",
             "answer-contradicted",
             "unknown-unsupported",
             "unknown-contradicted",

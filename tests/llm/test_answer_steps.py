@@ -95,6 +95,7 @@ def test_the_small_model_profile_takes_its_six_steps_in_order_and_the_others_add
         *small,
         "answer-doer-named",
         "answer-day-named",
+        "answer-weekdays-named",
         "answer-contradicted",
         "unknown-unsupported",
         "unknown-contradicted",

@@ -1,0 +1,133 @@
+"""Which days of the week something happens on, as the notes say it (issue #36).
+
+Asked "Which days do I cover the desk at lunchtime?", the 0.5B model copied the whole rota ("Lunch cover: Aoife will
+do the desk Mondays and Wednesdays from one to two, Ciaran does Tuesdays and Thursdays, and we take turns on
+Fridays"); asked "Which days is soccer practice now?", it gave one of the two days of "Soccer practice moved to
+Tuesdays and Thursdays at 5". The notes say the days in one clause.
+
+A question asking which days, nights or mornings something is ("Which days does Priya come instead of Grace?",
+"Which nights does the general waste go out?") is answered from a clause of the notes (a sentence's part between
+commas, semicolons or a colon, the rest of a list of days kept with it: "I come Monday, Wednesday and Friday")
+that names weekdays and is about it:
+- where the question names someone (or asks in the first person: the asker), the clause names that first person
+  named (its speaker, where it speaks as "I"), and its line holds two of the question's other telling words (all,
+  when it has fewer): "Ciaran does Tuesdays and Thursdays" in the lunch-cover line for Ciaran's question;
+- otherwise the clause holds two of the telling words (all, when fewer): "general waste on Thursday and Sunday
+  nights".
+The last such clause of the notes (they are oldest first) gives the answer, its weekdays in its order ("Tuesday,
+Thursday"), unless it negates or cancels anything ("no practice on Thursday"), is about one day only (a weekday
+with its date, "this Thursday", "next Tuesday"), or a later line holding a telling word of the question says
+something changed ("Actually judo moved to Thursdays" after "Sami has judo on Wednesdays", asked about Sami): then
+nothing is said. It replaces an answer naming other weekdays or none.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kiosk.llm.answer_form import ASKS_OF_ME, asked_sentence, content_stems, telling_words
+from kiosk.llm.note_lines import note_lines
+from kiosk.llm.prompts import asker_of
+from kiosk.llm.unsupported import WEEKDAYS, speaker_of_line, spoken_text
+from kiosk.stems import porter_stem
+
+_ASKS_WHICH_DAYS = re.compile(
+    r"^\W*(?:which|what)\s+(?:days|nights|evenings|mornings|afternoons)\s+(?:of\s+the\s+week\s+)?"
+    r"(?:do|does|did|is|are|am|will|should|can|has|have)\b",
+    re.IGNORECASE,
+)
+_SENTENCES = re.compile(r"(?<=[.!?])\s+")
+_PIECES = re.compile(r"\s*[,;:]\s*")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
+_SPEAKS_AS_I = re.compile(r"\b(?:i|i'm|i’m|i'll|i’ll|i've|i’ve)\b", re.IGNORECASE)
+_NEGATES = re.compile(r"\b(?:not|no|never|cancel\w*|off|skip\w*|without)\b|\b\w+n['’]t\b", re.IGNORECASE)
+_ONE_DAY = re.compile(
+    r"\(\d{1,2} [A-Z][a-z]+ \d{4}\)|\b(?:this|next|last|tomorrow|tonight|today)\b|"
+    r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s+(?:the\s+)?\d",
+    re.IGNORECASE,
+)
+_CHANGED = re.compile(
+    r"\b(?:change\s+of\s+plan|actually|moved?|moving|changed?|instead|no\s+longer|any\s?more|cancel(?:l)?ed|"
+    r"rearranged|postponed|swapped|switched)\b",
+    re.IGNORECASE,
+)
+# Words of such a question that tell nothing of what it is about: "Which days does Priya come instead of Grace?"
+_NOT_TELLING = frozenset(
+    porter_stem(word) for word in ("day", "days", "night", "nights", "week", "weekday", "instead", "usually", "now")
+)
+
+
+def notes_weekdays(question: str, answer: str, notes: str) -> str | None:
+    """The weekdays the notes say `question`'s thing is on ("Tuesday, Thursday"), where `answer` names others or
+    none (see the module's docstring); None otherwise."""
+    asked = asked_sentence(question)
+    if not _ASKS_WHICH_DAYS.search(asked):
+        return None
+    person = _first_person_named(asked, asker_of(notes))
+    telling = telling_words(asked, min_letters=3) - _NOT_TELLING - ({porter_stem(person)} if person else set())
+    wanted = min(2, len(telling))
+    found: list[str] | None = None
+    changed_since = False
+    for line in note_lines(notes):
+        said = spoken_text(line.text)
+        speaker = (speaker_of_line(line.text) or "").lower()
+        changed_since = changed_since or bool(telling & content_stems(said) and _CHANGED.search(said))
+        if person and len(telling & content_stems(said)) < wanted:
+            continue
+        for clause in (clause for sentence in _SENTENCES.split(said) for clause in _clauses(sentence)):
+            days = _weekdays(clause)
+            if not days:
+                continue
+            if person:
+                named = {word.lower() for word in _WORD.findall(clause)}
+                if person not in named and not (person == speaker and _SPEAKS_AS_I.search(clause)):
+                    continue
+            elif not telling or len(telling & content_stems(clause)) < wanted:
+                continue
+            found = None if _NEGATES.search(clause) or _ONE_DAY.search(clause) else days
+            changed_since = False
+    if not found or changed_since or _weekdays(answer) == found:
+        return None
+    return ", ".join(day.capitalize() for day in found)
+
+
+def _first_person_named(asked: str, asker: str | None) -> str | None:
+    """The person `asked` is about, lower-cased: the first name it gives, or the asker when it asks in the first
+    person; None when it names no one."""
+    names = [
+        match.group()
+        for match in _WORD.finditer(asked)
+        if match.start() > 0 and match.group()[0].isupper() and len(match.group()) > 1 and not _bare_day(match.group())
+    ]
+    if names:
+        return re.sub(r"['’]s$", "", names[0].lower())
+    return asker.lower() if asker and ASKS_OF_ME.search(asked) else None
+
+
+def _clauses(sentence: str) -> list[str]:
+    """`sentence`'s parts between commas, semicolons or a colon, a part going on with a list of days kept with the
+    one before it ("I come Monday", "Wednesday and Friday" -> "I come Monday, Wednesday and Friday")."""
+    clauses: list[str] = []
+    for piece in _PIECES.split(sentence):
+        words = _WORD.findall(piece)
+        if clauses and words and _bare_day(words[0]) and _weekdays(clauses[-1]):
+            clauses[-1] = f"{clauses[-1]}, {piece}"
+        elif piece:
+            clauses.append(piece)
+    return clauses
+
+
+def _weekdays(text: str) -> list[str]:
+    """The weekdays `text` names, in its order, each once ("Tuesdays and Thursdays" -> tuesday, thursday)."""
+    days: list[str] = []
+    for word in _WORD.findall(text):
+        day = _bare_day(word)
+        if day and day not in days:
+            days.append(day)
+    return days
+
+
+def _bare_day(word: str) -> str | None:
+    bare = re.sub(r"['’]s$", "", word.lower())
+    bare = bare[:-1] if bare.endswith("s") and bare[:-1] in WEEKDAYS else bare
+    return bare if bare in WEEKDAYS else None
