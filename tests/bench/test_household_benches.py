@@ -22,6 +22,7 @@ def test_the_comparison_runs_the_default_each_step_off_the_other_profiles_and_pl
         # a profile adding steps to the default: each alone
         ("checked without answer-doer-named", "checked", ("answer-doer-named",)),
         ("checked without answer-day-named", "checked", ("answer-day-named",)),
+        ("checked without answer-weekdays-named", "checked", ("answer-weekdays-named",)),
         ("checked without answer-contradicted", "checked", ("answer-contradicted",)),
         ("checked without unknown-unsupported", "checked", ("unknown-unsupported",)),
         ("checked without unknown-contradicted", "checked", ("unknown-contradicted",)),
