@@ -45,9 +45,10 @@ from kiosk.stems import porter_stem
 
 # Words that say a note changes what an earlier one said: those of the household set's development notes ("actually",
 # "moved", "changes to 6140 from Monday", ...) and their common forms and synonyms ("postponed", "from tonight").
+# "Up"/"down" only before an amount ("up from 10 to 12 units"): not "pick Tobi up from soccer", "drive up to Uppsala".
 CHANGE = re.compile(
     r"\b(?:change\s+of\s+plan|actually|moved?|moving|changed?|changes|instead|now|no\s+longer|any\s?more|"
-    r"cancel(?:l)?ed|rearranged|postponed|brought\s+forward|put\s+back|up\s+to|down\s+to|up\s+from|down\s+from|"
+    r"cancel(?:l)?ed|rearranged|postponed|brought\s+forward|put\s+back|(?:up|down)\s+(?:to|from)(?=\s+\d)|"
     r"starting\s+(?:today|tonight|tomorrow)|"
     r"from\s+(?:today|tonight|tomorrow|now\s+on|next\s+\w+|the\s+\d+\w*|(?:mon|tues|wednes|thurs|fri|satur|sun)day))\b",
     re.IGNORECASE,

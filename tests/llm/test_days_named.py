@@ -117,3 +117,16 @@ def test_no_day_when_the_notes_do_not_say_one_for_the_thing_asked(question: str,
 def test_only_a_question_asking_when_something_is_is_answered() -> None:
     assert _day("When did I go to parents' evening?", UNKNOWN_ANSWER, PARENTS_EVENING) is None
     assert _day("Who is going to parents' evening?", UNKNOWN_ANSWER, PARENTS_EVENING) is None
+
+
+def test_picking_someone_up_from_somewhere_on_that_day_changes_nothing() -> None:
+    notes = _notes(
+        ("7 October 2026", "I've got my dentist on the 22nd (22 October 2026) at half nine in the morning."),
+        ("14 October 2026", "Can somebody pick Tobi up from soccer on Thursday (22 October 2026)?"),
+    )
+    assert _day("When's my dentist?", UNKNOWN_ANSWER, notes) == "Thursday 22 October at half nine"
+    moved = _notes(
+        ("7 October 2026", "I've got my dentist on the 22nd (22 October 2026) at half nine in the morning."),
+        ("14 October 2026", "Actually the dentist cancelled, they'll ring with a new day."),
+    )
+    assert _day("When's my dentist?", UNKNOWN_ANSWER, moved) is None
