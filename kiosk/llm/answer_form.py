@@ -50,7 +50,7 @@ TIME_WORDS = word_set(
 
 _FUNCTION_WORDS = word_set(
     "a an the and or of to in on at for with as by from his her their its my our your he she they it is are was "
-    "were be been has have had do does did that this these those about"
+    "were be been being has have had do does did that this these those about"
 )
 # A closing run is cut only from a word that starts a clause or a phrase, so the answer never stops mid-phrase.
 _CLAUSE_STARTS = word_set(

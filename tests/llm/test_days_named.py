@@ -130,3 +130,13 @@ def test_picking_someone_up_from_somewhere_on_that_day_changes_nothing() -> None
         ("14 October 2026", "Actually the dentist cancelled, they'll ring with a new day."),
     )
     assert _day("When's my dentist?", UNKNOWN_ANSWER, moved) is None
+
+
+def test_being_is_no_word_of_the_thing_asked_about() -> None:
+    notes = _notes(
+        ("20 October 2026", "The clinic says I need a new hearing aid, they will fit it on the 3rd of November at 2."),
+        ("2 November 2026", "The hearing aid fitting has moved to Thursday the 5th (5 November 2026), still at 2."),
+    )
+    assert _day("When's my hearing aid being fitted?", "Thursday the 5th", notes, date(2026, 11, 4)) == (
+        "Thursday 5 November at 2"
+    )
