@@ -53,6 +53,9 @@ _CLOCK = re.compile(
     re.IGNORECASE,
 )
 _MONTH_OF = dict(enumerate(MONTH_NAMES, start=1))
+# What a deadline is asked with rather than what it is for: "When do I have to hand in the Swedish essay?" is about
+# the essay a note says is "due next Monday".
+_HANDING_IN = re.compile(r"\b(?:hand(?:ed)?|turn(?:ed)?|give|given|handing)\s+(?:it\s+|them\s+)?in\b", re.IGNORECASE)
 _SAME_TIME = re.compile(r"\bsame\s+time\b", re.IGNORECASE)
 _ASKS_TIME = re.compile(r"^\s*what\s+time\b", re.IGNORECASE)
 _TODAY = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", re.IGNORECASE)
@@ -117,7 +120,7 @@ def day_named(question: str, notes: str, asked_on: date | None = None) -> tuple[
     changed."""
     if asked_on is None or not asks_when_it_is(question):
         return None
-    thing = subject_stems(question) - _NOT_THE_THING
+    thing = subject_stems(_HANDING_IN.sub(" ", question)) - _NOT_THE_THING
     if not thing:
         return None
     lines = sorted(
@@ -173,7 +176,7 @@ def _changed_later(question: str, thing: frozenset[str], day: date, later: list[
             continue
         if thing & content_stems(said) or names & held_words(said):
             return True
-        if any(CHANGE.search(clause) and _names_day(clause, day) for clause in CLAUSE_BREAK.split(said)):
+        if any(CHANGE.search(clause) and _names_day(clause, day, once=True) for clause in CLAUSE_BREAK.split(said)):
             return True
     return False
 
@@ -195,8 +198,12 @@ def _names_only(answer: str, day: date) -> bool:
     return all(said == day.day and month in (None, _MONTH_OF[day.month]) for said, month in named)
 
 
-def _names_day(text: str, day: date) -> bool:
-    return WEEKDAY_ORDER[day.weekday()] in held_words(text) or (day.day, _MONTH_OF[day.month]) in days_of_month(text)
+def _names_day(text: str, day: date, *, once: bool = False) -> bool:
+    """True when `text` names `day` by its date or its weekday; `once`: not by its weekday in the plural, which says
+    every such day ("Soccer practice moved to Tuesdays" changes no one Tuesday)."""
+    weekday = WEEKDAY_ORDER[day.weekday()]
+    named = bool(re.search(rf"\b{weekday}\b(?!s)", text, re.IGNORECASE)) if once else weekday in held_words(text)
+    return named or (day.day, _MONTH_OF[day.month]) in days_of_month(text)
 
 
 def notes_day(question: str, answer: str, notes: str, asked_on: date | None = None) -> str | None:

@@ -140,3 +140,18 @@ def test_being_is_no_word_of_the_thing_asked_about() -> None:
     assert _day("When's my hearing aid being fitted?", "Thursday the 5th", notes, date(2026, 11, 4)) == (
         "Thursday 5 November at 2"
     )
+
+
+def test_a_deadline_asked_as_handing_in_is_the_day_the_note_says_it_is_due() -> None:
+    notes = _notes(("29 September 2026", "Swedish essay is due next Monday (5 October 2026), the one about the book."))
+    question = "When do I have to hand in the Swedish essay?"
+    assert _day(question, UNKNOWN_ANSWER, notes, date(2026, 10, 1)) == "Monday 5 October"
+
+
+def test_a_change_to_every_such_weekday_changes_no_one_day() -> None:
+    due = ("7 October 2026", "Remember my library books are due on the 20th (20 October 2026).")
+    weekly = ("10 October 2026", "Soccer practice moved to Tuesdays and Thursdays at 5.")
+    once = ("10 October 2026", "The mobile library moved from Tuesday (20 October 2026) to Wednesday.")
+    question = "When do my library books have to go back?"
+    assert _day(question, UNKNOWN_ANSWER, _notes(due, weekly), date(2026, 10, 14)) == "Tuesday 20 October"
+    assert _day(question, UNKNOWN_ANSWER, _notes(due, once), date(2026, 10, 14)) is None
