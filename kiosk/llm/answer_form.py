@@ -60,6 +60,11 @@ _DETERMINERS = word_set("a an the his her its their my our your this these that 
 QUOTES_AND_PUNCTUATION = string.punctuation + "‘’“”"
 _PUNCTUATION = str.maketrans("", "", QUOTES_AND_PUNCTUATION)
 _MIN_QUESTION_WORDS = 2
+# What a family calls its members, a name of its own where capitalised: "Mum will take you driving on Sunday".
+FAMILY_WORDS = word_set(
+    "mum mom mother dad father nan nana nanna gran granny grandma grandmother grandad granddad grandpa grandfather "
+    "nonna nonno son daughter wife husband"
+)
 # A question about the asker: "Which tablets am I on?", "Is that safe for me?", "What have I got on today?".
 ASKS_OF_ME = re.compile(r"\b(?:i|i'm|i’m|i've|i’ve|me|my)\b", re.IGNORECASE)
 _ANCHORED_DATE = re.compile(r"\(([^()]*\b\d{4})\)")  # what time_anchors writes: "(6 May 2023)", "(2022)", ...

@@ -8,23 +8,26 @@ night shift?" got "Tom" (the asker) for "Tom, Grace will cover your Friday night
 A note names the one who does it when a sentence of a line about the question's thing (a word of its subject or a
 name it gives, other than the verb and time words; the sentence itself, when one holds it) has the question's verb,
 or one said for it ("collect" or "get" for "pick up"; any verb for "doing"), with a doer just before it: a name with
-"will", "'ll", "is", "are", "can", "is going to" ("Mia is covering Jack's Saturday shift"), or "I"/"we" of the
-line's speaker ("I'll bring the cake"). A sentence that is a question ("Can someone drive me to handball?") or a
-request names no one. The answer is that one person when every such sentence names the same one ("You" when it is
-the asker), none of them is about another day than the question's ("Who's picking me up from soccer today?" on a
-Friday, against "Hiroshi will pick Kenji up from soccer on Thursdays"), and no later line of theirs or naming them
-says someone cannot. Otherwise the notes name no one, and the model's answer goes on to the other checks.
+"will", "'ll", "is", "are", "can", "is going to" ("Mia is covering Jack's Saturday shift") or "said she'll" ("Precious
+said she'll get Grandad's prescription instead"), or "I"/"we" of the line's speaker ("I'll bring the cake"). A
+family word written as a name is one ("Mum will take you driving on Sunday"). A sentence that is a question ("Can
+someone drive me to handball?") or a request names no one. The answer is that one person when every such sentence
+names the same one ("You" when it is the asker), none of them is about another day than the question's ("Who's
+picking me up from soccer today?" on a Friday, against "Hiroshi will pick Kenji up from soccer on Thursdays"), and
+no later line of theirs or naming them says someone cannot. Otherwise the notes name no one, and the model's answer
+goes on to the other checks.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from datetime import date
+from datetime import date, timedelta
 
-from kiosk.llm.answer_form import TIME_WORDS, content_stems, says_unknown, subject_stems, word_set
+from kiosk.llm.answer_form import FAMILY_WORDS, TIME_WORDS, content_stems, says_unknown, subject_stems, word_set
 from kiosk.llm.days_named import asked_days
 from kiosk.llm.grounding import dated_note_lines
+from kiosk.llm.note_lines import filing_day
 from kiosk.llm.past_days import days_with_year
 from kiosk.llm.prompts import asker_of
 from kiosk.llm.unsupported import (
@@ -52,10 +55,13 @@ _SENTENCE_BREAK = re.compile(r"(?<=[.;!?])\s+|,\s+")
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]+(?:['’][A-Za-z]+)?")
 _I_DO = re.compile(r"(?:^|\s)(?:I|we)(?:['’]ll|['’]m| will| can| am| are)\s+(?:\w+ly\s+|also\s+)?$", re.IGNORECASE)
 _NAME_DOES = re.compile(
-    r"(?:^|\s)(?P<name>[A-Z][\w-]*(?:['’][A-Z][\w-]*)?)(?:\s+(?:will|is|are|can|is going to)|['’](?:ll|s))\s+"
-    r"(?:\w+ly\s+|also\s+)?$"
+    r"(?:^|\s)(?P<name>[A-Z][\w-]*(?:['’][A-Z][\w-]*)?)(?:\s+(?:will|is|are|can|is going to)|['’](?:ll|s)|"
+    r"\s+(?:said|says)\s+(?:that\s+)?(?:she|he|they)(?:['’]ll|\s+will|\s+can))\s+(?:\w+ly\s+|also\s+)?$"
 )
 _BEING = re.compile(r"(?:\bis|\bare|['’]s)\s+(?:\w+ly\s+|also\s+)?$")
+_WHOSE_TURN = re.compile(r"^\W*whose\s+turn\s+is\s+it\s+to\s+(?P<rest>.+)", re.IGNORECASE)
+_TURN_OF = re.compile(r"(?:^|\s)(?P<name>[A-Z][\w-]*['’]s|[Mm]y)\s+turn\b")
+_A_WEEK = timedelta(days=7)
 _CANNOT = re.compile(r"\b(?:can(?:no|['’])t|won['’]t|isn['’]t|not able|unable)\b", re.IGNORECASE)
 
 
@@ -103,14 +109,14 @@ def doer_named(question: str, notes: str, asked_on: date | None = None, people: 
     knows, besides the notes' speakers, authors and names."""
     asks = ASKS_WHO_DOES.match(question)
     if asks is None:
-        return None
+        return _whose_turn(question, notes, asked_on)
     verb = porter_stem(asks.group("verb").lower())
     verbs = _verbs_meant(verb)
     thing = (subject_stems(question) | {porter_stem(name) for name in names_in(question)}) - {verb} - _NOT_THE_THING
     if not thing:
         return None
     lines = dated_note_lines(notes)
-    known = note_names(line for _, line in lines) | {name.lower() for name in people}
+    known = note_names(line for _, line in lines) | {name.lower() for name in people} | FAMILY_WORDS
     asker = asker_of(notes)
     dates, weekdays = asked_days(question, asked_on)
     in_its_sentence: dict[str, int] = {}
@@ -133,6 +139,31 @@ def doer_named(question: str, notes: str, asked_on: date | None = None, people: 
         return None
     ((doer, last),) = named.items()
     if _says_they_cannot(doer, [line for _, line in lines[last + 1 :]]):
+        return None
+    return YOU if asker is not None and doer.lower() == asker.lower() else doer
+
+
+def _whose_turn(question: str, notes: str, asked_on: date | None) -> str | None:
+    """For "Whose turn is it to take the bins out this week?": the one the last sentence of the past week about it
+    says it is the turn of ("Sami's turn to take the bins out this week"; "my turn" is the speaker's), YOU for the
+    asker; None without such a sentence or the day the question is asked (turns go round)."""
+    asks = _WHOSE_TURN.match(question)
+    if asks is None or asked_on is None:
+        return None
+    thing = subject_stems(asks.group("rest")) - _NOT_THE_THING
+    asker = asker_of(notes)
+    doer = None
+    for day, line in dated_note_lines(notes):
+        filed = filing_day(day.split(" ", 1)[-1]) if day else None
+        said = spoken_text(line)
+        if filed is None or not timedelta(0) <= asked_on - filed < _A_WEEK or not thing & _stems(said):
+            continue
+        for sentence in _SENTENCE_BREAK.split(said):
+            turn = _TURN_OF.search(sentence)
+            if turn and thing & _stems(sentence):
+                named = re.sub(r"['’]s$", "", turn.group("name"))
+                doer = (speaker_of_line(line) or asker) if named.lower() == "my" else named
+    if doer is None:
         return None
     return YOU if asker is not None and doer.lower() == asker.lower() else doer
 

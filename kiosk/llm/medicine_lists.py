@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 
-from kiosk.llm.answer_form import ASKS_OF_ME, says_unknown, word_set
+from kiosk.llm.answer_form import ASKS_OF_ME, FAMILY_WORDS, says_unknown, word_set
 from kiosk.llm.medicine_names import medicine_words
 from kiosk.llm.note_lines import note_lines
 from kiosk.llm.prompts import LABEL_AUTHOR, asker_of
@@ -67,10 +67,6 @@ _STOPPED = re.compile(
 )
 _TIMES = word_set("morning breakfast lunchtime lunch afternoon evening dinner tea supper night bedtime")
 _FORMS = word_set("inhaler inhalers gel cream drops drop tablet tablets capsule capsules patch patches spray puffer")
-_FAMILY = word_set(
-    "mum mom mother dad father nan nana nanna gran granny grandma grandmother grandad granddad grandpa grandfather "
-    "nonna nonno son daughter wife husband"
-)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’-]*")
 _MAX_ANSWER_WORDS = 12
 
@@ -163,7 +159,7 @@ def _people_in(part: str, people: frozenset[str]) -> set[str]:
         for word in words[1:]
         if word[0].isupper() and not medicine_words(word) and not ASKS_OF_ME.fullmatch(word)
     }
-    return {word.lower() for word in words if word.lower() in people | _FAMILY} | capitalised
+    return {word.lower() for word in words if word.lower() in people | FAMILY_WORDS} | capitalised
 
 
 def _stem_of(item: str) -> str:

@@ -62,13 +62,23 @@ def test_a_name_or_the_speakers_i_just_before_the_verb_does_it(text: str, doer: 
     [
         "Tunde, can you pick up Grandad's prescription from Boots on Friday?",  # a question names no one
         "Somebody needs to pick up Grandad's prescription on Friday.",  # no name
-        "Precious said she'll get Grandad's prescription instead.",  # another verb: not judged
+        "Precious said she might get Grandad's prescription if she has time.",  # only maybe
         "Bisi picked up the milk from Boots.",  # another thing
     ],
 )
 def test_a_request_or_a_sentence_without_a_doer_names_no_one(text: str) -> None:
     notes = _notes([], [_shared("Bisi", text)], asker="Tunde")
     assert _doer("Who's picking up Grandad's prescription from Boots on Friday?", notes) is None
+
+
+def test_someone_said_to_be_doing_it_does_it_and_a_family_word_names_them() -> None:
+    said = "Mum, I can't do Friday. Precious said she'll get Grandad's prescription instead."
+    notes = _notes([], [_shared("Tunde", said)], asker="Bisi")
+    assert _doer("Who's picking up Grandad's prescription from Boots on Friday?", notes) == "Precious"
+    notes = _notes(
+        [], [_shared("Luca", "Marco, I'm working Saturday. Mum will take you driving on Sunday.")], asker="Marco"
+    )
+    assert _doer("Who's taking me driving on the weekend?", notes) == "Mum"
 
 
 def test_two_people_named_for_it_name_no_one() -> None:
@@ -116,3 +126,14 @@ def test_only_a_question_asking_who_does_something_is_answered() -> None:
     assert _doer("Who did Carmen pick up from volleyball?", VOLLEYBALL) is None
     assert _doer("When is Carmen picking me up from volleyball?", VOLLEYBALL) is None
     assert _doer("Who's picking me up?", VOLLEYBALL) is None  # nothing but the verb: about anything
+
+
+def test_whose_turn_it_is_is_said_by_the_past_weeks_notes() -> None:
+    said = "Recycling is Tuesday nights now. Sami's turn to take the bins out this week."
+    notes = answer_prompt(_notes([], [_shared("Karim", said)], asker="Nadia"), "Whose turn?")
+    asked = "Whose turn is it to take the bins out this week?"
+    assert doer_named(asked, notes, date(2026, 9, 10)) == "Sami"
+    assert doer_named(asked, notes, date(2026, 9, 20)) is None  # turns go round: a note of last week says nothing
+    assert doer_named(asked, notes, None) is None
+    mine = answer_prompt(_notes([], [_shared("Sami", "My turn to take the bins out, I know.")], asker="Sami"), "?")
+    assert doer_named(asked, mine, date(2026, 9, 10)) == "You"
