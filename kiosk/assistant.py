@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import date, datetime
 from functools import partial
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -47,6 +47,7 @@ from kiosk.memory.scopes import PERSONAL, Scope, owner_for
 from kiosk.memory.store import SensitiveIndex, Store, owner_scope
 from kiosk.retrieval.familiarity import top_similar
 from kiosk.retrieval.foreign_notes import is_foreign, without_foreign_instructions
+from kiosk.retrieval.medicine_updates import with_medicine_updates
 from kiosk.retrieval.pool import ScopedPool, scoped_pool, validate_query
 from kiosk.retrieval.ranking import SCOPE_WEIGHTS
 from kiosk.retrieval.relevance import apply_floor
@@ -262,6 +263,10 @@ class Assistant:
             retrieval = search(scopes=pool.scopes, exclude=withheld, asked_at=asked_at)
             asker = decision.verified_user_id
             retrieval = without_foreign_instructions(self.relevant(retrieval, text, asker), asker)
+            search_name = partial(self._search_name, pool.owner_ids, k=k, now=now, scopes=pool.scopes, exclude=withheld)
+            retrieval = with_medicine_updates(
+                retrieval, text, lambda name: without_foreign_instructions(search_name(name), asker)
+            )
             if withheld:
                 # How many of the K most similar notes were held back: the screen can say "verify more to use them".
                 nearest = top_similar(self.store, pool.owner_ids, query, k or self.config.retrieval.k)
@@ -275,6 +280,10 @@ class Assistant:
         retrieval = replace(retrieval, clearance=clearance)
         timings["retrieve"] = retrieval.timings_ms.get("retrieve", 0.0)
         return decision, retrieval, timings
+
+    def _search_name(self, owner_ids: Sequence[int], name: str, **search: Any) -> Retrieval:
+        """The notes the gate lets through that are nearest to `name` (a medicine's name)."""
+        return self.retriever.retrieve(owner_ids, self.text_encoder.encode_one(name), name, **search)
 
     def asked_on(self) -> date | None:
         """The terminal's local day, for the answer steps that judge days; None in a replay without a terminal clock

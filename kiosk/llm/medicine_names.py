@@ -16,6 +16,10 @@ from kiosk.llm.answer_form import word_set
 from kiosk.llm.families import MEDICINE_NAMES
 from kiosk.stems import porter_stem
 
+# What a family calls medicines by kind: "Which tablets am I on now?"
+MEDICINE_KIND = re.compile(
+    r"\b(?:medicines?|medications?|meds|tablets?|pills?|drugs?|prescriptions?|doses?)\b", re.IGNORECASE
+)
 _DOSE = re.compile(r"\b(?:mg|mcg|ml|milligrams?|micrograms?|millilitres?|milliliters?)\b", re.IGNORECASE)
 _OTHER_NAMES = frozenset(
     porter_stem(name)
@@ -49,6 +53,12 @@ def word_stems(text: str) -> set[str]:
 def names_a_medicine(text: str) -> bool:
     """True when `text` gives a dose or names a medicine."""
     return bool(_DOSE.search(text)) or bool(medicine_words(text))
+
+
+def asks_about_medicine(question: str) -> bool:
+    """True when `question` names a medicine, a dose or medicines by kind ("Do I still take the aspirin?", "Which
+    tablets does Dad take in the morning now?")."""
+    return bool(MEDICINE_KIND.search(question)) or names_a_medicine(question)
 
 
 def _is_a_medicine(word: str) -> bool:

@@ -22,11 +22,10 @@ from collections.abc import Sequence
 
 from kiosk.llm.answer_form import ASKS_OF_ME, TIME_WORDS, content_stems, word_set
 from kiosk.llm.families import families_of
-from kiosk.llm.medicine_names import medicine_words, names_a_medicine, word_stems
+from kiosk.llm.medicine_names import MEDICINE_KIND, medicine_words, names_a_medicine, word_stems
 from kiosk.memory import Note
 from kiosk.stems import porter_stem
 
-_KIND = re.compile(r"\b(?:medicines?|medications?|meds|tablets?|pills?|drugs?|prescriptions?)\b", re.IGNORECASE)
 _FOR_PHRASE = re.compile(r"\bfor\s+([^,.;!?]+)", re.IGNORECASE)
 _DURATION_STEMS = frozenset(
     porter_stem(word) for word in TIME_WORDS | word_set("hour hours days weeks months years while ever life now")
@@ -43,7 +42,7 @@ def own_medicine_notes(question: str, notes: Sequence[Note], asker: int | None) 
     if named:
         asked = {porter_stem(word) for word in named} | families_of(named)
         return [index for index in own if asked & word_stems(notes[index].content)]
-    if _KIND.search(question) and ASKS_OF_ME.search(question):
+    if MEDICINE_KIND.search(question) and ASKS_OF_ME.search(question):
         asked_for = _purposes(question)
         return [
             index
