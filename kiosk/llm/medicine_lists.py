@@ -35,6 +35,7 @@ from kiosk.llm.answer_form import ASKS_OF_ME, FAMILY_WORDS, says_unknown, word_s
 from kiosk.llm.medicine_names import medicine_words
 from kiosk.llm.note_lines import note_lines
 from kiosk.llm.prompts import LABEL_AUTHOR, asker_of
+from kiosk.llm.question_lines import SENTENCE_BREAK
 from kiosk.llm.unsupported import note_people, speaker_of_line, spoken_text
 from kiosk.stems import porter_stem
 
@@ -54,7 +55,6 @@ _COURSE = re.compile(
     r"\bfor\s+(?:a|one|two|three|four|five|six|seven|eight|nine|ten|fourteen|\d+)\s+(?:more\s+)?(?:days?|weeks?)\b",
     re.IGNORECASE,
 )
-_SENTENCES = re.compile(r"(?<=[.!?])\s+")
 _PARTS = re.compile(r"[,;:]\s*|\s+(?:and|but|then|plus)\s+", re.IGNORECASE)
 _NOT_TAKEN = re.compile(
     r"\b(?:not|never|no|none|nothing|without|avoid\w*|skip\w*|stop\w*|hold|allergic|off|instead|finished|cut|"
@@ -88,7 +88,7 @@ def with_medicines_beside(question: str, answer: str, notes: str) -> str | None:
     found = [
         name
         for line in lines
-        for sentence in _SENTENCES.split(line)
+        for sentence in SENTENCE_BREAK.split(line)
         for name in _beside(sentence, answered, time, people)
     ]
     if _ASKS_WHAT_I_TAKE.search(question) and ASKS_OF_ME.search(question) and not _FOR.search(question):
@@ -124,7 +124,7 @@ def _taken_regularly(notes: str, time: str | None, people: frozenset[str]) -> li
         said = spoken_text(line.text)
         if speaker_of_line(line.text) != asker or LABEL_AUTHOR.search(line.text) or _COURSE.search(said):
             continue
-        for sentence in _SENTENCES.split(said):
+        for sentence in SENTENCE_BREAK.split(said):
             if _REGULAR.search(sentence):
                 found += _medicines_of(sentence, _PARTS.split(sentence), {asker.lower()}, time, people)
     return found

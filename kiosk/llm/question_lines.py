@@ -47,6 +47,7 @@ class NoteLines:
 
 
 CLAUSE_BREAK = re.compile(r"[,;.!?]\s+")
+SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 
 
 def kind_of(word: str) -> str | None:

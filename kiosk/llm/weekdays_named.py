@@ -28,6 +28,7 @@ import re
 from kiosk.llm.answer_form import ASKS_OF_ME, asked_sentence, content_stems, telling_words
 from kiosk.llm.note_lines import note_lines
 from kiosk.llm.prompts import asker_of
+from kiosk.llm.question_lines import SENTENCE_BREAK
 from kiosk.llm.unsupported import WEEKDAYS, speaker_of_line, spoken_text
 from kiosk.stems import porter_stem
 
@@ -36,7 +37,6 @@ _ASKS_WHICH_DAYS = re.compile(
     r"(?:do|does|did|is|are|am|will|should|can|has|have)\b",
     re.IGNORECASE,
 )
-_SENTENCES = re.compile(r"(?<=[.!?])\s+")
 _PIECES = re.compile(r"\s*[,;:]\s*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
 _SPEAKS_AS_I = re.compile(r"\b(?:i|i'm|i’m|i'll|i’ll|i've|i’ve)\b", re.IGNORECASE)
@@ -46,6 +46,8 @@ _ONE_DAY = re.compile(
     r"\b(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)\s+(?:the\s+)?\d",
     re.IGNORECASE,
 )
+# superseded.CHANGE without "now" or "up from": "Soccer is now on Tuesdays" or "pick Kenji up from soccer" said
+# after the rota changes nothing of it.
 _CHANGED = re.compile(
     r"\b(?:change\s+of\s+plan|actually|moved?|moving|changed?|instead|no\s+longer|any\s?more|cancel(?:l)?ed|"
     r"rearranged|postponed|swapped|switched)\b",
@@ -74,7 +76,7 @@ def notes_weekdays(question: str, answer: str, notes: str) -> str | None:
         changed_since = changed_since or bool(telling & content_stems(said) and _CHANGED.search(said))
         if person and len(telling & content_stems(said)) < wanted:
             continue
-        for clause in (clause for sentence in _SENTENCES.split(said) for clause in _clauses(sentence)):
+        for clause in (clause for sentence in SENTENCE_BREAK.split(said) for clause in _clauses(sentence)):
             days = _weekdays(clause)
             if not days:
                 continue

@@ -57,6 +57,7 @@ from kiosk.llm.question_lines import (
     KINDS,
     NO_CHOICE,
     REACH_BEFORE,
+    SENTENCE_BREAK,
     NoteLines,
     any_line_about,
     asked_words,
@@ -87,7 +88,6 @@ _AFFIRMING = word_set("keep keeps continue continues carry")
 # A question asking whether the asker is the one to do something: "Am I picking Théo up?", "Do I have to set the
 # alarm?" (not "Can I ...?", which asks leave).
 _ASKS_IF_I_DO = re.compile(r"^\W*(?:am\s+i|will\s+i|shall\s+i|do\s+i\s+have\s+to|have\s+i\s+got\s+to)\b", re.IGNORECASE)
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 # A word of what is asked right after one of these does no harm: "Théo is fine with peanuts", asked "Is Théo
 # allergic to peanuts?".
 _FINE = word_set("fine ok okay safe")
@@ -244,7 +244,7 @@ def _allergy_names_it(question: str, notes: NoteLines) -> bool:
     for line in notes.lines:
         if not _ALLERGY.search(line) or (names and not names.intersection(words_of(line))):
             continue
-        for part in _SENTENCE_BREAK.split(line):
+        for part in SENTENCE_BREAK.split(line):
             if asked & content_stems(part) and not _FINE.intersection(words_of(part)):
                 return True
     return False
@@ -290,7 +290,7 @@ def _someone_else_does_it(question: str, notes: NoteLines) -> bool:
         return False
     subject = subject_stems(asked_sentence(question))
     lines = supporting_lines(question, notes.text, with_days=False, words=2)
-    sentences = [part for line in lines for part in _SENTENCE_BREAK.split(line) if subject & content_stems(part)]
+    sentences = [part for line in lines for part in SENTENCE_BREAK.split(line) if subject & content_stems(part)]
     said = said_in(sentences)
     doers = note_people(notes.lines) & said - held_words(question)
     return len(doers) == 1 and asker.lower() not in said
