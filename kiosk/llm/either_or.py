@@ -13,7 +13,9 @@ the amoxicillin's line, never from "No food after 8" which shares only "food"; t
 
 from __future__ import annotations
 
-from kiosk.llm.answer_form import content_stems
+import re
+
+from kiosk.llm.answer_form import content_stems, subject_stems
 from kiosk.llm.option_phrase import TIMINGS, option_phrase
 from kiosk.llm.question_lines import (
     DENYING,
@@ -28,6 +30,8 @@ from kiosk.llm.question_lines import (
 )
 from kiosk.llm.superseded import words_after_change
 from kiosk.stems import porter_stem
+
+_AND = re.compile(r"\s+(?:and|but)\s+", re.IGNORECASE)
 
 
 def either_or_answer(question: str, answer: str, notes: NoteLines) -> str | None:
@@ -92,9 +96,20 @@ def _notes_options(question: str, answer: str, notes: NoteLines) -> frozenset[st
 def _options_beside_its_thing(question: str, lines: list[str], options: frozenset[str]) -> frozenset[str]:
     """The options named in the clauses of the lines about the question's own thing that name that thing ("My
     Tresiba dose is 18 units every evening", not "my morning sugars are too high" after "Dr Berthier wants my
-    Tresiba up to 20 units")."""
+    Tresiba up to 20 units"); where such clauses name both, those of their parts between "and" or "but" that hold
+    the most words of the thing ("the furosemide water tablet at lunchtime" of "My tablets are the bisoprolol in the
+    morning and the furosemide water tablet at lunchtime", asked about the water tablet)."""
     own = lines_of_its_own_thing(question, NoteLines(" ".join(lines), tuple(lines)), options)
-    return options & content_stems(" ".join(clauses_about(question, own, options)))
+    clauses = clauses_about(question, own, options)
+    told = options & content_stems(" ".join(clauses))
+    if len(told) < 2:
+        return told
+    thing = subject_stems(question) - options
+    parts = [(len(thing & content_stems(part)), part) for clause in clauses for part in _AND.split(clause)]
+    if any(content_stems(part) <= options for _, part in parts):  # "morning and night": the options, listed
+        return told
+    most = max(held for held, _ in parts)
+    return options & content_stems(" ".join(part for held, part in parts if held == most)) if most else told
 
 
 def _denied(lines: list[str], options: frozenset[str]) -> frozenset[str]:

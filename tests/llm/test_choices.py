@@ -518,3 +518,18 @@ Tomasz: The visit on Tuesday is at seven as usual.
 </notes>"""
     question = "Is Jasmine doing the morning visit on Thursday?"
     assert not contradicted(question, "No.", answer_prompt(notes, question))
+
+
+def test_the_part_of_a_line_about_the_thing_asked_gives_its_option() -> None:
+    tablets = """Notes of Doris, oldest first:
+<notes>
+[1 October 2026]
+Doris: My tablets are the bisoprolol in the morning and the furosemide water tablet at lunchtime.
+</notes>"""
+    question = "Do I take the water tablet in the morning or at lunchtime?"
+    said = answer_prompt(tablets, question)
+    assert notes_choice(question, "The water tablet is in the morning.", said) == "At lunchtime"
+    assert notes_choice(question, "At lunchtime", said) is None
+    assert notes_choice("Do I take the bisoprolol in the morning or at lunchtime?", "At lunchtime", said) == (
+        "In the morning"
+    )
