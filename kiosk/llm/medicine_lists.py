@@ -3,11 +3,10 @@
 Asked "What did the doctor give me for my chest?", the 0.5B model answers "prednisolone" from the note "The doctor
 gave me prednisolone for the chest, 40 milligrams every morning for five days with breakfast, and amoxicillin 500
 three times a day for the infection": it names the first medicine of a list and stops. On the household
-development and test sets, eleven medicine list questions were answered with one medicine of two or more; six of
-them had both in one sentence of one note, and three more were asked in the first person with each medicine in a
-note of the asker's own. Unlike the model's own list completion (kiosk.llm.lists, which invents), this
-step adds only what that sentence states beside the answered medicine, and only where nothing there says it is
-not taken:
+development and test sets that was the commonest way a medicine list went wrong, most often with both medicines in
+one sentence of one note, else each in a note of the asker's own. Unlike the model's own list completion
+(kiosk.llm.lists, which invents), this step adds only what that sentence states beside the answered medicine, and
+only where nothing there says it is not taken:
 - the question asks for several medicines ("Which tablets am I on now?", "What medicines did urgent care give
   Yuna?") or what someone gave or prescribed ("What did Doctor Bello give me for my chest?");
 - an added medicine stands in the same sentence of a note line as a medicine the answer names, in a part of it
