@@ -56,6 +56,13 @@ _MONTH_OF = dict(enumerate(MONTH_NAMES, start=1))
 # What a deadline is asked with rather than what it is for: "When do I have to hand in the Swedish essay?" is about
 # the essay a note says is "due next Monday".
 _HANDING_IN = re.compile(r"\b(?:hand(?:ed)?|turn(?:ed)?|give|given|handing)\s+(?:it\s+|them\s+)?in\b", re.IGNORECASE)
+# A day said only as the one something moved away from is not its day: "The dentist moved me from Thursday (22
+# October 2026), they'll ring with a new day" (with a day it moved to, the sentence names two and says nothing).
+_MOVED_FROM = re.compile(
+    r"\b(?:moved|moving|changed|cancel(?:l)?ed|postponed|put\s+back)\b[^.]*\bfrom\s+(?:the\s+)?"
+    r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|\d{1,2}(?:st|nd|rd|th)?)\b",
+    re.IGNORECASE,
+)
 _SAME_TIME = re.compile(r"\bsame\s+time\b", re.IGNORECASE)
 _ASKS_TIME = re.compile(r"^\s*what\s+time\b", re.IGNORECASE)
 _TODAY = re.compile(r"\b(?:today|tonight|this (?:morning|afternoon|evening))\b", re.IGNORECASE)
@@ -159,7 +166,7 @@ def _told(
             days, clocks = _days_in(sentence, filed if filed > date.min else None), _clocks_in(sentence)
             if len(days) > 1 or len(clocks) > 1 or (days and _names_another_day(sentence, next(iter(days)))):
                 return None
-            if days:
+            if days and not _MOVED_FROM.search(sentence):
                 told.append((index, days.pop(), clocks[0] if clocks else None, sentence))
     return told
 

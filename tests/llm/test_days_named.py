@@ -155,3 +155,13 @@ def test_a_change_to_every_such_weekday_changes_no_one_day() -> None:
     question = "When do my library books have to go back?"
     assert _day(question, UNKNOWN_ANSWER, _notes(due, weekly), date(2026, 10, 14)) == "Tuesday 20 October"
     assert _day(question, UNKNOWN_ANSWER, _notes(due, once), date(2026, 10, 14)) is None
+
+
+def test_the_day_something_moved_away_from_is_not_its_day() -> None:
+    notes = _notes(
+        ("7 October 2026", "I've got my dentist on the 22nd (22 October 2026) at half nine in the morning."),
+        ("14 October 2026", "The dentist moved me from Thursday (22 October 2026), they'll ring with a new day."),
+    )
+    assert _day("When's my dentist?", UNKNOWN_ANSWER, notes) is None
+    starting = _notes(("8 October 2026", "Actually judo moved to Thursday the 15th (15 October 2026) from next week."))
+    assert _day("When's judo?", UNKNOWN_ANSWER, starting) == "Thursday 15 October"
