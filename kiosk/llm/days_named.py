@@ -89,7 +89,9 @@ def _clocks_in(sentence: str) -> list[str]:
     return list(dict.fromkeys(match.group().strip() for match in _CLOCK.finditer(sentence)))
 
 
-def _filed_on(day_header: str) -> date | None:
+def filed_on(day_header: str) -> date | None:
+    """The day a note line is filed under, from its day header as dated_note_lines gives it ("Saturday 12 September
+    2026"); None without one."""
     return filing_day(day_header.split(" ", 1)[-1]) if day_header else None
 
 
@@ -131,7 +133,7 @@ def day_named(question: str, notes: str, asked_on: date | None = None) -> tuple[
     if not thing:
         return None
     lines = sorted(
-        ((_filed_on(header) or date.min, line) for header, line in dated_note_lines(notes)), key=lambda pair: pair[0]
+        ((filed_on(header) or date.min, line) for header, line in dated_note_lines(notes)), key=lambda pair: pair[0]
     )
     told = _told(lines, thing, whole_sentence=True)
     if told == []:

@@ -25,9 +25,8 @@ from collections.abc import Collection
 from datetime import date, timedelta
 
 from kiosk.llm.answer_form import FAMILY_WORDS, TIME_WORDS, content_stems, says_unknown, subject_stems, word_set
-from kiosk.llm.days_named import asked_days
+from kiosk.llm.days_named import asked_days, filed_on
 from kiosk.llm.grounding import dated_note_lines
-from kiosk.llm.note_lines import filing_day
 from kiosk.llm.past_days import days_with_year
 from kiosk.llm.prompts import asker_of
 from kiosk.llm.unsupported import (
@@ -154,7 +153,7 @@ def _whose_turn(question: str, notes: str, asked_on: date | None) -> str | None:
     asker = asker_of(notes)
     doer = None
     for day, line in dated_note_lines(notes):
-        filed = filing_day(day.split(" ", 1)[-1]) if day else None
+        filed = filed_on(day)
         said = spoken_text(line)
         if filed is None or not timedelta(0) <= asked_on - filed < _A_WEEK or not thing & _stems(said):
             continue

@@ -80,8 +80,9 @@ def with_medicines_beside(question: str, answer: str, notes: str) -> str | None:
     answered = {porter_stem(word) for word in medicine_words(answer)}
     if not answered:
         return None
-    lines = [spoken_text(line.text) for line in note_lines(notes)]
-    people = note_people(line.text for line in note_lines(notes))
+    prompt_lines = [line.text for line in note_lines(notes)]
+    lines = [spoken_text(line) for line in prompt_lines]
+    people = note_people(prompt_lines)
     stopped = {porter_stem(word) for line in lines if _STOPPED.search(line) for word in medicine_words(line)}
     time = next((word for word in sorted(_TIMES) if re.search(rf"\b{word}\b", question, re.IGNORECASE)), None)
     found = [

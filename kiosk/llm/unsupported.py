@@ -66,7 +66,7 @@ _ASKS_WHO = re.compile(r"\W*who(?:m|se|['’]s)?\b", re.IGNORECASE)
 _I_AS_DOER = frozenset({"i", "i'll", "i’ll", "i'm", "i’m", "we", "we'll", "we’ll"})
 # "Who is picking me up?", "Who's taking me?", "Who will drive us?": the answer is the one doing it.
 ASKS_WHO_DOES = re.compile(r"\W*who(?:['’]s|\s+is|\s+are|\s+will|\s+can)\s+(?:be\s+)?(?P<verb>\w+)\b", re.IGNORECASE)
-_FIRST_PERSON = re.compile(r"i(?:['’][a-z]+)?$")  # "i", "i'm", "i'll" as _bare writes them
+_FIRST_PERSON = re.compile(r"i(?:['’][a-z]+)?$")  # "i", "i'm", "i'll" as bare_token writes them
 _LABELLED = re.compile(r"^- \(")  # another author's note, as kiosk.llm.prompts.shared_notes writes it
 _MY_RELATIVE = re.compile(
     r"\bmy\s+(?:\w+\s+)?(?:mum|mom|mother|dad|father|parents?|son|daughter|kids?|children|child|boy|girl|baby|wife|"
@@ -119,7 +119,7 @@ def _tokens(text: str) -> list[str]:
     return _WORD.findall(text)
 
 
-def _bare(token: str) -> str:
+def bare_token(token: str) -> str:
     """A word lower-cased without its possessive and a weekday's plural: "Wednesdays" -> "wednesday"."""
     word = re.sub(r"['’]s$", "", token.lower())
     if word.endswith("s") and word[:-1] in WEEKDAYS:
@@ -131,10 +131,10 @@ def note_people(lines: Iterable[str]) -> frozenset[str]:
     """The speakers and authors of note lines, lower-cased."""
     people: set[str] = set()
     for line in lines:
-        people.update(_bare(author) for author in LABEL_AUTHOR.findall(line))
+        people.update(bare_token(author) for author in LABEL_AUTHOR.findall(line))
         speaker = _speaker(line)
         if speaker:
-            people.update(_bare(word) for word in _tokens(speaker.group("name")))
+            people.update(bare_token(word) for word in _tokens(speaker.group("name")))
     return frozenset(people)
 
 
@@ -165,7 +165,7 @@ def note_names(lines: Iterable[str]) -> frozenset[str]:
     lower: set[str] = set()
     for line in lines:
         for word in _tokens(spoken_text(line)):
-            (capitalised if word[:1].isupper() else lower).add(_bare(word))
+            (capitalised if word[:1].isupper() else lower).add(bare_token(word))
     names = {word for word in capitalised - lower if content_stems(word)}
     return frozenset(word for word in (names | note_people(lines)) - WEEKDAYS - MONTHS if not _FIRST_PERSON.match(word))
 
@@ -174,7 +174,7 @@ def typed_words(text: str, names: frozenset[str]) -> frozenset[str]:
     """The words of `text` that name a number, weekday, month or one of `names`, as they are compared."""
     found: set[str] = set()
     for token in _tokens(text):
-        word = _bare(token)
+        word = bare_token(token)
         if token[:1].isdigit():
             found.add(as_number(token))
         elif word in WEEKDAYS or word in MONTHS or word in names:
@@ -186,7 +186,7 @@ def held_words(text: str) -> frozenset[str]:
     """Every word of `text` as typed_words compares it, numbers written as words also as digits."""
     held: set[str] = set()
     for token in _tokens(text):
-        word = _bare(token)
+        word = bare_token(token)
         held.add(as_number(token) if token[:1].isdigit() else word)
         if word in _NUMBER_WORDS:
             held.add(_NUMBER_WORDS[word])
@@ -283,20 +283,22 @@ def this_side_of(question: str, line: str) -> str:
 
 
 def titled_names(question: str) -> frozenset[str]:
-    """The names `question` gives after a title, as _bare writes them: "with Doctor Bello" -> bello."""
+    """The names `question` gives after a title, as bare_token writes them: "with Doctor Bello" -> bello."""
     tokens = _tokens(question)
     return frozenset(
-        _bare(name)
+        bare_token(name)
         for title, name in pairwise(tokens)
-        if title[:1].isupper() and _bare(title) in TITLES and name[:1].isupper()
+        if title[:1].isupper() and bare_token(title) in TITLES and name[:1].isupper()
     )
 
 
 def possessors(question: str) -> frozenset[str]:
-    """The people whose thing `question` asks about, as _bare writes them: "What's Grace's locker code?" -> grace;
+    """The people whose thing `question` asks about, as bare_token writes them: "What's Grace's locker code?" -> grace;
     not its first word ("What's")."""
     return (
-        frozenset(_bare(word) for word in _tokens(question)[1:] if word[:1].isupper() and re.search(r"['’]s$", word))
+        frozenset(
+            bare_token(word) for word in _tokens(question)[1:] if word[:1].isupper() and re.search(r"['’]s$", word)
+        )
         - WEEKDAYS
         - MONTHS
     )
@@ -309,12 +311,12 @@ def speaks_of_own_things(question: str, line: str, asker: str | None) -> bool:
     is Mrs Lin") may be about the person asked of ("Lily's teacher") under another name: it is left alone."""
     owners = possessors(question)
     said = spoken_text(line)
-    spoken = {_bare(word) for word in _tokens(said)}
+    spoken = {bare_token(word) for word in _tokens(said)}
     if not owners or not spoken & {"my", "mine"} or _MY_RELATIVE.search(said):
         return False
     speaker = _speaker(line)
     owner = speaker.group("name") if speaker else asker
-    if owner is not None and {_bare(word) for word in _tokens(owner)} & owners:
+    if owner is not None and {bare_token(word) for word in _tokens(owner)} & owners:
         return False
     return not owners & held_words(line)
 
@@ -334,17 +336,17 @@ def names_the_other_side(question: str, line: str) -> bool:
 def _sides(text: str) -> set[tuple[str, str]]:
     """The sides `text` names, each with what it is a side of: "front" is ("front back", "front"), the age band
     "under-65s" is ("65", "under")."""
-    words = {_bare(word) for word in _tokens(text)}
+    words = {bare_token(word) for word in _tokens(text)}
     named = {(pair, side) for pair, sides in _SIDES.items() for side in sides & words}
     return named | {(age, side.lower()) for side, age in _AGE_BAND.findall(text)}
 
 
 def names_in(question: str) -> frozenset[str]:
-    """The names `question` gives, as _bare writes them: its capitalised words that start no sentence, not weekdays,
-    months nor "I", "I'm" ("When are we going to Uppsala for Farmor's birthday?" -> uppsala, farmor; "A neighbour
-    brought almond croissants. Can Théo have one?" -> théo)."""
+    """The names `question` gives, as bare_token writes them: its capitalised words that start no sentence, not
+    weekdays, months nor "I", "I'm" ("When are we going to Uppsala for Farmor's birthday?" -> uppsala, farmor; "A
+    neighbour brought almond croissants. Can Théo have one?" -> théo)."""
     named = {
-        _bare(match.group())
+        bare_token(match.group())
         for match in _WORD.finditer(question)
         if match.group()[:1].isupper() and not _SENTENCE_START.search(question[: match.start()])
     }
@@ -352,7 +354,7 @@ def names_in(question: str) -> frozenset[str]:
 
 
 def names_given(question: str, lines: Iterable[str]) -> frozenset[str]:
-    """The names `question` gives that are no speaker or author of the note `lines`, as _bare writes them: its
+    """The names `question` gives that are no speaker or author of the note `lines`, as bare_token writes them: its
     capitalised words after the first, not weekdays, months nor "I", "I'm" ("Can Doris have amoxicillin?" -> doris)."""
     return names_in(question) - note_people(lines)
 
@@ -416,7 +418,7 @@ def _named_nowhere(question: str, answer: str, lines: list[str]) -> frozenset[st
     return frozenset(
         word
         for token in _tokens(answer)
-        if token[:1].isupper() and (word := _bare(token)) not in held and content_stems(word)
+        if token[:1].isupper() and (word := bare_token(token)) not in held and content_stems(word)
     )
 
 
@@ -439,10 +441,10 @@ def only_done_to(question: str, lines: Iterable[str]) -> frozenset[str]:
     after_verb: set[str] = set()
     elsewhere: set[str] = set()
     for line in lines:
-        words = [_bare(token) for token in _tokens(spoken_text(line))]
+        words = [bare_token(token) for token in _tokens(spoken_text(line))]
         speaker = _speaker(line)
         if speaker and _does_it_themselves(words, verbs):
-            elsewhere.update(_bare(word) for word in _tokens(speaker.group("name")))
+            elsewhere.update(bare_token(word) for word in _tokens(speaker.group("name")))
         for index, word in enumerate(words):
             (after_verb if index and porter_stem(words[index - 1]) in verbs else elsewhere).add(word)
     return frozenset(after_verb - elsewhere)

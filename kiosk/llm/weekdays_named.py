@@ -29,7 +29,7 @@ from kiosk.llm.answer_form import ASKS_OF_ME, asked_sentence, content_stems, tel
 from kiosk.llm.note_lines import note_lines
 from kiosk.llm.prompts import asker_of
 from kiosk.llm.question_lines import SENTENCE_BREAK
-from kiosk.llm.unsupported import WEEKDAYS, speaker_of_line, spoken_text
+from kiosk.llm.unsupported import WEEKDAYS, bare_token, speaker_of_line, spoken_text
 from kiosk.stems import porter_stem
 
 _ASKS_WHICH_DAYS = re.compile(
@@ -102,7 +102,7 @@ def _first_person_named(asked: str, asker: str | None) -> str | None:
         if match.start() > 0 and match.group()[0].isupper() and len(match.group()) > 1 and not _bare_day(match.group())
     ]
     if names:
-        return re.sub(r"['’]s$", "", names[0].lower())
+        return bare_token(names[0])
     return asker.lower() if asker and ASKS_OF_ME.search(asked) else None
 
 
@@ -130,6 +130,5 @@ def _weekdays(text: str) -> list[str]:
 
 
 def _bare_day(word: str) -> str | None:
-    bare = re.sub(r"['’]s$", "", word.lower())
-    bare = bare[:-1] if bare.endswith("s") and bare[:-1] in WEEKDAYS else bare
+    bare = bare_token(word)
     return bare if bare in WEEKDAYS else None
