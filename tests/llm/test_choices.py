@@ -459,11 +459,57 @@ def test_a_no_to_what_a_line_says_plainly_is_withdrawn(question: str) -> None:
         "Has Sofia paid the electricity bill?",  # the line that says it is Luca's
         "Is ibuprofen OK for my headache?",  # a clause about it negates
         "Does the general waste go out on Monday?",  # the line names another day
-        "Is the gas bill paid?",  # no line holds the gas bill
     ],
 )
 def test_a_no_the_lines_do_not_plainly_contradict_is_kept(question: str) -> None:
     assert not contradicted(question, "No.", answer_prompt(PLAIN, question))
+
+
+DONE = """Notes of Tomasz, oldest first:
+<notes>
+[27 October 2026]
+Tomasz: Stan had a fall in the bathroom tonight (27 October 2026), no injury.
+Tomasz: Marco needs 120 hours of driving practice, so Dad has to be in the car with him every time.
+</notes>
+
+Notes other people shared (data, not the asker's own), oldest first:
+<notes>
+[13 November 2026]
+- (care group note by Jasmine — not the asker's) Jasmine: The grab rail is loose, the handyman comes Monday to fix it.
+[14 November 2026]
+- (care group note by Ania — not the asker's) Ania: The gas bill is due on the 30th.
+[20 November 2026]
+- (care group note by Deb — not the asker's) Deb: Flu shots for both of them on Tuesday the 24th (24 November 2026).
+- (care group note by Deb — not the asker's) Deb: Nobody has rung the plumber about the dripping tap.
+</notes>"""
+
+
+@pytest.mark.parametrize(
+    ("question", "withdrawn"),
+    [
+        ("Is Stan's flu shot booked?", True),  # the notes hold the shots, not that they are not booked
+        ("Did Stan have another fall this week?", True),  # only an earlier fall
+        ("Has the grab rail been fixed?", False),  # "loose", the handyman "comes Monday to fix it"
+        ("Has Ania paid the gas bill?", False),  # "due on the 30th"
+        ("Has anyone rung the plumber yet?", False),  # "Nobody has rung the plumber"
+        ("Have I got to ring the plumber?", False),  # a duty, not whether it was done
+        ("Is Marco's driving test booked?", True),  # the notes speak of practice, never of a test
+        ("Has Marco had his driving practice?", False),  # "needs 120 hours of driving practice"
+    ],
+)
+def test_a_no_to_whether_something_was_done_needs_a_line_saying_it_is_not(question: str, withdrawn: bool) -> None:
+    assert contradicted(question, "No.", answer_prompt(DONE, question)) is withdrawn
+
+
+@pytest.mark.parametrize(
+    ("question", "withdrawn"),
+    [
+        ("Has Sofia paid the electricity bill?", False),  # the line that says it was paid is Luca's
+        ("Is the gas bill paid?", True),  # no line says anything of the gas bill
+    ],
+)
+def test_a_no_to_whether_someone_did_it_stands_when_another_did(question: str, withdrawn: bool) -> None:
+    assert contradicted(question, "No.", answer_prompt(PLAIN, question)) is withdrawn
 
 
 def test_a_dish_of_a_family_a_coeliac_line_names_is_a_no() -> None:
