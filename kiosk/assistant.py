@@ -45,6 +45,7 @@ from kiosk.memory.instructions import note_reads_as_instructions
 from kiosk.memory.note import Note
 from kiosk.memory.scopes import PERSONAL, Scope, owner_for
 from kiosk.memory.store import SensitiveIndex, Store, owner_scope
+from kiosk.retrieval.errand_updates import with_errand_updates
 from kiosk.retrieval.familiarity import top_similar
 from kiosk.retrieval.foreign_notes import is_foreign, without_foreign_instructions
 from kiosk.retrieval.medicine_updates import with_medicine_updates
@@ -264,9 +265,8 @@ class Assistant:
             asker = decision.verified_user_id
             retrieval = without_foreign_instructions(self.relevant(retrieval, text, asker), asker)
             search_name = partial(self._search_name, pool.owner_ids, k=k, now=now, scopes=pool.scopes, exclude=withheld)
-            retrieval = with_medicine_updates(
-                retrieval, text, lambda name: without_foreign_instructions(search_name(name), asker)
-            )
+            find_named = lambda name: without_foreign_instructions(search_name(name), asker)  # noqa: E731
+            retrieval = with_errand_updates(with_medicine_updates(retrieval, text, find_named), text, find_named)
             if withheld:
                 # How many of the K most similar notes were held back: the screen can say "verify more to use them".
                 nearest = top_similar(self.store, pool.owner_ids, query, k or self.config.retrieval.k)
@@ -282,7 +282,7 @@ class Assistant:
         return decision, retrieval, timings
 
     def _search_name(self, owner_ids: Sequence[int], name: str, **search: Any) -> Retrieval:
-        """The notes the gate lets through that are nearest to `name` (a medicine's name)."""
+        """The notes the gate lets through that are nearest to `name` (a medicine's name, an errand's item)."""
         return self.retriever.retrieve(owner_ids, self.text_encoder.encode_one(name), name, **search)
 
     def asked_on(self) -> date | None:

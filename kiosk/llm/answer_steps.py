@@ -18,7 +18,8 @@ only when the answer profile (kiosk.llm.profiles, llm.answer_profile) lists it.
    answer of "I don't know", or naming only the day, where the notes say the day of the question's thing: that
    day with its weekday and time (kiosk.llm.days_named, answer-day-named: "Wednesday 21 October at 7"). A
    "which days" answer not naming the weekdays the notes say: those (kiosk.llm.weekdays_named,
-   answer-weekdays-named: "Tuesday, Thursday").
+   answer-weekdays-named: "Tuesday, Thursday"). What is still on a list: the items the notes' lists about it name
+   that no later note says are done (kiosk.llm.still_to_do, answer-still-to-do).
    A yes/no or either/or choice the notes about the question contradict, where they make the choice themselves:
    their choice (kiosk.llm.choices, answer-contradicted: "In the morning" for "In the evening" when the ramipril's
    line says morning; "No" for "I don't know" when a line refuses what a yes/no question asks: "allergic to
@@ -67,6 +68,7 @@ from kiosk.llm.profiles import AnswerProfile, Step
 from kiosk.llm.prompts import UNKNOWN_ANSWER, notes_text
 from kiosk.llm.reask import replaced_restatement
 from kiosk.llm.said_today import checked_said_today
+from kiosk.llm.still_to_do import notes_still_to_do
 from kiosk.llm.unsupported import supported_answer
 from kiosk.llm.weekdays_named import notes_weekdays
 
@@ -233,6 +235,10 @@ def shown_reply(
         weekdays = notes_weekdays(question, shown.before_grounding, notes)
         if weekdays is not None:
             return replace(shown, chosen=weekdays)
+    if profile.has("answer-still-to-do"):
+        left = notes_still_to_do(question, notes)
+        if left is not None:
+            return replace(shown, chosen=left)
     if profile.has("answer-contradicted"):
         chosen = notes_choice(question, shown.before_grounding, notes)
         if chosen is not None:

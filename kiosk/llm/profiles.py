@@ -36,6 +36,7 @@ Step = Literal[
     "answer-doer-named",  # with notes, the one they say does what a "who" question asks (kiosk.llm.doers)
     "answer-day-named",  # with notes, the day (and time) they say a "when" question's thing is (kiosk.llm.days_named)
     "answer-weekdays-named",  # with notes, the weekdays they say a "which days" question's thing is on
+    "answer-still-to-do",  # with notes, what their lists name that no later note says is done (kiosk.llm.still_to_do)
     "answer-contradicted",  # with notes, their choice for a yes/no or either/or they contradict (kiosk.llm.choices)
     "unknown-contradicted",  # with notes, "I don't know" for a yes/no or either/or they contradict (kiosk.llm.choices)
     "unknown-past-days",  # "I don't know" for only past days when asked when something is (kiosk.llm.past_days)
@@ -82,6 +83,7 @@ PROFILES: dict[str, AnswerProfile] = {
             "answer-doer-named",
             "answer-day-named",
             "answer-weekdays-named",
+            "answer-still-to-do",
             "answer-contradicted",
             "unknown-unsupported",
             "unknown-contradicted",

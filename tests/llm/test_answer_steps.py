@@ -96,6 +96,7 @@ def test_the_small_model_profile_takes_its_six_steps_in_order_and_the_others_add
         "answer-doer-named",
         "answer-day-named",
         "answer-weekdays-named",
+        "answer-still-to-do",
         "answer-contradicted",
         "unknown-unsupported",
         "unknown-contradicted",
