@@ -49,10 +49,12 @@ from __future__ import annotations
 import re
 
 from kiosk.llm.answer_form import ASKS_OF_ME, asked_sentence, content_stems, subject_stems, telling_words, word_set
+from kiosk.llm.done_items import DONE
 from kiosk.llm.families import families_of
 from kiosk.llm.medicine_names import medicine_words
 from kiosk.llm.prompts import asker_of
 from kiosk.llm.question_lines import (
+    CLAUSE_BREAK,
     DENYING,
     KINDS,
     NO_CHOICE,
@@ -123,7 +125,7 @@ _NEGATION = re.compile(r"\b(?:not|never|no|cannot)\b|\b\w+n['’]t\b", re.IGNORE
 # and any verb in the past ("ordered").
 _ENDED = re.compile(
     r"\b(?:stop\w*|no\s+more|no\s+longer|any\s?more|off|finish\w*|cancel\w*|cut|chang\w*|switch\w*|instead|"
-    r"done|already|got|bought|picked\s+up|now|\w+ed)\b",
+    r"done|already|got|bought|paid|picked\s+up|now|\w+ed)\b",
     re.IGNORECASE,
 )
 # A question whether something has been done: "Has Ania paid our gas bill?", "Did Stan have another fall this
@@ -138,10 +140,15 @@ _ASKS_IF_DONE = re.compile(
 _DONE_WORDS = frozenset(
     porter_stem(word)
     for word in word_set(
-        "booked paid done fixed sorted made sent got had another anyone anybody someone yet into during before after "
-        "since until"
+        "booked paid done fixed sorted made sent got had another anyone anybody someone yet ever into during before "
+        "after since until"
     )
 )
+# What says a thing was done: "Bought the glucose tablets", "Paid the water bill", "Walked Biscuit before school".
+_SAID_DONE = re.compile(rf"{DONE.pattern}|\b(?:paid|fixed|sorted|booked|repaired|finished|\w+ed)\b", re.IGNORECASE)
+# What calls a thing off: "Friday's evening visit is cancelled" (not "out": the bins "go out").
+_CALLED_OFF = word_set("cancelled canceled off closed postponed")
+_STORY = re.compile(r"^\W*did\b", re.IGNORECASE)
 # The person a question asks whether they did it: "Has Sofia paid ...?", "Did Marc ...?".
 _DOER = re.compile(r"^\W*(?:has|have|had|did)\s+(?P<name>[\w'’-]+)", re.IGNORECASE)
 # What says, in a clause about it, that a thing is not done: "not booked", "nobody has rung the plumber".
@@ -149,8 +156,9 @@ _NOT_DONE = re.compile(r"\b(?:not|never|no|nobody|nothing|forgot|missed|skip\w*)
 # What says, anywhere in a line about it, that it is still to do: "due on the 6th", "somebody pick it up before
 # Saturday", "Luca, can you pay it?", "the maintenance man is coming on Monday to fix it".
 _TO_DO = re.compile(
-    r"\b(?:yet|still|need\w*|due|waiting|until|before|will|going|com(?:e|es|ing)|tomorrow|next|later|soon|please|can\s+you|"
-    r"could\s+you|out\s+of|run\s+out|ran\s+out)\b|\b\w+['’]ll\b",
+    r"\b(?:yet|still|need\w*|due|waiting|until|before\s+(?:\w+day|the\s+\d+|\d+|tomorrow|next)|will|going|"
+    r"com(?:e|es|ing)|tomorrow|next|later|soon|please|can\s+you|could\s+you|out\s+of|run\s+out|ran\s+out)\b"
+    r"|\b\w+['’]ll\b",
     re.IGNORECASE,
 )
 
@@ -176,6 +184,8 @@ def yes_no_answer(question: str, answer: str, notes: NoteLines) -> str | None:
         if _no_without_an_end(question, answer, notes):
             return NO_CHOICE
     if first == "no" and (_said_plainly(question, notes) or _done_not_denied(question, notes)):
+        return NO_CHOICE
+    if first == "yes" and _done_not_said(question, notes):
         return NO_CHOICE
     return _yes_or_no_against_kind(question, answer, notes)
 
@@ -211,8 +221,9 @@ def _yes_or_no(question: str, answer: str) -> str:
 def _yes_or_no_against_kind(question: str, answer: str, notes: NoteLines) -> str | None:
     """What the lines about a yes/no question naming a weekday, month or number say where they contradict the
     yes or no `answer` gives (see the module's docstring): "No" to a "yes" when they name another one of that
-    kind and not it; NO_CHOICE to a "no" when they name it and no other (naming October does not say the rent for
-    October was paid); None when they do not contradict it."""
+    kind and not it; NO_CHOICE to a "no" when they name it and no other, and no clause of the lines about its own
+    thing negates ("no match this Saturday"; naming October does not say the rent for October was paid); None when
+    they do not contradict it."""
     first = _yes_or_no(question, answer)
     if first not in ("yes", "no"):
         return None
@@ -225,6 +236,8 @@ def _yes_or_no_against_kind(question: str, answer: str, notes: NoteLines) -> str
         return None
     said = {word for word in held_words(" ".join(lines)) if kind_of(word)}
     own_changes = _own_changed_lines(question, notes, leave_out) if first == "yes" else []
+    own_said = [spoken_text(line) for line in lines_of_its_own_thing(question, notes, leave_out)]
+    negated = any(_NEGATING.search(clause) for clause in clauses_about(question, own_said, leave_out))
     for kind in KINDS:
         asked_here = {word for word in asked if kind_of(word) == kind}
         said_here = {word for word in said if kind_of(word) == kind}
@@ -240,9 +253,42 @@ def _yes_or_no_against_kind(question: str, answer: str, notes: NoteLines) -> str
             return "No"
         if first == "yes" and _moved_to_another(own_changes, kind, asked_here):
             return "No"
-        if first == "no" and asked_here <= said_here and not said_here - asked_here:
+        if first == "no" and asked_here <= said_here and not said_here - asked_here and not negated:
+            return NO_CHOICE
+        if first == "no" and _closely_about_names_only(question, lines, leave_out, kind, asked_here):
             return NO_CHOICE
     return None
+
+
+def _closely_about_names_only(
+    question: str, lines: list[str], leave_out: frozenset[str], kind: str, asked: set[str]
+) -> bool:
+    """True when the clauses of `lines` holding two words of the question's subject (all, when it has fewer) name
+    each weekday, month or number of `kind` it asks and no other ("Does the paper recycling go out on Wednesday
+    night?": "Bins: paper and cardboard go out on Wednesday night", not "general rubbish every night except
+    Saturday", which shares only "night"), none negating, changing or calling it off ("Friday's evening visit is
+    cancelled"). Not for a question naming a person, nor clauses speaking as "I" or "we": who does it may be what
+    the "no" answers ("Is Jasmine doing the morning visit on Thursday?": "I'm doing the morning visit on
+    Thursday")."""
+    subject = subject_stems(question) - leave_out
+    close = [
+        clause
+        for line in lines
+        for clause in CLAUSE_BREAK.split(spoken_text(line))
+        if len(subject & content_stems(clause)) >= min(2, len(subject))
+    ]
+    if not close or names_in(asked_sentence(question)):
+        return False
+    if any(
+        _SPEAKS_AS_I.search(clause)
+        or _NEGATING.search(clause)
+        or CHANGE.search(clause)
+        or _CALLED_OFF.intersection(words_of(clause))
+        for clause in close
+    ):
+        return False
+    said = {word for word in held_words(ANCHOR.sub(" ", " ".join(close))) if kind_of(word) == kind}
+    return asked <= said and not said - asked
 
 
 def _beside_its_thing_only_another(question: str, notes: NoteLines, leave_out: frozenset[str], kind: str) -> bool:
@@ -377,14 +423,37 @@ def _done_not_denied(question: str, notes: NoteLines) -> bool:
     asked = asked_sentence(question)
     if not _ASKS_IF_DONE.search(asked):
         return False
-    held = frozenset().union(*(content_stems(spoken_text(line)) for line in notes.lines))
-    if {stem for stem in telling_words(asked) - _DONE_WORDS - held if not kind_of(stem)}:
+    if _names_what_no_line_holds(asked, notes):
         return True
     own = lines_of_its_own_thing(question, notes)
     said = [spoken_text(line) for line in own]
     if any(_TO_DO.search(line) for line in said) or _done_by_another(asked, own):
         return False
     return not any(_NOT_DONE.search(clause) for clause in clauses_about(question, said, frozenset()))
+
+
+def _done_not_said(question: str, notes: NoteLines) -> bool:
+    """True when the question asks whether something has been done (_ASKS_IF_DONE) and a word of what it asks is in
+    no line ("Has the vet rung about Mia's blood test results?" over notes with no blood test), or the lines about
+    its own thing say it is still to do (_TO_DO) and none that it was done (_SAID_DONE: "Is the boiler fixed?": "The
+    boiler man is coming on Tuesday to fix the boiler"): a "yes" to it is withdrawn."""
+    asked = asked_sentence(question)
+    if not _ASKS_IF_DONE.search(asked):
+        return False
+    if _names_what_no_line_holds(asked, notes):
+        return True
+    said = [spoken_text(line) for line in lines_of_its_own_thing(question, notes)]
+    return any(_TO_DO.search(line) for line in said) and not any(_SAID_DONE.search(line) for line in said)
+
+
+def _names_what_no_line_holds(asked: str, notes: NoteLines) -> bool:
+    """True when a telling word of the `asked` sentence, not one saying it was done, a weekday, month or number, is
+    in no note line. Not for a question opening "Did": told as a story ("Did Jon and Gina both participate in dance
+    competitions?"), its verb is seldom the notes' own word ("competed"), and it withdrew a right LoCoMo "Yes"."""
+    if _STORY.match(asked):
+        return False
+    held = frozenset().union(*(content_stems(spoken_text(line)) for line in notes.lines))
+    return any(not kind_of(stem) for stem in telling_words(asked) - _DONE_WORDS - held)
 
 
 def _done_by_another(asked: str, lines: list[str]) -> bool:
@@ -403,15 +472,19 @@ def _said_plainly(question: str, notes: NoteLines) -> bool:
     (kiosk.llm.answer_form.telling_words), every name it gives (its speaker counts) and every weekday, month or
     number it names, its clauses about it name no other person as doing it, no clause about it negates anything and
     no line about it says something changed ("Has Luca paid the electricity bill?": "Luca: Paid the electricity bill
-    tonight"; "Is paracetamol OK for my headache?": "it's paracetamol only for headaches, no ibuprofen"; not "Is
+    tonight"; "Is paracetamol OK for my headache?": "it's paracetamol only for headaches, no ibuprofen"; "Is
+    training still on this week?": "Training is still on"; a name no line holds, "Avô" for the grandfather, is not
+    looked for; not "Is
     Jasmine doing the morning visit on Thursday?": "Tomasz: Swapping with Jasmine: I'm doing the morning visit on
     Thursday"; asked whether it was done, not "The grab rail is loose, the maintenance man is coming on Monday to fix
     it", still to do). A "no" to it is withdrawn."""
     asked = asked_sentence(question)
     telling = telling_words(asked, min_letters=1) - _FINE_STEMS  # "gas" of "the gas bill" tells too
-    if not telling or _STILL.search(asked):  # whether it is still so: _no_without_an_end judges that
+    if not telling:
         return False
-    names = names_in(asked) - _FINE
+    still = bool(_STILL.search(asked))  # asked whether it is still so, the line says it is still so
+    held = [words_of(line) for line in notes.lines]
+    names = {name for name in names_in(asked) - _FINE if any(name in words for words in held)}
     typed = {word for word in held_words(asked) if kind_of(word)}
     asker = asker_of(notes.text)
     allowed = names | ({asker.lower()} if asker and ASKS_OF_ME.search(asked) else set())
@@ -424,6 +497,7 @@ def _said_plainly(question: str, notes: NoteLines) -> bool:
         and typed <= held_words(said)
         and _doers(line, said, telling, people) <= allowed
         and not (asks_if_done and _TO_DO.search(said))
+        and (not still or _STILL.search(said))
         for line, said in about
     )
     if not plain or any(CHANGE.search(_RANGE.sub(" ", ANCHOR.sub(" ", said))) for _, said in about):

@@ -579,3 +579,34 @@ Doris: My tablets are the bisoprolol in the morning and the furosemide water tab
     assert notes_choice("Do I take the bisoprolol in the morning or at lunchtime?", "At lunchtime", said) == (
         "In the morning"
     )
+
+
+SILVA = """Notes of Rui, oldest first:
+<notes>
+[2 November 2026]
+Rui: Bins: paper and cardboard go out on Wednesday night, general rubbish every night except Saturday.
+[11 November 2026]
+Rui: Coach says there's no match this Saturday, the pitch is flooded. Training is still on.
+[19 November 2026]
+Rui: The cardiologist says no ibuprofen for Pai. Paracetamol is fine for his knee.
+[20 November 2026]
+Rui: The boiler man is coming on Tuesday the 24th in the morning to fix the boiler.
+</notes>"""
+
+
+@pytest.mark.parametrize(
+    ("question", "answer", "withdrawn"),
+    [
+        ("Is training still on this week?", "No.", True),  # "Training is still on"
+        ("Is the match still on this Saturday?", "No.", False),  # "no match this Saturday"
+        ("Does the paper recycling go out on Wednesday night?", "No.", True),  # its clause names Wednesday only
+        ("Does the paper recycling go out on Thursday night?", "No.", False),
+        ("Can Avô have paracetamol for his knee?", "No.", True),  # no line holds "Avô"; "Paracetamol is fine"
+        ("Can Avô have ibuprofen for his knee?", "No.", False),
+        ("Is the boiler fixed?", "Yes", True),  # the boiler man is still to come
+        ("Has the vet rung about the cat's blood test?", "Yes", True),  # no line holds a blood test
+        ("Has the boiler man been?", "No.", False),  # "is coming on Tuesday"
+    ],
+)
+def test_a_choice_the_closest_lines_contradict_is_withdrawn(question: str, answer: str, withdrawn: bool) -> None:
+    assert contradicted(question, answer, answer_prompt(SILVA, question)) is withdrawn
