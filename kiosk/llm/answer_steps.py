@@ -28,6 +28,8 @@ only when the answer profile (kiosk.llm.profiles, llm.answer_profile) lists it.
    one naming a day, number or name they do not hold (kiosk.llm.unsupported, unknown-unsupported), or choosing what
    they contradict (kiosk.llm.choices, unknown-contradicted), likewise; so is a day already past given as when
    something is (kiosk.llm.past_days, unknown-past-days: only when the day the question is asked is known), a
+   medicine the notes give at another time of day than the one asked (kiosk.llm.medicine_times,
+   unknown-medicine-times), a
    yes or no to whether something was done today with no line of today about it (kiosk.llm.said_today,
    unknown-not-said-today, likewise), and a
    yes or no the notes moved the model away from (kiosk.llm.notes_shift, unknown-against-notes). Without notes,
@@ -60,6 +62,7 @@ from kiosk.llm.done_items import without_done_items
 from kiosk.llm.grounding import grounded_answer
 from kiosk.llm.lists import LIST_TOKENS, completed_list
 from kiosk.llm.medicine_lists import with_medicines_beside
+from kiosk.llm.medicine_times import checked_medicine_times
 from kiosk.llm.note_lines import asked_again_without
 from kiosk.llm.notes_shift import answer_against_notes
 from kiosk.llm.past_days import checked_past_days
@@ -252,6 +255,8 @@ def shown_reply(
         checks.append(checked_choice)
     if profile.has("unknown-past-days"):
         checks.append(lambda asked, answer, _notes: checked_past_days(asked, answer, asked_on))
+    if profile.has("unknown-medicine-times"):
+        checks.append(checked_medicine_times)
     if profile.has("unknown-not-said-today"):
         checks.append(lambda asked, answer, notes_: checked_said_today(asked, answer, notes_, asked_on))
     if profile.has("unknown-against-notes"):

@@ -40,6 +40,7 @@ Step = Literal[
     "answer-contradicted",  # with notes, their choice for a yes/no or either/or they contradict (kiosk.llm.choices)
     "unknown-contradicted",  # with notes, "I don't know" for a yes/no or either/or they contradict (kiosk.llm.choices)
     "unknown-past-days",  # "I don't know" for only past days when asked when something is (kiosk.llm.past_days)
+    "unknown-medicine-times",  # "I don't know" for a medicine the notes give at another time (medicine_times)
     "unknown-not-said-today",  # "I don't know" to whether it was done today, nothing said today (kiosk.llm.said_today)
     "unknown-against-notes",  # with notes, "I don't know" for a yes or no they move the model away from
     "unknown-personal-without-notes",  # without notes, "I don't know" to a question about someone's life
@@ -88,6 +89,7 @@ PROFILES: dict[str, AnswerProfile] = {
             "unknown-unsupported",
             "unknown-contradicted",
             "unknown-past-days",
+            "unknown-medicine-times",
             "unknown-not-said-today",
             "unknown-personal-without-notes",
             "strike-done-items",

@@ -33,7 +33,7 @@ _MAX_ITEM_WORDS = 6
 _CLAUSE_END = re.compile(r"[,;.!?]|\bbut\b", re.IGNORECASE)
 # Words of a heading or question that say it is a list to do, not which one: "Add to Dad's shopping".
 _ERRAND_STEMS = frozenset(
-    porter_stem(word) for word in word_set("still need needs left list lists buy get got sort do add remaining")
+    porter_stem(word) for word in word_set("still need needs left list lists buy get got sort do add added remaining")
 )
 
 

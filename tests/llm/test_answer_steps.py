@@ -101,6 +101,7 @@ def test_the_small_model_profile_takes_its_six_steps_in_order_and_the_others_add
         "unknown-unsupported",
         "unknown-contradicted",
         "unknown-past-days",
+        "unknown-medicine-times",
         "unknown-not-said-today",
         "unknown-personal-without-notes",
         "strike-done-items",
