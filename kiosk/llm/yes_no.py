@@ -28,6 +28,12 @@
 - a "no" where a line says what the question asks in so many words: every telling word, name and day of it, with
   no clause about it negating and no line about it changing ("Has Luca paid the electricity bill?": "Luca: Paid the
   electricity bill tonight");
+- a "no" where a line says it is still so in so many words ("Is training still on this week?": "Training is still
+  on"), and, for a question naming no one, a "no" where the clauses holding two words of its subject name the
+  weekday it asks and no other, none negating or calling it off ("Does the paper recycling go out on Wednesday
+  night?": "paper and cardboard go out on Wednesday night, general rubbish every night except Saturday");
+- a yes or no to whether something has been done that the notes do not say (kiosk.llm.done_questions: "Is Stan's
+  flu shot booked?" / "No" over "Flu shots for both of them on Tuesday the 24th");
 - a yes or no when no note line is about the question at all (none holds a word of what it asks, a name it gives, a
   medicine's family or a day it names) is a guess ("Is Claire going for a job interview?" / "Yes").
 
@@ -49,7 +55,7 @@ from __future__ import annotations
 import re
 
 from kiosk.llm.answer_form import ASKS_OF_ME, asked_sentence, content_stems, subject_stems, telling_words, word_set
-from kiosk.llm.done_items import DONE
+from kiosk.llm.done_questions import asks_if_done, no_is_a_guess, says_still_to_do, yes_is_a_guess
 from kiosk.llm.families import families_of
 from kiosk.llm.medicine_names import medicine_words
 from kiosk.llm.prompts import asker_of
@@ -72,7 +78,6 @@ from kiosk.llm.question_lines import (
 from kiosk.llm.superseded import CHANGE, words_after_change
 from kiosk.llm.time_anchors import ANCHOR
 from kiosk.llm.unsupported import (
-    bare_token,
     held_words,
     names_given,
     names_in,
@@ -128,39 +133,8 @@ _ENDED = re.compile(
     r"done|already|got|bought|paid|picked\s+up|now|\w+ed)\b",
     re.IGNORECASE,
 )
-# A question whether something has been done: "Has Ania paid our gas bill?", "Did Stan have another fall this
-# week?", "Is Stan's flu shot booked?", "... picked up yet?"; not "Have I got to ...?", which asks a duty.
-_ASKS_IF_DONE = re.compile(
-    r"^\W*(?:(?:has|have|had|did)\b(?!.*\b(?:got|have|has)\s+to\b)|(?:is|are|was|were)\b.*\b(?:\w+ed|paid|done)"
-    r"(?:\s+(?:yet|already))?\W*$)|\byet\W*$",
-    re.IGNORECASE,
-)
-# The words of a question asking whether it was done that say done, not what: "booked", "paid", "fixed".
-# Nor do "another", "anyone", "yet", "during" name a thing.
-_DONE_WORDS = frozenset(
-    porter_stem(word)
-    for word in word_set(
-        "booked paid done fixed sorted made sent got had another anyone anybody someone yet ever into during before "
-        "after since until"
-    )
-)
-# What says a thing was done: "Bought the glucose tablets", "Paid the water bill", "Walked Biscuit before school".
-_SAID_DONE = re.compile(rf"{DONE.pattern}|\b(?:paid|fixed|sorted|booked|repaired|finished|\w+ed)\b", re.IGNORECASE)
 # What calls a thing off: "Friday's evening visit is cancelled" (not "out": the bins "go out").
 _CALLED_OFF = word_set("cancelled canceled off closed postponed")
-_STORY = re.compile(r"^\W*did\b", re.IGNORECASE)
-# The person a question asks whether they did it: "Has Sofia paid ...?", "Did Marc ...?".
-_DOER = re.compile(r"^\W*(?:has|have|had|did)\s+(?P<name>[\w'’-]+)", re.IGNORECASE)
-# What says, in a clause about it, that a thing is not done: "not booked", "nobody has rung the plumber".
-_NOT_DONE = re.compile(r"\b(?:not|never|no|nobody|nothing|forgot|missed|skip\w*)\b|\b\w+n['’]t\b", re.IGNORECASE)
-# What says, anywhere in a line about it, that it is still to do: "due on the 6th", "somebody pick it up before
-# Saturday", "Luca, can you pay it?", "the maintenance man is coming on Monday to fix it".
-_TO_DO = re.compile(
-    r"\b(?:yet|still|need\w*|due|waiting|until|before\s+(?:\w+day|the\s+\d+|\d+|tomorrow|next)|will|going|"
-    r"com(?:e|es|ing)|tomorrow|next|later|soon|please|can\s+you|could\s+you|out\s+of|run\s+out|ran\s+out)\b"
-    r"|\b\w+['’]ll\b",
-    re.IGNORECASE,
-)
 
 
 def yes_no_answer(question: str, answer: str, notes: NoteLines) -> str | None:
@@ -183,9 +157,10 @@ def yes_no_answer(question: str, answer: str, notes: NoteLines) -> str | None:
             return NO_CHOICE
         if _no_without_an_end(question, answer, notes):
             return NO_CHOICE
-    if first == "no" and (_said_plainly(question, notes) or _done_not_denied(question, notes)):
+    asked = asked_sentence(question)
+    if first == "no" and (_said_plainly(question, notes) or no_is_a_guess(question, asked, notes)):
         return NO_CHOICE
-    if first == "yes" and _done_not_said(question, notes):
+    if first == "yes" and yes_is_a_guess(question, asked, notes):
         return NO_CHOICE
     return _yes_or_no_against_kind(question, answer, notes)
 
@@ -413,60 +388,6 @@ def _no_without_an_end(question: str, answer: str, notes: NoteLines) -> bool:
     return bool(about) and not any(_ENDED.search(line) for line in about)
 
 
-def _done_not_denied(question: str, notes: NoteLines) -> bool:
-    """True when the question asks whether something has been done (_ASKS_IF_DONE) and the lines about its own thing
-    neither say it is still to do (_TO_DO) nor, in a clause about it, that it is not done (_NOT_DONE): the terminal
-    knows only what it was told, so a "no" from notes silent on it is a guess ("Is Stan's flu shot booked?": "Flu
-    shots for both of them on Tuesday the 24th"). So is a "no" where a word of what it asks is in no line at all
-    ("Is Marco's driving test booked?" over notes of driving practice, none of a test; not a weekday, month or
-    number, which the notes' day headers hold). A "no" to it is withdrawn."""
-    asked = asked_sentence(question)
-    if not _ASKS_IF_DONE.search(asked):
-        return False
-    if _names_what_no_line_holds(asked, notes):
-        return True
-    own = lines_of_its_own_thing(question, notes)
-    said = [spoken_text(line) for line in own]
-    if any(_TO_DO.search(line) for line in said) or _done_by_another(asked, own):
-        return False
-    return not any(_NOT_DONE.search(clause) for clause in clauses_about(question, said, frozenset()))
-
-
-def _done_not_said(question: str, notes: NoteLines) -> bool:
-    """True when the question asks whether something has been done (_ASKS_IF_DONE) and a word of what it asks is in
-    no line ("Has the vet rung about Mia's blood test results?" over notes with no blood test), or the lines about
-    its own thing say it is still to do (_TO_DO) and none that it was done (_SAID_DONE: "Is the boiler fixed?": "The
-    boiler man is coming on Tuesday to fix the boiler"): a "yes" to it is withdrawn."""
-    asked = asked_sentence(question)
-    if not _ASKS_IF_DONE.search(asked):
-        return False
-    if _names_what_no_line_holds(asked, notes):
-        return True
-    said = [spoken_text(line) for line in lines_of_its_own_thing(question, notes)]
-    return any(_TO_DO.search(line) for line in said) and not any(_SAID_DONE.search(line) for line in said)
-
-
-def _names_what_no_line_holds(asked: str, notes: NoteLines) -> bool:
-    """True when a telling word of the `asked` sentence, not one saying it was done, a weekday, month or number, is
-    in no note line. Not for a question opening "Did": told as a story ("Did Jon and Gina both participate in dance
-    competitions?"), its verb is seldom the notes' own word ("competed"), and it withdrew a right LoCoMo "Yes"."""
-    if _STORY.match(asked):
-        return False
-    held = frozenset().union(*(content_stems(spoken_text(line)) for line in notes.lines))
-    return any(not kind_of(stem) for stem in telling_words(asked) - _DONE_WORDS - held)
-
-
-def _done_by_another(asked: str, lines: list[str]) -> bool:
-    """True when the question asks whether a person it names did it ("Has Sofia paid the electricity bill?") and no
-    line about it is that person's or names them: its lines tell of someone else doing it ("Luca: Paid the
-    electricity bill tonight"), so the "no" is the notes' own."""
-    doer = _DOER.match(asked)
-    if doer is None or bare_token(doer.group("name")) not in names_in(asked):
-        return False
-    name = bare_token(doer.group("name"))
-    return not any(name in words_of(line) or (speaker_of_line(line) or "").lower() == name for line in lines)
-
-
 def _said_plainly(question: str, notes: NoteLines) -> bool:
     """True when a line says what the yes/no `question` asks, plainly: it holds every telling word of the question
     (kiosk.llm.answer_form.telling_words), every name it gives (its speaker counts) and every weekday, month or
@@ -474,10 +395,9 @@ def _said_plainly(question: str, notes: NoteLines) -> bool:
     no line about it says something changed ("Has Luca paid the electricity bill?": "Luca: Paid the electricity bill
     tonight"; "Is paracetamol OK for my headache?": "it's paracetamol only for headaches, no ibuprofen"; "Is
     training still on this week?": "Training is still on"; a name no line holds, "Avô" for the grandfather, is not
-    looked for; not "Is
-    Jasmine doing the morning visit on Thursday?": "Tomasz: Swapping with Jasmine: I'm doing the morning visit on
-    Thursday"; asked whether it was done, not "The grab rail is loose, the maintenance man is coming on Monday to fix
-    it", still to do). A "no" to it is withdrawn."""
+    looked for; not "Is Jasmine doing the morning visit on Thursday?": "Tomasz: Swapping with Jasmine: I'm doing the
+    morning visit on Thursday"; asked whether it was done, not "The grab rail is loose, the maintenance man is
+    coming on Monday to fix it", still to do). A "no" to it is withdrawn."""
     asked = asked_sentence(question)
     telling = telling_words(asked, min_letters=1) - _FINE_STEMS  # "gas" of "the gas bill" tells too
     if not telling:
@@ -489,14 +409,14 @@ def _said_plainly(question: str, notes: NoteLines) -> bool:
     asker = asker_of(notes.text)
     allowed = names | ({asker.lower()} if asker and ASKS_OF_ME.search(asked) else set())
     people = note_people(notes.lines)
-    asks_if_done = bool(_ASKS_IF_DONE.search(asked))
+    done_asked = asks_if_done(asked)
     about = [(line, said) for line in notes.lines if telling & content_stems(said := spoken_text(line))]
     plain = any(
         telling <= content_stems(said)
         and names.issubset(words_of(line))
         and typed <= held_words(said)
         and _doers(line, said, telling, people) <= allowed
-        and not (asks_if_done and _TO_DO.search(said))
+        and not (done_asked and says_still_to_do(said))
         and (not still or _STILL.search(said))
         for line, said in about
     )
