@@ -24,7 +24,7 @@ _ERRAND = re.compile(r"\b(?:buy|get|pick up|collect|order|bring|pack|to do|shopp
 DONE = re.compile(
     r"\b(?:got|bought|brought|picked up|collected|fetched|already|done|crossed off|ticked off)\b", re.IGNORECASE
 )
-_CLAUSE_END = re.compile(r"[,;.!?]|\bbut\b", re.IGNORECASE)
+CLAUSE_END = re.compile(r"[,;.!?]|\bbut\b", re.IGNORECASE)
 
 
 def without_done_items(question: str, answer: str, notes: str) -> str | None:
@@ -35,7 +35,7 @@ def without_done_items(question: str, answer: str, notes: str) -> str | None:
     items = [item.strip(" .!") for item in ITEM_SEPARATOR.split(answer) if item.strip(" .!")]
     if len(items) < 2:
         return None
-    clauses = [(line, clause) for line in note_lines(notes) for clause in _CLAUSE_END.split(line.text)]
+    clauses = [(line, clause) for line in note_lines(notes) for clause in CLAUSE_END.split(line.text)]
     kept = [item for item in items if not _done(content_stems(item), clauses)]
     if len(kept) in (0, len(items)):
         return None

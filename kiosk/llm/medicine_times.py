@@ -26,17 +26,17 @@ from kiosk.llm.unsupported import spoken_text
 from kiosk.stems import porter_stem
 
 # The times of day, each with those it may be the same as: a medicine "in the evening" may be the one "at night".
+# Not "tea": "Can I take the iron tablet with tea?" asks about a drink.
 _SAME_TIME = {
     "morning": word_set("morning breakfast"),
     "breakfast": word_set("morning breakfast"),
     "lunch": word_set("lunch lunchtime midday afternoon"),
     "lunchtime": word_set("lunch lunchtime midday afternoon"),
     "midday": word_set("lunch lunchtime midday afternoon"),
-    "afternoon": word_set("lunch lunchtime midday afternoon evening tea"),
-    "evening": word_set("evening dinner tea supper night bedtime afternoon"),
-    "dinner": word_set("evening dinner tea supper night bedtime"),
-    "tea": word_set("evening dinner tea supper afternoon"),
-    "supper": word_set("evening dinner tea supper night bedtime"),
+    "afternoon": word_set("lunch lunchtime midday afternoon evening"),
+    "evening": word_set("evening dinner supper night bedtime afternoon"),
+    "dinner": word_set("evening dinner supper night bedtime"),
+    "supper": word_set("evening dinner supper night bedtime"),
     "night": word_set("evening dinner supper night bedtime"),
     "bedtime": word_set("evening dinner supper night bedtime"),
 }

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from kiosk.llm.answer_form import asked_sentence, content_stems, word_set
-from kiosk.llm.done_items import DONE, asks_what_is_still_to_do
+from kiosk.llm.done_items import CLAUSE_END, DONE, asks_what_is_still_to_do
 from kiosk.llm.lists import ITEM_SEPARATOR
 from kiosk.llm.note_lines import NoteLine, note_lines
 from kiosk.llm.unsupported import spoken_text
@@ -30,7 +30,6 @@ _LISTING = re.compile(r"(?P<heading>[^.!?:]*):\s*(?P<items>[^.!?:]+)")
 _ITEM_TAIL = re.compile(r"\s+\b(?:for|with|from|to|in|on|at|by)\b.*$", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 _MAX_ITEM_WORDS = 6
-_CLAUSE_END = re.compile(r"[,;.!?]|\bbut\b", re.IGNORECASE)
 # Words of a heading or question that say it is a list to do, not which one: "Add to Dad's shopping".
 _ERRAND_STEMS = frozenset(
     porter_stem(word) for word in word_set("still need needs left list lists buy get got sort do add added remaining")
@@ -44,7 +43,7 @@ def notes_still_to_do(question: str, notes: str) -> str | None:
         return None
     wanted = content_stems(asked_sentence(question)) - _ERRAND_STEMS
     lines = note_lines(notes)
-    clauses = [(line, clause) for line in lines for clause in _CLAUSE_END.split(spoken_text(line.text))]
+    clauses = [(line, clause) for line in lines for clause in CLAUSE_END.split(spoken_text(line.text))]
     left: dict[str, str] = {}
     for line in lines:
         for heading, items in listings(spoken_text(line.text)):
