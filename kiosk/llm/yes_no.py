@@ -4,7 +4,9 @@
   same kind ("Wednesday" asked, "Tuesday and Thursday" said), or, asked whether it is still so, when a line about
   the question's own thing says it changed to another ("Is hockey still on Tuesdays?": "moved to Wednesdays"), or
   when the last such line moves it away from the one asked ("Is the physio coming on Friday this week?": "moved
-  Friday's session to Saturday"); "no" when the lines name each of them and no other of the same kind;
+  Friday's session to Saturday"); "no" when the lines name each of them and no other of the same kind, and no
+  clause of the lines about its own thing negates ("no match this Saturday" leaves "No" to "Is the match still on
+  this Saturday?");
 - a "yes" a line about the question denies: a word of the question's subject, or a name it gives that is no note's
   speaker, comes just after a denying word ("no aspirin with it", "allergic to latex", "hold tonight's warfarin")
   or just before a word saying it is away ("the lift next to the ward is out until Monday", "Dr Kavanagh is on
