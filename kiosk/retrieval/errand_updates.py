@@ -17,32 +17,28 @@ most MAX_UPDATES of them, the newest first. The prompt keeps its time order.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
 from kiosk.llm.answer_form import content_stems
 from kiosk.llm.done_items import DONE, asks_what_is_still_to_do
 from kiosk.llm.still_to_do import listings
+from kiosk.retrieval.later_notes import MAX_UPDATES, with_later_notes
 from kiosk.retrieval.results import Retrieval, ScoredNote
-from kiosk.retrieval.retriever import chronological
 
-MAX_UPDATES = 3
+__all__ = ["MAX_UPDATES", "with_errand_updates"]
 
 
 def with_errand_updates(retrieval: Retrieval, question: str, find: Callable[[str], Retrieval]) -> Retrieval:
     """`retrieval` with the later notes saying an item its notes list is done, for a `question` asking what is
-    still to do on an errand (see the module's docstring)."""
+    still to do on an errand (see the module's docstring); each item is searched for once, after the first note
+    listing it."""
     if not retrieval.notes or not asks_what_is_still_to_do(question):
         return retrieval
-    chosen = {item.note.id for item in retrieval.notes}
-    updates: dict[object, ScoredNote] = {}
-    for listed in retrieval.notes:
-        for item, head in (item for _, items in listings(listed.note.content) for item in items):
-            for found in find(item).notes:
-                later = found.note.timestamp > listed.note.timestamp
-                content = found.note.content
-                if later and found.note.id not in chosen and head in content_stems(content) and DONE.search(content):
-                    updates[found.note.id] = found
-    if not updates:
-        return retrieval
-    newest = sorted(updates.values(), key=lambda scored: scored.note.timestamp, reverse=True)[:MAX_UPDATES]
-    return replace(retrieval, notes=chronological([*retrieval.notes, *newest]))
+    first_listed: dict[str, ScoredNote] = {}
+    heads: dict[str, str] = {}
+    for listed in sorted(retrieval.notes, key=lambda scored: scored.note.timestamp):
+        for _, items in listings(listed.note.content):
+            for item, head in items:
+                first_listed.setdefault(item, listed)
+                heads[item] = head
+    says_done = lambda item, content: heads[item] in content_stems(content) and bool(DONE.search(content))  # noqa: E731
+    return with_later_notes(retrieval, first_listed, find, says_done)

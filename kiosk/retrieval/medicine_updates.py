@@ -15,14 +15,13 @@ as the question's own (`find`), at most MAX_UPDATES of them, the newest first. T
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 
 from kiosk.llm.medicine_names import asks_about_medicine, medicine_words, word_stems
+from kiosk.retrieval.later_notes import MAX_UPDATES, with_later_notes
 from kiosk.retrieval.results import Retrieval, ScoredNote
-from kiosk.retrieval.retriever import chronological
 from kiosk.stems import porter_stem
 
-MAX_UPDATES = 3
+__all__ = ["MAX_UPDATES", "with_medicine_updates"]
 
 
 def with_medicine_updates(retrieval: Retrieval, question: str, find: Callable[[str], Retrieval]) -> Retrieval:
@@ -30,19 +29,9 @@ def with_medicine_updates(retrieval: Retrieval, question: str, find: Callable[[s
     module's docstring)."""
     if not retrieval.notes or not asks_about_medicine(question):
         return retrieval
-    chosen = {item.note.id for item in retrieval.notes}
     first_named: dict[str, ScoredNote] = {}
     for item in sorted(retrieval.notes, key=lambda scored: scored.note.timestamp):
         for name in medicine_words(item.note.content):
             first_named.setdefault(name, item)
-    updates: dict[object, ScoredNote] = {}
-    for name, first in sorted(first_named.items()):
-        stem = porter_stem(name)
-        for item in find(name).notes:
-            later = item.note.timestamp > first.note.timestamp
-            if later and item.note.id not in chosen and stem in word_stems(item.note.content):
-                updates[item.note.id] = item
-    if not updates:
-        return retrieval
-    newest = sorted(updates.values(), key=lambda scored: scored.note.timestamp, reverse=True)[:MAX_UPDATES]
-    return replace(retrieval, notes=chronological([*retrieval.notes, *newest]))
+    names_it = lambda name, content: porter_stem(name) in word_stems(content)  # noqa: E731
+    return with_later_notes(retrieval, dict(sorted(first_named.items())), find, names_it)
