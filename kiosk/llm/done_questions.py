@@ -109,7 +109,7 @@ def _done_by_another(asked: str, lines: list[str]) -> bool:
     line about it is that person's or names them: its lines tell of someone else doing it ("Luca: Paid the
     electricity bill tonight"), so the "no" is the notes' own."""
     doer = _DOER.match(asked)
-    if doer is None or bare_token(doer.group("name")) not in names_in(asked):
+    name = bare_token(doer.group("name")) if doer else None
+    if name is None or name not in names_in(asked):
         return False
-    name = bare_token(doer.group("name"))
     return not any(name in words_of(line) or (speaker_of_line(line) or "").lower() == name for line in lines)

@@ -51,8 +51,9 @@ def checked_medicine_times(question: str, answer: str, notes: str) -> str | None
         return None
     same = frozenset().union(*(_SAME_TIME[word] for word in asked))
     clauses = [clause for line in note_lines(notes) for clause in CLAUSE_BREAK.split(spoken_text(line.text))]
+    timed = [(_medicine_stems(clause), {word.lower() for word in _TIME.findall(clause)}) for clause in clauses]
     items = [item.strip(" .") for item in ITEM_SEPARATOR.split(answer) if item.strip(" .")]
-    kept = [item for item in items if not any(_at_another_time(name, clauses, same) for name in medicine_words(item))]
+    kept = [item for item in items if not any(_at_another_time(name, timed, same) for name in medicine_words(item))]
     if len(kept) == len(items):
         return None
     if not any(medicine_words(item) for item in kept):
@@ -61,13 +62,13 @@ def checked_medicine_times(question: str, answer: str, notes: str) -> str | None
     return shortened[:1].upper() + shortened[1:]
 
 
-def _at_another_time(medicine: str, clauses: list[str], same: frozenset[str]) -> bool:
-    """True when the clauses naming `medicine` name times of day, none of them one of `same`."""
+def _medicine_stems(text: str) -> frozenset[str]:
+    return frozenset(porter_stem(word) for word in medicine_words(text))
+
+
+def _at_another_time(medicine: str, timed: list[tuple[frozenset[str], set[str]]], same: frozenset[str]) -> bool:
+    """True when the note clauses naming `medicine` (`timed`: each clause's medicine stems and times of day) name
+    times of day, none of them one of `same`."""
     stem = porter_stem(medicine)
-    times = {
-        word.lower()
-        for clause in clauses
-        if stem in {porter_stem(word) for word in medicine_words(clause)}
-        for word in _TIME.findall(clause)
-    }
+    times = {time for medicines, named in timed if stem in medicines for time in named}
     return bool(times) and not times & same

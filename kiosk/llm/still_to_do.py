@@ -42,11 +42,11 @@ def notes_still_to_do(question: str, notes: str) -> str | None:
     if not (asks_what_is_still_to_do(question) and _ASKS_WHAT.match(asked_sentence(question))):
         return None
     wanted = content_stems(asked_sentence(question)) - _ERRAND_STEMS
-    lines = note_lines(notes)
-    clauses = [(line, clause) for line in lines for clause in CLAUSE_END.split(spoken_text(line.text))]
+    said = [(line, spoken_text(line.text)) for line in note_lines(notes)]
+    clauses = [(line, clause) for line, text in said for clause in CLAUSE_END.split(text)]
     left: dict[str, str] = {}
-    for line in lines:
-        for heading, items in listings(spoken_text(line.text)):
+    for line, text in said:
+        for heading, items in listings(text):
             about = content_stems(heading) - _ERRAND_STEMS
             if not about or len(about & wanted) < min(2, len(about)):
                 continue

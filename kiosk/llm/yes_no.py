@@ -213,7 +213,9 @@ def _yes_or_no_against_kind(question: str, answer: str, notes: NoteLines) -> str
         return None
     said = {word for word in held_words(" ".join(lines)) if kind_of(word)}
     own_changes = _own_changed_lines(question, notes, leave_out) if first == "yes" else []
-    own_said = [spoken_text(line) for line in lines_of_its_own_thing(question, notes, leave_out)]
+    own_said = (
+        [spoken_text(line) for line in lines_of_its_own_thing(question, notes, leave_out)] if first == "no" else []
+    )
     negated = any(_NEGATING.search(clause) for clause in clauses_about(question, own_said, leave_out))
     for kind in KINDS:
         asked_here = {word for word in asked if kind_of(word) == kind}
