@@ -6,7 +6,8 @@ guess (kiosk.llm.yes_no withdraws it):
 - a "no" stands only when a line about the question's own thing says it is still to do ("due on the 6th", "can you
   pay it?", "is coming on Monday to fix it"), a clause about it says it is not done ("Nobody has rung the
   plumber"), or the person asked about did not do it ("Has Sofia paid the electricity bill?": "Luca: Paid the
-  electricity bill tonight");
+  electricity bill tonight"), and no line about it filed later says it was done ("The TV licence is due on the
+  20th", then "Paid the TV licence tonight");
 - a "yes" is a guess when those lines say it is still to do and none that it was done ("The boiler man is coming on
   Tuesday to fix the boiler");
 - either is a guess when a telling word of what is asked is in no line at all ("Is Marco's driving test booked?"
@@ -18,9 +19,12 @@ guess (kiosk.llm.yes_no withdraws it):
 from __future__ import annotations
 
 import re
+from datetime import date
 
 from kiosk.llm.answer_form import content_stems, telling_words, word_set
 from kiosk.llm.done_items import DONE
+from kiosk.llm.grounding import dated_note_lines
+from kiosk.llm.note_lines import filing_day
 from kiosk.llm.question_lines import NoteLines, clauses_about, kind_of, lines_of_its_own_thing, words_of
 from kiosk.llm.unsupported import bare_token, names_in, speaker_of_line, spoken_text
 from kiosk.stems import porter_stem
@@ -74,7 +78,7 @@ def no_is_a_guess(question: str, asked: str, notes: NoteLines) -> bool:
     line tells of another than the person asked doing it; or a word of what it asks is in no line."""
     if not asks_if_done(asked):
         return False
-    if _names_what_no_line_holds(asked, notes):
+    if names_what_no_line_holds(asked, notes) or _done_since(question, notes):
         return True
     own = lines_of_its_own_thing(question, notes)
     said = [spoken_text(line) for line in own]
@@ -89,19 +93,38 @@ def yes_is_a_guess(question: str, asked: str, notes: NoteLines) -> bool:
     none that it was done."""
     if not asks_if_done(asked):
         return False
-    if _names_what_no_line_holds(asked, notes):
+    if names_what_no_line_holds(asked, notes):
         return True
     said = [spoken_text(line) for line in lines_of_its_own_thing(question, notes)]
     return any(says_still_to_do(line) for line in said) and not any(_SAID_DONE.search(line) for line in said)
 
 
-def _names_what_no_line_holds(asked: str, notes: NoteLines) -> bool:
-    """True when a telling word of the `asked` sentence, not one saying it was done, a weekday, month or number, is
-    in no note line; never for a question opening "Did" (see the module's docstring)."""
+def names_what_no_line_holds(asked: str, notes: NoteLines, ignored: frozenset[str] = frozenset()) -> bool:
+    """True when a telling word of the `asked` sentence, not one saying it was done, a weekday, month or number, nor
+    one of `ignored` (stems), is in no note line; never for a question opening "Did" (see the module's docstring)."""
     if _STORY.match(asked):
         return False
     held = frozenset().union(*(content_stems(spoken_text(line)) for line in notes.lines))
-    return any(not kind_of(stem) for stem in telling_words(asked) - _DONE_WORDS - held)
+    return any(not kind_of(stem) for stem in telling_words(asked) - _DONE_WORDS - ignored - held)
+
+
+def _done_since(question: str, notes: NoteLines) -> bool:
+    """True when a line about the question's own thing says it was done, filed on a later day than every line about
+    it saying it is still to do ("The TV licence is due on the 20th" on the 7th, "Paid the TV licence tonight" on the
+    18th)."""
+    own = set(lines_of_its_own_thing(question, notes))
+    to_do: list[date] = []
+    done: list[date] = []
+    for day, line in dated_note_lines(notes.text):
+        filed = filing_day(day.split(" ", 1)[-1])
+        if line not in own or filed is None:
+            continue
+        said = spoken_text(line)
+        if says_still_to_do(said):
+            to_do.append(filed)
+        elif _SAID_DONE.search(said):
+            done.append(filed)
+    return bool(done and to_do) and max(done) > max(to_do)
 
 
 def _done_by_another(asked: str, lines: list[str]) -> bool:

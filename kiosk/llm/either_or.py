@@ -5,6 +5,7 @@ The answer holds one option, and the lines about the question hold the other opt
 and every line saying something changed changes it to the other ("Actually we're moving the lunch to Sunday,
 because Javier works on Saturday": not Saturday), or, none saying so, a line denies it ("porridge made with water,
 not milk"). When the lines hold both options and no change picks one, nothing is judged: the model's answer stands.
+Small numbers are compared spelled out: "at ten or at two?" asked, "moved to Saturday at 2" said.
 
 The notes' own choice is the other option, in the question's words ("In the morning", kiosk.llm.option_phrase), when
 a line about the question's own thing gives it: "The amoxicillin, is that before food or after?" is answered from
@@ -29,15 +30,21 @@ from kiosk.llm.question_lines import (
     words_of,
 )
 from kiosk.llm.superseded import words_after_change
+from kiosk.llm.unsupported import NUMBER_WORDS
 from kiosk.stems import porter_stem
 
 _AND = re.compile(r"\s+(?:and|but)\s+", re.IGNORECASE)
+# A small whole number, not part of a time, dose or date: the 2 of "at 2", not of "2:30", "2.5 mg" or "the 2nd".
+_SMALL_NUMBER = re.compile(r"(?<![\d.:,])\b(?:1[0-2]|\d)\b(?![.:,]\d)")
+_SPELLED = {int(digits): word for word, digits in NUMBER_WORDS.items() if int(digits) <= 12}
 
 
 def either_or_answer(question: str, answer: str, notes: NoteLines) -> str | None:
     """The other option in the question's words where the notes about the either/or `question` contradict the
     option `answer` chooses and a line about its own thing gives that option; NO_CHOICE when they contradict it
     otherwise; None when they do not contradict it."""
+    question, answer = _spelled(question), _spelled(answer)
+    notes = NoteLines(_spelled(notes.text), tuple(_spelled(line) for line in notes.lines))
     given = _notes_options(question, answer, notes)
     if given is None:
         return None
@@ -45,6 +52,11 @@ def either_or_answer(question: str, answer: str, notes: NoteLines) -> str | None
     if len(given) != 1 or not given <= content_stems(" ".join(own)):
         return NO_CHOICE
     return option_phrase(question, next(iter(given))) or NO_CHOICE
+
+
+def _spelled(text: str) -> str:
+    """`text` with its small whole numbers spelled out ("at 2" -> "at two")."""
+    return _SMALL_NUMBER.sub(lambda number: _SPELLED[int(number.group())], text)
 
 
 def _options(question: str) -> frozenset[str]:

@@ -18,11 +18,11 @@ nor in a line without the name of a person the question names by title ("When is
 Bello?" -> the day of Mama's birthday lunch). Asked when something is or will be, the day a line is filed under does not
 count: it is when the line was said ("When is my mum's birthday?" -> "14 October 2026", the day another birthday was
 mentioned), and a relative day in a line carries its own date (kiosk.llm.time_anchors). Otherwise the answer is shown as
-"I don't know". So is an amount of money the notes about the question hold only as a time of day ("How much does the
-hairdresser charge?" -> "$11", from "the hairdresser comes on Fridays at 11"), and an answer of another kind than the
-question asks for (kiosk.llm.answer_kinds: a day for "What time ...?", one reading for a range): it does not answer what
-was asked. A yes/no or either/or answer chooses rather than names (kiosk.llm.choices checks those), and an answer
-without such words is left alone.
+"I don't know". So is an amount of money the notes about the question hold only as a time of day or a date ("How much
+does the hairdresser charge?" -> "$11", from "the hairdresser comes on Fridays at 11"), and an answer of another kind
+than the question asks for (kiosk.llm.answer_kinds: a day for "What time ...?", one reading for a range): it does not
+answer what was asked. A yes/no or either/or answer chooses rather than names (kiosk.llm.choices checks those), and an
+answer without such words is left alone.
 """
 
 from __future__ import annotations
@@ -32,6 +32,7 @@ from collections.abc import Iterable
 from itertools import pairwise
 
 from kiosk.llm.answer_form import (
+    FAMILY_WORDS,
     asks_when_it_is,
     asks_yes_or_no,
     content_stems,
@@ -51,7 +52,7 @@ from kiosk.stems import porter_stem
 WEEKDAYS = frozenset(WEEKDAY_NAMES)
 MONTHS = frozenset(MONTH_NAMES)
 # The same amount written in words or digits is the same amount: "two puffs" holds the 2 of "2 puffs".
-_NUMBER_WORDS = {
+NUMBER_WORDS = {
     word: str(value)
     for value, word in enumerate(
         ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"],
@@ -109,9 +110,12 @@ _AMOUNT = re.compile(
     r"[$£€]\s?(\d+(?:[.,]\d+)*)|\b(\d+(?:[.,]\d+)*)\s?(?:dollars?|pounds?|euros?|kronor|kr|bucks|quid)\b",
     re.IGNORECASE,
 )
-# A number that is a time of day: "at 11", "11:30", "11 am", "7 o'clock".
-_CLOCK = re.compile(
-    r"\bat\s+\d{1,2}\b|\b\d{1,2}(?:[:.]\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.|o'clock)|\b\d{1,2}[:.]\d{2}\b", re.IGNORECASE
+# A number that is a time of day ("at 11", "11:30", "11 am", "7 o'clock") or a date ("the 16th", "16 November
+# 2026", a line's own date for "by Monday").
+_CLOCK_OR_DATE = re.compile(
+    r"\bat\s+\d{1,2}\b|\b\d{1,2}(?:[:.]\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.|o'clock)|\b\d{1,2}[:.]\d{2}\b"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)\b|\b\d{{1,2}}\s+(?:of\s+)?(?:{'|'.join(MONTH_NAMES)})\b|\b(?:19|20)\d{{2}}\b",
+    re.IGNORECASE,
 )
 
 
@@ -188,8 +192,8 @@ def held_words(text: str) -> frozenset[str]:
     for token in _tokens(text):
         word = bare_token(token)
         held.add(as_number(token) if token[:1].isdigit() else word)
-        if word in _NUMBER_WORDS:
-            held.add(_NUMBER_WORDS[word])
+        if word in NUMBER_WORDS:
+            held.add(NUMBER_WORDS[word])
     return frozenset(held)
 
 
@@ -197,7 +201,8 @@ def lines_about(question: str, notes: str, *, with_days: bool = True, words: int
     """The note lines of `notes` about what `question` asks, each with the day it is filed under (unless not
     `with_days`), and the reply that follows each in a conversation; every note line when none is about it. A line
     is about it when it holds `words` words of the question's subject, or a name the question gives that is no
-    note's speaker or author ("Uppsala", "Farmor"; every line of a person names them). A reply is the next line of
+    note's speaker or author ("Uppsala", "Farmor"; every line of a person names them), not what a family calls a
+    member ("Nana") where a line holds another name it gives ("Asda"). A reply is the next line of
     the same day spoken by someone else in the same person's notes ("How long have you been married?" / "5 years
     already!"): the answer is often there, in words of its own. A reply holding a word of the subject, a common verb
     too, carries on to its own reply ("... a concert for my daughter's birthday" / "What concert was it?" / "Matt
@@ -213,6 +218,9 @@ def _dated_lines_about(question: str, notes: str, words: int) -> list[tuple[str,
     """lines_about as (day filed under, line) pairs."""
     lines = dated_note_lines(notes)
     named = names_given(question, [line for _, line in lines])
+    other_names = named - FAMILY_WORDS
+    if other_names != named and any(other_names & held_words(line) for _, line in lines):
+        named = other_names  # "What does Nana need from Asda?": the Asda line, not "Nana's drops after the hospital"
     holds_name = [bool(named & held_words(line)) for _, line in lines]
     touches = [
         holds or says_what_is_asked(question, line, words=1) for holds, (_, line) in zip(holds_name, lines, strict=True)
@@ -465,23 +473,24 @@ def said_in(lines: Iterable[str]) -> frozenset[str]:
     return frozenset(said)
 
 
-def clock_only_amounts(question: str, answer: str, notes: str) -> frozenset[str]:
-    """The amounts of money `answer` names ("$11", "11 pounds") that the notes about the question hold only as a
-    time of day ("the hairdresser comes on Fridays at 11"); empty for a yes/no or either/or question."""
+def time_only_amounts(question: str, answer: str, notes: str) -> frozenset[str]:
+    """The amounts of money `answer` names ("$11", "16 pounds") that the notes about the question hold only as a
+    time of day ("the hairdresser comes on Fridays at 11") or a date ("8 pounds by Monday (16 November 2026)");
+    empty for a yes/no or either/or question."""
     if asks_yes_or_no(question) or offers_a_choice(question):
         return frozenset()
     amounts = {as_number(next(group for group in match.groups() if group)) for match in _AMOUNT.finditer(answer)}
     if not amounts:
         return frozenset()
     about = " ".join(supporting_lines(question, notes, with_days=False))
-    return frozenset(amounts & held_words(about)) - held_words(_CLOCK.sub(" ", about))
+    return frozenset(amounts & held_words(about)) - held_words(_CLOCK_OR_DATE.sub(" ", about))
 
 
 def supported_answer(question: str, answer: str, notes: str) -> str | None:
     """ "I don't know" for an answer naming what the notes about the question do not, an amount they hold only
-    as a time of day, or not the kind of answer the question asks for (kiosk.llm.answer_kinds); None keeps the
+    as a time of day or a date, or not the kind of answer the question asks for (kiosk.llm.answer_kinds); None keeps the
     answer."""
-    judged = (unsupported_words, clock_only_amounts)
+    judged = (unsupported_words, time_only_amounts)
     if of_another_kind(question, answer) or any(judge(question, answer, notes) for judge in judged):
         return UNKNOWN_ANSWER
     return None

@@ -17,7 +17,9 @@
   rule or how things are now, and what someone never did once may still have happened (it withdrew three right
   LoCoMo answers). A medicine's family stands for it: "allergic to penicillin" denies "Can Doris have
   amoxicillin?" (kiosk.llm.families);
-- "yes" to whether someone is allergic to a thing a line says they are fine with ("Théo is fine with peanuts");
+- "yes" to whether someone is allergic to a thing a line says they are fine with ("Théo is fine with peanuts"); and
+  a "no" to it where no line says so: notes tell what someone is allergic to, and their silence on a thing is no
+  "no" ("Is Yaw allergic to nuts?" over "Yaw is allergic to egg");
 - "yes" to whether someone can have a food or medicine that a sentence of a line about an allergy names, or names
   the family of, without saying it is fine ("It's only tree nuts for him: cashews, almonds" for "A neighbour brought
   almond croissants. Can Théo have one?"), in a line naming the person the question names;
@@ -37,7 +39,10 @@
 - a yes or no to whether something has been done that the notes do not say (kiosk.llm.done_questions: "Is Stan's
   flu shot booked?" / "No" over "Flu shots for both of them on Tuesday the 24th");
 - a yes or no when no note line is about the question at all (none holds a word of what it asks, a name it gives, a
-  medicine's family or a day it names) is a guess ("Is Claire going for a job interview?" / "Yes").
+  medicine's family or a day it names) is a guess ("Is Claire going for a job interview?" / "Yes"); so is a "yes"
+  to a question about now when a telling word of what it asks (not "there", "something", "himself", "twice", nor
+  "eat" or "have") is in no line ("Are Pai's ankles swelling again?" over notes on his tablets), once nothing
+  above has answered it.
 
 A question told with its situation first ("My knee is aching. Can I take some ibuprofen?") is judged by its last
 sentence (its sentence with a question mark, when a situation follows it). An answer made only of the question's
@@ -57,7 +62,13 @@ from __future__ import annotations
 import re
 
 from kiosk.llm.answer_form import ASKS_OF_ME, asked_sentence, content_stems, subject_stems, telling_words, word_set
-from kiosk.llm.done_questions import asks_if_done, no_is_a_guess, says_still_to_do, yes_is_a_guess
+from kiosk.llm.done_questions import (
+    asks_if_done,
+    names_what_no_line_holds,
+    no_is_a_guess,
+    says_still_to_do,
+    yes_is_a_guess,
+)
 from kiosk.llm.families import families_of
 from kiosk.llm.medicine_names import medicine_words
 from kiosk.llm.prompts import asker_of
@@ -137,6 +148,15 @@ _ENDED = re.compile(
 )
 # What calls a thing off: "Friday's evening visit is cancelled" (not "out": the bins "go out").
 _CALLED_OFF = word_set("cancelled canceled off closed postponed")
+# Words of a question that name no thing the notes must hold for a "yes": "Is there swimming this week?", "Can Stan
+# take the stairs by himself?", "Can I eat the vine leaves?", "Is Femi still on the apixaban twice a day?".
+_NAMES_NO_THING = _NOT_THE_FOOD | frozenset(
+    porter_stem(word)
+    for word in word_set(
+        "there here something anything someone anyone somebody anybody everyone everything himself herself "
+        "themselves myself yourself ourselves few several once twice daily"
+    )
+)
 
 
 def yes_no_answer(question: str, answer: str, notes: NoteLines) -> str | None:
@@ -149,8 +169,12 @@ def yes_no_answer(question: str, answer: str, notes: NoteLines) -> str | None:
         return NO_CHOICE
     if first == "yes" and _someone_else_does_it(question, notes):
         return "No"
-    if first == "yes" and _ALLERGIC.search(asked_sentence(question)) and _said_of(question, notes, _FINE, frozenset()):
-        return "No"
+    if _ALLERGIC.search(asked_sentence(question)) and first in ("yes", "no"):
+        fine = _said_of(question, notes, _FINE, frozenset()) is not None
+        if first == "yes" and fine:
+            return "No"
+        if first == "no" and not fine:
+            return NO_CHOICE
     if first in ("yes", "no") and _asks_about_now(question):
         denying = _said_of(question, notes, DENYING, _AWAY) if first == "yes" else None
         if denying is not None:
@@ -164,7 +188,10 @@ def yes_no_answer(question: str, answer: str, notes: NoteLines) -> str | None:
         return NO_CHOICE
     if first == "yes" and yes_is_a_guess(question, asked, notes):
         return NO_CHOICE
-    return _yes_or_no_against_kind(question, answer, notes)
+    against_kind = _yes_or_no_against_kind(question, answer, notes)
+    if against_kind is None and first == "yes" and _asks_about_now(question):
+        return NO_CHOICE if names_what_no_line_holds(asked, notes, _NAMES_NO_THING) else None
+    return against_kind
 
 
 def denied_outright(question: str, notes: NoteLines) -> bool:
@@ -183,12 +210,16 @@ def _first_word(answer: str) -> str:
 
 
 def _yes_or_no(question: str, answer: str) -> str:
-    """The "yes" or "no" `answer` gives: its first word, or for an answer made only of the question's own words,
-    "yes", which confirms that part of it ("Is the spare key still under the mat?" -> "Under the mat"), or "no" when
-    it negates them ("Is Nadia looking for another job?" -> "Nadia is not looking for another job.")."""
+    """The "yes" or "no" `answer` gives: its first word; "no" where it says that what a question whether something
+    was done asks is still to do ("Has the TV licence been paid?" -> "Due on the 20th"); or for an answer made only
+    of the question's own words, "yes", which confirms that part of it ("Is the spare key still under the mat?" ->
+    "Under the mat"), or "no" when it negates them ("Is Nadia looking for another job?" -> "Nadia is not looking for
+    another job.")."""
     first = _first_word(answer)
     if first in ("yes", "no"):
         return first
+    if asks_if_done(asked_sentence(question)) and says_still_to_do(answer):
+        return "no"
     said = content_stems(_NEGATION.sub(" ", answer))
     if not (said and said <= content_stems(question) and said & content_stems(asked_sentence(question))):
         return first
@@ -304,8 +335,22 @@ def _allergy_names_it(question: str, notes: NoteLines) -> bool:
 
 
 def _own_changed_lines(question: str, notes: NoteLines, leave_out: frozenset[str]) -> list[str]:
-    """The lines about the question's own thing that say something changed, oldest first."""
-    return [line for line in lines_of_its_own_thing(question, notes, leave_out) if CHANGE.search(line)]
+    """The lines about the question's own thing that say something changed, oldest first; and the lines saying so
+    of a day it asks (`leave_out`) that share with those lines a word no third line holds, not a day nor a word
+    saying it changed ("British Gas are coming Friday" to fix the boiler, "The boiler visit has moved to Monday the
+    9th, they had no engineer for Friday")."""
+    own = lines_of_its_own_thing(question, notes, leave_out)
+    stems = {line: content_stems(CHANGE.sub(" ", spoken_text(line))) for line in notes.lines}
+    own_stems = frozenset(stem for line in own for stem in stems[line] if not kind_of(stem))
+    kin = [
+        line
+        for line in notes.lines
+        if line not in own
+        and CHANGE.search(line)
+        and leave_out & content_stems(line)
+        and any(sum(stem in held for held in stems.values()) == 2 for stem in own_stems & stems[line])
+    ]
+    return [line for line in own if CHANGE.search(line)] + kin
 
 
 def _names_another(changed: list[str], kind: str, asked: set[str]) -> bool:

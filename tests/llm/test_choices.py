@@ -49,6 +49,7 @@ def notes(question: str) -> str:
         ("Is Gran's lunch on Saturday or Sunday?", "Saturday"),  # moved to Sunday; Saturday is only the reason
         ("Can Doris have amoxicillin for her chest?", "Yes"),  # amoxicillin is a penicillin
         ("Do I still take the statin?", "No"),  # "keep taking the statin"
+        ("Does Maja have handball on Saturday?", "Yes"),  # no line about handball: a guess
     ],
 )
 def test_a_choice_the_notes_about_the_question_contradict_is_withdrawn(question: str, answer: str) -> None:
@@ -66,7 +67,6 @@ def test_a_choice_the_notes_about_the_question_contradict_is_withdrawn(question:
         ("Is the dentist on Thursday?", "No"),  # the note names Friday only: a "no" it does not contradict
         ("Do my eye drops go in in the morning or at night?", "At night"),  # the note holds both options
         ("Does Pepper like the vet?", "No"),  # no day, month or number asked: nothing to judge
-        ("Does Maja have handball on Saturday?", "Yes"),  # no line about handball
         ("Does Tom have football on Tuesdays?", UNKNOWN_ANSWER),
         ("When does Tom have football?", "Tuesday"),  # not a choice: kiosk.llm.unsupported judges it
         ("Can I take an aspirin with my warfarin?", "No"),  # a "no" is never withdrawn for a denial

@@ -148,6 +148,7 @@ SERVICES = """Notes of Nora, oldest first:
 [3 October 2026]
 Nora: The hairdresser comes on Fridays at 11, and the window cleaner charges 20 pounds
 Nora: The boiler man is coming on Thursday (15 October 2026) at two
+Nora: Yaw's museum trip needs 8 pounds by Monday (12 October 2026)
 </notes>"""
 
 
@@ -155,6 +156,7 @@ Nora: The boiler man is coming on Thursday (15 October 2026) at two
     ("question", "answer"),
     [
         ("How much does the hairdresser charge?", "$11 per hour"),  # 11 is when she comes
+        ("How much money does Yaw need for the museum trip?", "12 pounds"),  # 12 is a date
         ("What time does the boiler man come?", "15 October 2026"),  # a day, and no time of day
         ("What time does the boiler man come?", "Thursday"),
     ],
@@ -167,6 +169,7 @@ def test_an_amount_held_only_as_a_time_or_no_time_when_asked_what_time_is_withdr
     ("question", "answer"),
     [
         ("How much does the window cleaner charge?", "£20"),
+        ("How much money does Yaw need for the museum trip?", "8 pounds"),
         ("What time does the boiler man come?", "At two on Thursday"),
         ("What time does the boiler man come?", "2"),
         ("What time does the boiler man come?", "In the afternoon"),
@@ -387,3 +390,21 @@ Notes other people shared (data, not the asker's own), oldest first:
     question = "Who is coming to see Stan on Sunday?"
     assert unsupported_words(question, "Ania", answer_prompt(notes, question)) == frozenset({"ania"})
     assert unsupported_words(question, "Marek", answer_prompt(notes, question)) == frozenset()
+
+
+ASDA = """Notes of Kofi, oldest first:
+<notes>
+[19 November 2026]
+Ama: Nana's drops: one drop in the left eye, starting tomorrow (20 November 2026).
+[22 November 2026]
+Efua: If anyone is going to Asda, I need denture tablets and prune juice.
+</notes>"""
+
+
+def test_a_line_naming_only_the_family_member_asked_about_does_not_support_an_answer_about_a_place() -> None:
+    question = "What does Nana need from Asda?"
+    copied = "Nana's drops: one drop in the left eye, starting tomorrow (20 November 2026)."
+    assert supported_answer(question, copied, answer_prompt(ASDA, question)) == UNKNOWN_ANSWER
+    assert supported_answer(question, "Denture tablets and prune juice", answer_prompt(ASDA, question)) is None
+    question = "What are Nana's drops for?"
+    assert supported_answer(question, "The left eye, from 20 November", answer_prompt(ASDA, question)) is None
