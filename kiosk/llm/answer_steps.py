@@ -25,7 +25,8 @@ only when the answer profile (kiosk.llm.profiles, llm.answer_profile) lists it.
    line says morning; "No" for "I don't know" when a line refuses what a yes/no question asks: "allergic to
    shellfish, prawns especially"). An answer the notes about the question do not give: "I don't know"
    (kiosk.llm.grounding, unknown-ungrounded);
-   one naming a day, number or name they do not hold (kiosk.llm.unsupported, unknown-unsupported), or choosing what
+   one naming a day, number or name they do not hold, or a number as another kind than they hold it (a time of day
+   from a dose; kiosk.llm.unsupported, kiosk.llm.number_kinds, unknown-unsupported), or choosing what
    they contradict (kiosk.llm.choices, unknown-contradicted), likewise; so is a day already past given as when
    something is (kiosk.llm.past_days, unknown-past-days: only when the day the question is asked is known), a
    medicine the notes give at another time of day than the one asked (kiosk.llm.medicine_times,
@@ -57,6 +58,7 @@ from kiosk.llm.answer_form import says_unknown, shown_answer
 from kiosk.llm.backend import Message
 from kiosk.llm.choices import checked_choice, notes_choice
 from kiosk.llm.days_named import notes_day
+from kiosk.llm.denied_days import checked_denied_days
 from kiosk.llm.doers import notes_doer
 from kiosk.llm.done_items import without_done_items
 from kiosk.llm.grounding import grounded_answer
@@ -65,6 +67,7 @@ from kiosk.llm.medicine_lists import with_medicines_beside
 from kiosk.llm.medicine_times import checked_medicine_times
 from kiosk.llm.note_lines import asked_again_without
 from kiosk.llm.notes_shift import answer_against_notes
+from kiosk.llm.number_kinds import checked_number_kinds
 from kiosk.llm.past_days import checked_past_days
 from kiosk.llm.personal_questions import asks_about_someone
 from kiosk.llm.profiles import AnswerProfile, Step
@@ -250,7 +253,7 @@ def shown_reply(
     if profile.has("unknown-ungrounded"):
         checks.append(grounded_answer)
     if profile.has("unknown-unsupported"):
-        checks.append(supported_answer)
+        checks.extend((supported_answer, checked_number_kinds, checked_denied_days))
     if profile.has("unknown-contradicted"):
         checks.append(checked_choice)
     if profile.has("unknown-past-days"):

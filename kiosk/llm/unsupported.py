@@ -18,11 +18,10 @@ nor in a line without the name of a person the question names by title ("When is
 Bello?" -> the day of Mama's birthday lunch). Asked when something is or will be, the day a line is filed under does not
 count: it is when the line was said ("When is my mum's birthday?" -> "14 October 2026", the day another birthday was
 mentioned), and a relative day in a line carries its own date (kiosk.llm.time_anchors). Otherwise the answer is shown as
-"I don't know". So is an amount of money the notes about the question hold only as a time of day or a date ("How much
-does the hairdresser charge?" -> "$11", from "the hairdresser comes on Fridays at 11"), and an answer of another kind
-than the question asks for (kiosk.llm.answer_kinds: a day for "What time ...?", one reading for a range): it does not
-answer what was asked. A yes/no or either/or answer chooses rather than names (kiosk.llm.choices checks those), and an
-answer without such words is left alone.
+"I don't know". So is an answer of another kind than the question asks for (kiosk.llm.answer_kinds: a day for "What
+time ...?", one reading for a range), and a number of another kind than the notes hold it as (kiosk.llm.number_kinds:
+"$11" from "the hairdresser comes on Fridays at 11"): it does not answer what was asked. A yes/no or either/or answer
+chooses rather than names (kiosk.llm.choices checks those), and an answer without such words is left alone.
 """
 
 from __future__ import annotations
@@ -106,17 +105,6 @@ _GENERIC_STEMS = frozenset(
 )
 _CLAUSE_BREAK = re.compile(r"[,;.]\s+|\s+(?:and|but|while)\s+")
 _AGE_BAND = re.compile(r"\b(over|under)[- ]?(\d+)", re.IGNORECASE)
-_AMOUNT = re.compile(
-    r"[$£€]\s?(\d+(?:[.,]\d+)*)|\b(\d+(?:[.,]\d+)*)\s?(?:dollars?|pounds?|euros?|kronor|kr|bucks|quid)\b",
-    re.IGNORECASE,
-)
-# A number that is a time of day ("at 11", "11:30", "11 am", "7 o'clock") or a date ("the 16th", "16 November
-# 2026", a line's own date for "by Monday").
-_CLOCK_OR_DATE = re.compile(
-    r"\bat\s+\d{1,2}\b|\b\d{1,2}(?:[:.]\d{2})?\s?(?:am|pm|a\.m\.|p\.m\.|o'clock)|\b\d{1,2}[:.]\d{2}\b"
-    rf"|\b\d{{1,2}}(?:st|nd|rd|th)\b|\b\d{{1,2}}\s+(?:of\s+)?(?:{'|'.join(MONTH_NAMES)})\b|\b(?:19|20)\d{{2}}\b",
-    re.IGNORECASE,
-)
 
 
 def _tokens(text: str) -> list[str]:
@@ -473,24 +461,9 @@ def said_in(lines: Iterable[str]) -> frozenset[str]:
     return frozenset(said)
 
 
-def time_only_amounts(question: str, answer: str, notes: str) -> frozenset[str]:
-    """The amounts of money `answer` names ("$11", "16 pounds") that the notes about the question hold only as a
-    time of day ("the hairdresser comes on Fridays at 11") or a date ("8 pounds by Monday (16 November 2026)");
-    empty for a yes/no or either/or question."""
-    if asks_yes_or_no(question) or offers_a_choice(question):
-        return frozenset()
-    amounts = {as_number(next(group for group in match.groups() if group)) for match in _AMOUNT.finditer(answer)}
-    if not amounts:
-        return frozenset()
-    about = " ".join(supporting_lines(question, notes, with_days=False))
-    return frozenset(amounts & held_words(about)) - held_words(_CLOCK_OR_DATE.sub(" ", about))
-
-
 def supported_answer(question: str, answer: str, notes: str) -> str | None:
-    """ "I don't know" for an answer naming what the notes about the question do not, an amount they hold only
-    as a time of day or a date, or not the kind of answer the question asks for (kiosk.llm.answer_kinds); None keeps the
-    answer."""
-    judged = (unsupported_words, time_only_amounts)
-    if of_another_kind(question, answer) or any(judge(question, answer, notes) for judge in judged):
+    """ "I don't know" for an answer naming what the notes about the question do not, or not the kind of answer the
+    question asks for (kiosk.llm.answer_kinds); None keeps the answer."""
+    if of_another_kind(question, answer) or unsupported_words(question, answer, notes):
         return UNKNOWN_ANSWER
     return None

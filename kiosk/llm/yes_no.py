@@ -25,8 +25,9 @@
   almond croissants. Can Théo have one?"), in a line naming the person the question names;
 - "yes" to whether the asker is the one to do something ("Am I picking Théo up tomorrow?") when the lines about it
   say one other person does it;
-- a "no" a line about the question (two of those words) keeps going: "Keep taking the aspirin 75 mg with dinner"
-  for "Do I still take the aspirin?"; and a "no" to whether something is still so when no line holding the
+- a "no" a line about the question (two of those words) keeps going or starts again: "Keep taking the aspirin 75 mg
+  with dinner" for "Do I still take the aspirin?", "Joan's knee went well. Her metformin restarts today" for "Does
+  Joan take her metformin this morning?"; and a "no" to whether something is still so when no line holding the
   question's rarest word says it ended, changed or was done ("Is Femi still on the apixaban twice a day?" -> "No",
   the apixaban's two lines unchanged since);
 - a "no" where a line says what the question asks in so many words: every telling word, name and day of it, with
@@ -104,8 +105,10 @@ from kiosk.stems import porter_stem
 
 # ... or right before one of these, away: "the lift is out", "Dr Kavanagh is on annual leave".
 _AWAY = word_set("out off closed cancelled canceled leave not isn't aren't won't can't")
-# A word of what is asked right after one of these goes on: "keep taking the aspirin".
+# A word of what is asked right after one of these goes on: "keep taking the aspirin"; right before one of
+# _RESTARTING, it starts again: "her metformin restarts today".
 _AFFIRMING = word_set("keep keeps continue continues carry")
+_RESTARTING = word_set("restart restarts restarted resume resumes resumed")
 # A question asking whether the asker is the one to do something: "Am I picking Théo up?", "Do I have to set the
 # alarm?" (not "Can I ...?", which asks leave).
 _ASKS_IF_I_DO = re.compile(r"^\W*(?:am\s+i|will\s+i|shall\s+i|do\s+i\s+have\s+to|have\s+i\s+got\s+to)\b", re.IGNORECASE)
@@ -179,7 +182,7 @@ def yes_no_answer(question: str, answer: str, notes: NoteLines) -> str | None:
         denying = _said_of(question, notes, DENYING, _AWAY) if first == "yes" else None
         if denying is not None:
             return "No" if denying in lines_of_its_own_thing(question, notes) else NO_CHOICE
-        if first == "no" and _said_of(question, notes, _AFFIRMING, frozenset(), about_before=True) is not None:
+        if first == "no" and _said_of(question, notes, _AFFIRMING, _RESTARTING, about_before=True) is not None:
             return NO_CHOICE
         if _no_without_an_end(question, answer, notes):
             return NO_CHOICE

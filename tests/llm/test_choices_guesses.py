@@ -60,3 +60,16 @@ def test_a_later_line_sharing_a_rare_word_moves_the_day_a_still_question_asks() 
     assert notes_choice(question, "Yes", answer_prompt(MENSAH, question)) == "No"
     question = "Is British Gas still coming between 8 and 1?"
     assert notes_choice(question, "Yes", answer_prompt(MENSAH, question)) is None
+
+
+def test_a_no_to_a_medicine_a_line_restarts_is_withdrawn() -> None:
+    ward = """Notes of Tomasz, oldest first:
+<notes>
+[16 November 2026]
+Grace: Joan Ellis is on metformin 500 mg twice a day. Hold her metformin Thursday morning.
+[21 November 2026]
+Tomasz: Joan's knee went well. Her metformin restarts today with breakfast.
+</notes>"""
+    question = "Does Joan take her metformin this morning?"
+    assert contradicted(question, "No.", answer_prompt(ward, question))
+    assert not contradicted(question, "No.", answer_prompt(ward.split("[21 November 2026]")[0] + "</notes>", question))

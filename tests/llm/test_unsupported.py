@@ -148,20 +148,17 @@ SERVICES = """Notes of Nora, oldest first:
 [3 October 2026]
 Nora: The hairdresser comes on Fridays at 11, and the window cleaner charges 20 pounds
 Nora: The boiler man is coming on Thursday (15 October 2026) at two
-Nora: Yaw's museum trip needs 8 pounds by Monday (12 October 2026)
 </notes>"""
 
 
 @pytest.mark.parametrize(
     ("question", "answer"),
     [
-        ("How much does the hairdresser charge?", "$11 per hour"),  # 11 is when she comes
-        ("How much money does Yaw need for the museum trip?", "12 pounds"),  # 12 is a date
         ("What time does the boiler man come?", "15 October 2026"),  # a day, and no time of day
         ("What time does the boiler man come?", "Thursday"),
     ],
 )
-def test_an_amount_held_only_as_a_time_or_no_time_when_asked_what_time_is_withdrawn(question: str, answer: str) -> None:
+def test_no_time_when_asked_what_time_is_withdrawn(question: str, answer: str) -> None:
     assert supported_answer(question, answer, answer_prompt(SERVICES, question)) == UNKNOWN_ANSWER
 
 
@@ -169,7 +166,6 @@ def test_an_amount_held_only_as_a_time_or_no_time_when_asked_what_time_is_withdr
     ("question", "answer"),
     [
         ("How much does the window cleaner charge?", "£20"),
-        ("How much money does Yaw need for the museum trip?", "8 pounds"),
         ("What time does the boiler man come?", "At two on Thursday"),
         ("What time does the boiler man come?", "2"),
         ("What time does the boiler man come?", "In the afternoon"),
