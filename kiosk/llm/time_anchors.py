@@ -8,12 +8,13 @@ relative expression gets its anchor in brackets, computed from the note's own da
 alone: they may point either way.
 
 At the terminal (`anchor_local_times`) people mostly tell what is coming, so the days a family names get a concrete
-date too: "next Tuesday", "on Tuesday", "this Tuesday" (the first Tuesday after the day said), "on the 14th" (the
-next 14th from that day, this month or the next), "Sunday the 27th" (that 27th, only if it is a Sunday); a weekday
-whose date follows ("on Saturday 14 November"), that bounds a range ("Monday to Saturday") or comes back every week
-("on Friday mornings") gets none. Its `said` is the note's local time in the terminal's zone (kiosk.local_time):
-"tonight" said at 9 pm in New York is that day there, not the next day in UTC. The LoCoMo evaluation keeps
-`anchor_relative_times` alone, so its prompts (and the answers cached by prompt) do not change.
+date too: "next Tuesday", "on Tuesday", "this Tuesday", "Tuesday at 10" (the first Tuesday after the day said), "on
+the 14th" (the next 14th from that day, this month or the next), "Sunday the 27th" (that 27th, only if it is a
+Sunday); a weekday whose date follows ("on Saturday 14 November"), that bounds a range ("Monday to Saturday") or
+comes back every week ("on Friday mornings", "every Friday at 6", "every other Thursday at 8") gets none. Its `said`
+is the note's local time in the terminal's zone (kiosk.local_time): "tonight" said at 9 pm in New York is that day
+there, not the next day in UTC. The LoCoMo evaluation keeps `anchor_relative_times` alone, so its prompts (and the
+answers cached by prompt) do not change.
 """
 
 from __future__ import annotations
@@ -116,6 +117,9 @@ _DATED_WEEKDAY = (
 _LOCAL_PATTERN = re.compile(
     r"\b(?:" + _DATED_WEEKDAY + r"|next (?P<next_weekday>" + _WEEKDAY_NAMES + r")"
     r"|(?:this|on|by|until|to) (?P<weekday>" + _WEEKDAY_NAMES + r")"
+    # A bare weekday with its time: "Staff meeting Friday at 1:30", "British Gas are coming Friday between 8 and 1".
+    r"|(?<!every )(?<!each )(?<!other )(?<!second )(?<!alternate )(?<!last )(?<!past )"
+    r"(?P<timed_weekday>" + _WEEKDAY_NAMES + r")(?=\s+(?:at|between|from)\s+(?:\d|half|quarter|noon|midday))"
     r"|the " + _ORDINAL + _NOT_A_MONTH + _DATE_FOLLOWS + r")\b(?! \()",
     re.IGNORECASE,
 )
@@ -167,14 +171,14 @@ def _local_anchor(match: re.Match[str], text: str, said: date) -> str:
     groups, words = match.groupdict(), match.group(0)
     if groups["dated_weekday"]:
         return _dated_weekday_anchor(groups, words, _told_in_the_past(text, match), said)
-    if (groups["next_weekday"] or groups["weekday"]) and _no_one_day(match, text):
+    if (groups["next_weekday"] or groups["weekday"] or groups["timed_weekday"]) and _no_one_day(match, text):
         return words
     if groups["next_weekday"]:
         return f"{words} ({day_text(next_weekday(said, WEEKDAYS.index(groups['next_weekday'].lower())))})"
     if _told_in_the_past(text, match):
         return words
-    if groups["weekday"]:
-        return f"{words} ({day_text(next_weekday(said, WEEKDAYS.index(groups['weekday'].lower())))})"
+    if weekday := groups["weekday"] or groups["timed_weekday"]:
+        return f"{words} ({day_text(next_weekday(said, WEEKDAYS.index(weekday.lower())))})"
     if _MONTH_BEFORE.search(text[: match.start()]):  # "November the 14th" already names its month
         return words
     resolved = next_day_of_month(said, int(groups["day"]))

@@ -112,6 +112,8 @@ def test_tonight_said_at_nine_pm_in_utc_minus_5_is_that_local_day_not_the_utc_on
         ("I've got the dentist on Friday", "I've got the dentist on Friday (4 December 2026)"),  # "have", not the past
         ("She’s got physio on the 14th", "She’s got physio on the 14th (14 December 2026)"),
         ("Next week on the 4th", "Next week (the week after 3 December 2026) on the 4th (4 December 2026)"),
+        ("Staff meeting Friday at 1:30.", "Staff meeting Friday (4 December 2026) at 1:30."),
+        ("Gas man coming Monday between 8 and 1", "Gas man coming Monday (7 December 2026) between 8 and 1"),
     ],
 )
 def test_days_named_at_the_terminal_get_their_local_date(text: str, anchored: str) -> None:
@@ -185,6 +187,10 @@ def test_on_the_14th_is_this_months_said_on_the_3rd_and_next_months_said_on_the_
         "The office is open on Monday to Friday",
         "Lane 4 is theirs on Tuesday and Friday mornings",  # every week
         "Masters swim on Wednesday nights",
+        "Swimming every Friday at 6",
+        "Staff meeting every second Thursday at 8",
+        "Training Tuesday and Friday after school",  # no time: may come back every week
+        "It was Friday at 3 that we met",  # told in the past
     ],
 )
 def test_what_may_point_back_or_is_no_day_is_left_without_a_terminal_date(text: str) -> None:
