@@ -5,7 +5,8 @@ The 0.5B model answers with what its notes hold nearest to the question, often a
 the question's own number for "How much ...?" ("How much is a 10-visit swim pass?" -> "10"), and a bare day for
 why or what for ("Why is Jack going on leave?" -> "The 16th for two weeks"; "What's Precious's hospital appointment
 for?" -> "Thursday the 19th"), and a measure in units of another ("What's Femi's target range for his blood
-sugar?" -> "12 to 14 units", his insulin), and a name for a PIN or code ("What's Mei's card PIN?" -> "Grace"). Such
+sugar?" -> "12 to 14 units", his insulin), and a name or a date for a PIN, code or number ("What's Mei's card PIN?"
+-> "Grace"; "What's the phone number for Hugo's daycare?" -> "13 November 2026"). Such
 an answer says nothing true of what was asked, and a family may
 take it for the answer.
 """
@@ -105,12 +106,12 @@ _ASKS_WHAT = re.compile(r"^\s*what(?:'s|’s|\s+is|\s+are|\s+was)?\b", re.IGNORE
 
 
 def gives_no_digits(question: str, answer: str) -> bool:
-    """True when `question` asks what a PIN, code or number is and `answer` holds no digit ("What's Mei's card
-    PIN?" -> "Grace")."""
+    """True when `question` asks what a PIN, code or number is and `answer` holds no digit but those of a date
+    ("What's Mei's card PIN?" -> "Grace"; "What's the phone number for Hugo's daycare?" -> "13 November 2026")."""
     asked = asked_sentence(question)
     if says_unknown(answer) or not (_ASKS_WHAT.match(asked) and _ASKS_FOR_DIGITS.search(asked)):
         return False
-    return not re.search(r"\d", answer)
+    return not re.search(r"\d", _YEAR.sub(" ", _ORDINAL.sub(" ", DAY_OF_MONTH.sub(" ", answer))))
 
 
 # What a question asks to measure, by its words, and the units that measure it. "Pounds" weighs and pays, so it is

@@ -19,6 +19,8 @@ from kiosk.llm.answer_kinds import as_number, of_another_kind
         ("How much does Femi weigh now?", "14 units"),
         ("How much did the dishwasher cost?", "450 kg"),
         ("What's Mei's card PIN?", "Grace"),  # a name for digits
+        ("What's the phone number for Hugo's daycare?", "13 November 2026"),  # a date for digits
+        ("What's the door code?", "Friday the 13th"),
         ("What's the code for the upstairs room?", "The blue door"),
     ],
 )
@@ -45,6 +47,7 @@ def test_an_answer_of_another_kind_is_found(question: str, answer: str) -> None:
         ("How much is my share of the rent?", "475 pounds"),  # pounds weigh and pay: never of another kind
         ("What's his sugar level this morning?", "6.2"),  # no unit: not judged
         ("What's the garage door code?", "8093"),
+        ("What's the phone number for the daycare?", "514 555 0199"),
         ("What's the dress code for the party?", "Smart casual"),  # a dress code is no digits
         ("What is John's number one goal?", "Winning a championship"),
     ],
