@@ -32,7 +32,9 @@ Step = Literal[
     "strike-done-items",  # with notes, drop the items a note says are done from what is still to do
     "complete-medicines",  # with notes, the medicines a note names beside the answered one (kiosk.llm.medicine_lists)
     "unknown-ungrounded",  # with notes, "I don't know" for an answer they do not give (kiosk.llm.grounding)
-    "unknown-unsupported",  # with notes, "I don't know" for a day, number or name they lack (kiosk.llm.unsupported)
+    # with notes, "I don't know" for a day, number or name they lack, a number of another kind than they hold it
+    # (kiosk.llm.number_kinds) or a day they name only as when it is not (kiosk.llm.denied_days)
+    "unknown-unsupported",
     "answer-doer-named",  # with notes, the one they say does what a "who" question asks (kiosk.llm.doers)
     "answer-day-named",  # with notes, the day (and time) they say a "when" question's thing is (kiosk.llm.days_named)
     "answer-weekdays-named",  # with notes, the weekdays they say a "which days" question's thing is on

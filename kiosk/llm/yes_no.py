@@ -338,7 +338,7 @@ def _allergy_names_it(question: str, notes: NoteLines) -> bool:
 
 
 def _own_changed_lines(question: str, notes: NoteLines, leave_out: frozenset[str]) -> list[str]:
-    """The lines about the question's own thing that say something changed, oldest first; and the lines saying so
+    """The lines about the question's own thing that say something changed, oldest first; then the lines saying so
     of a day it asks (`leave_out`) that share with those lines a word no third line holds, not a day nor a word
     saying it changed ("British Gas are coming Friday" to fix the boiler, "The boiler visit has moved to Monday the
     9th, they had no engineer for Friday")."""
