@@ -57,11 +57,16 @@ def as_number(token: str) -> str:
     return token.replace(".", ":").rstrip(":,")
 
 
+def _without_dates(answer: str) -> str:
+    """`answer` without its days of the month, ordinals and years: the digits a date holds."""
+    return _YEAR.sub(" ", _ORDINAL.sub(" ", DAY_OF_MONTH.sub(" ", answer)))
+
+
 def gives_no_time(question: str, answer: str) -> bool:
     """True when `question` asks what time and `answer` gives only a day ("The 5th of October"), no time of day."""
     if says_unknown(answer) or not _ASKS_WHAT_TIME.match(question):
         return False
-    without_days = _YEAR.sub(" ", _ORDINAL.sub(" ", DAY_OF_MONTH.sub(" ", answer)))
+    without_days = _without_dates(answer)
     return not (_TIME_OF_DAY.search(without_days) or re.search(r"\d", without_days))
 
 
@@ -111,7 +116,7 @@ def gives_no_digits(question: str, answer: str) -> bool:
     asked = asked_sentence(question)
     if says_unknown(answer) or not (_ASKS_WHAT.match(asked) and _ASKS_FOR_DIGITS.search(asked)):
         return False
-    return not re.search(r"\d", _YEAR.sub(" ", _ORDINAL.sub(" ", DAY_OF_MONTH.sub(" ", answer))))
+    return not re.search(r"\d", _without_dates(answer))
 
 
 # What a question asks to measure, by its words, and the units that measure it. "Pounds" weighs and pays, so it is

@@ -22,9 +22,9 @@ import re
 from datetime import date
 
 from kiosk.llm.answer_form import content_stems, telling_words, word_set
+from kiosk.llm.days_named import filed_on
 from kiosk.llm.done_items import DONE
 from kiosk.llm.grounding import dated_note_lines
-from kiosk.llm.note_lines import filing_day
 from kiosk.llm.question_lines import NoteLines, clauses_about, kind_of, lines_of_its_own_thing, words_of
 from kiosk.llm.unsupported import bare_token, names_in, speaker_of_line, spoken_text
 from kiosk.stems import porter_stem
@@ -78,9 +78,11 @@ def no_is_a_guess(question: str, asked: str, notes: NoteLines) -> bool:
     line tells of another than the person asked doing it; or a word of what it asks is in no line."""
     if not asks_if_done(asked):
         return False
-    if names_what_no_line_holds(asked, notes) or _done_since(question, notes):
+    if names_what_no_line_holds(asked, notes):
         return True
     own = lines_of_its_own_thing(question, notes)
+    if _done_since(own, notes):
+        return True
     said = [spoken_text(line) for line in own]
     if any(says_still_to_do(line) for line in said) or _done_by_another(asked, own):
         return False
@@ -108,15 +110,14 @@ def names_what_no_line_holds(asked: str, notes: NoteLines, ignored: frozenset[st
     return any(not kind_of(stem) for stem in telling_words(asked) - _DONE_WORDS - ignored - held)
 
 
-def _done_since(question: str, notes: NoteLines) -> bool:
-    """True when a line about the question's own thing says it was done, filed on a later day than every line about
-    it saying it is still to do ("The TV licence is due on the 20th" on the 7th, "Paid the TV licence tonight" on the
-    18th)."""
-    own = set(lines_of_its_own_thing(question, notes))
+def _done_since(own: list[str], notes: NoteLines) -> bool:
+    """True when one of the lines about the question's own thing (`own`) says it was done, filed on a later day than
+    every one of them saying it is still to do ("The TV licence is due on the 20th" on the 7th, "Paid the TV licence
+    tonight" on the 18th)."""
     to_do: list[date] = []
     done: list[date] = []
     for day, line in dated_note_lines(notes.text):
-        filed = filing_day(day.split(" ", 1)[-1])
+        filed = filed_on(day)
         if line not in own or filed is None:
             continue
         said = spoken_text(line)

@@ -61,6 +61,7 @@ retrieved).
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from kiosk.llm.answer_form import ASKS_OF_ME, asked_sentence, content_stems, subject_stems, telling_words, word_set
 from kiosk.llm.done_questions import (
@@ -344,6 +345,7 @@ def _own_changed_lines(question: str, notes: NoteLines, leave_out: frozenset[str
     9th, they had no engineer for Friday")."""
     own = lines_of_its_own_thing(question, notes, leave_out)
     stems = {line: content_stems(CHANGE.sub(" ", spoken_text(line))) for line in notes.lines}
+    lines_holding = Counter(stem for held in stems.values() for stem in held)
     own_stems = frozenset(stem for line in own for stem in stems[line] if not kind_of(stem))
     kin = [
         line
@@ -351,7 +353,7 @@ def _own_changed_lines(question: str, notes: NoteLines, leave_out: frozenset[str
         if line not in own
         and CHANGE.search(line)
         and leave_out & content_stems(line)
-        and any(sum(stem in held for held in stems.values()) == 2 for stem in own_stems & stems[line])
+        and any(lines_holding[stem] == 2 for stem in own_stems & stems[line])
     ]
     return [line for line in own if CHANGE.search(line)] + kin
 
