@@ -57,6 +57,7 @@ from kiosk.llm import filing_days, superseded
 from kiosk.llm.answer_form import says_unknown, shown_answer
 from kiosk.llm.backend import Message
 from kiosk.llm.choices import checked_choice, notes_choice
+from kiosk.llm.day_amounts import checked_day_amounts
 from kiosk.llm.days_named import notes_day
 from kiosk.llm.denied_days import checked_denied_days
 from kiosk.llm.doers import notes_doer
@@ -253,7 +254,7 @@ def shown_reply(
     if profile.has("unknown-ungrounded"):
         checks.append(grounded_answer)
     if profile.has("unknown-unsupported"):
-        checks.extend((supported_answer, checked_number_kinds, checked_denied_days))
+        checks.extend((supported_answer, checked_number_kinds, checked_denied_days, checked_day_amounts))
     if profile.has("unknown-contradicted"):
         checks.append(checked_choice)
     if profile.has("unknown-past-days"):

@@ -33,7 +33,8 @@ Step = Literal[
     "complete-medicines",  # with notes, the medicines a note names beside the answered one (kiosk.llm.medicine_lists)
     "unknown-ungrounded",  # with notes, "I don't know" for an answer they do not give (kiosk.llm.grounding)
     # with notes, "I don't know" for a day, number or name they lack, a number of another kind than they hold it
-    # (kiosk.llm.number_kinds) or a day they name only as when it is not (kiosk.llm.denied_days)
+    # (kiosk.llm.number_kinds), a day they name only as when it is not (kiosk.llm.denied_days) or another day's dose
+    # (kiosk.llm.day_amounts)
     "unknown-unsupported",
     "answer-doer-named",  # with notes, the one they say does what a "who" question asks (kiosk.llm.doers)
     "answer-day-named",  # with notes, the day (and time) they say a "when" question's thing is (kiosk.llm.days_named)
@@ -41,7 +42,7 @@ Step = Literal[
     "answer-still-to-do",  # with notes, what their lists name that no later note says is done (kiosk.llm.still_to_do)
     "answer-contradicted",  # with notes, their choice for a yes/no or either/or they contradict (kiosk.llm.choices)
     "unknown-contradicted",  # with notes, "I don't know" for a yes/no or either/or they contradict (kiosk.llm.choices)
-    "unknown-past-days",  # "I don't know" for only past days when asked when something is (kiosk.llm.past_days)
+    "unknown-past-days",  # "I don't know" for only past days, or days outside "this week" (kiosk.llm.past_days)
     "unknown-medicine-times",  # "I don't know" for a medicine the notes give at another time (medicine_times)
     "unknown-not-said-today",  # "I don't know" to whether it was done today, nothing said today (kiosk.llm.said_today)
     "unknown-against-notes",  # with notes, "I don't know" for a yes or no they move the model away from

@@ -63,6 +63,11 @@ _LINE_START_OR_LABEL = re.compile(r"^(?:- )?(?:\([^()]*\)\s*)?")
 # A person named beside one word of a "who" question is often there for something else: "Denise will validate
 # visitors' parking" does not answer "Who is doing my Tuesday visitor tours?".
 _ASKS_WHO = re.compile(r"\W*who(?:m|se|['’]s)?\b", re.IGNORECASE)
+_ASKS_HOW_OFTEN = re.compile(r"\bhow\s+often\b|\bhow\s+many\s+times\s+(?:a|an|per|each)\b", re.IGNORECASE)
+# Words that say how often, typed words of an answer to "How often ...?" ("twice a day" for "every second day").
+_HOW_OFTEN_WORDS = frozenset(
+    ["once", "twice", "thrice", "daily", "nightly", "weekly", "fortnightly", "monthly", "hourly"]
+)
 _I_AS_DOER = frozenset({"i", "i'll", "i’ll", "i'm", "i’m", "we", "we'll", "we’ll"})
 # "Who is picking me up?", "Who's taking me?", "Who will drive us?": the answer is the one doing it.
 ASKS_WHO_DOES = re.compile(r"\W*who(?:['’]s|\s+is|\s+are|\s+will|\s+can)\s+(?:be\s+)?(?P<verb>\w+)\b", re.IGNORECASE)
@@ -376,8 +381,12 @@ def unsupported_words(question: str, answer: str, notes: str) -> frozenset[str]:
         return frozenset()
     names = note_names(lines)
     named = typed_words(answer, names) - held_words(question)
+    if _ASKS_HOW_OFTEN.search(question):
+        named |= {bare_token(token) for token in _tokens(answer)} & _HOW_OFTEN_WORDS
     asks_who = bool(_ASKS_WHO.match(question))
     nowhere = _named_nowhere(question, answer, lines) if asks_who else frozenset()
+    if asks_who and not named:
+        return nowhere | _only_the_asked_person(question, answer, names)
     if not named:
         return nowhere
     supporting = _supporting_dated_lines(question, notes, words=2 if asks_who else 1)
@@ -387,24 +396,52 @@ def unsupported_words(question: str, answer: str, notes: str) -> frozenset[str]:
         sides = _this_sides(question, supporting, with_days=False)
         unheld |= (named & names) - said_in(sides)
         unheld |= (named & names) & only_done_to(question, sides)
-        unheld |= (named & names) - _held_beside_a_telling_word(question, sides)
+        unheld |= (named & names) - _held_beside_a_telling_word(question, supporting)
     return unheld | nowhere
 
 
-def _held_beside_a_telling_word(question: str, lines: list[str]) -> frozenset[str]:
-    """The words the `lines` holding a telling word of the who-`question` (kiosk.llm.answer_form.telling_words) or a
-    weekday or month it names hold; every word of them when it has none. A line about the person the question names
-    that says nothing of what it asks ("Ania, can you get more thickener?" for "Who is coming to see Stan on
-    Sunday?") names no one for it; the line just after one holding it may."""
+def _held_beside_a_telling_word(question: str, lines: list[tuple[str, str]]) -> frozenset[str]:
+    """The words the (day, line) `lines` holding a telling word of the who-`question`
+    (kiosk.llm.answer_form.telling_words) or a weekday or month it names hold; every word of them when it has none.
+    A line about the person the question names that says nothing of what it asks ("Ania, can you get more
+    thickener?" for "Who is coming to see Stan on Sunday?") names no one for it; a reply to one holding it, said the
+    same day by someone else ("It was Matt Patterson"), may, and so may the reply to that reply ("I'm off to Ireland
+    for a semester" / "Where are you going to stay?" / "In Galway")."""
     telling = telling_words(question) | {porter_stem(day) for day in held_words(question) & (WEEKDAYS | MONTHS)}
     kept: list[str] = []
-    after_telling = False
-    for line in lines:  # the reply after a line holding one may answer in words of its own ("It was Matt Patterson")
-        holds = not telling or bool(telling & content_stems(line))
-        if holds or after_telling:
-            kept.append(line)
-        after_telling = holds
+    previous: tuple[str, str] | None = None  # the last line kept, while replies to it may still follow
+    replies = 0
+    for day, line in lines:
+        side = this_side_of(question, line)
+        holds = bool(side) and (not telling or bool(telling & content_stems(side)))
+        replies = 0 if holds else replies + 1
+        if holds or (side and previous is not None and replies <= 2 and _answers(previous, (day, line))):
+            kept.append(side)
+            previous = (day, line)
+        else:
+            previous = None
     return held_words(" ".join(kept))
+
+
+def _answers(said: tuple[str, str], reply: tuple[str, str]) -> bool:
+    """True when `reply` can answer `said`: the same day, by another author (a speaker or a labelled note's)."""
+    first, second = _author(said[1]), _author(reply[1])
+    return said[0] == reply[0] and first is not None and second is not None and first != second
+
+
+def _author(line: str) -> str | None:
+    labelled = LABEL_AUTHOR.search(line) if _LABELLED.match(line) else None
+    if labelled:
+        return labelled.group("name").lower()
+    speaker = _speaker(line)
+    return speaker.group("name").lower() if speaker else None
+
+
+def _only_the_asked_person(question: str, answer: str, names: frozenset[str]) -> frozenset[str]:
+    """The names of a who-question's `answer` when it is nothing but people the question itself names: "Dadi" for
+    "Who is taking Dadi to her INR check?" ("Melanie's daughter" names someone else)."""
+    words = {bare_token(token) for token in _tokens(answer)} - {"and", "or"}
+    return frozenset(words) if words and words <= names & held_words(question) else frozenset()
 
 
 def _named_nowhere(question: str, answer: str, lines: list[str]) -> frozenset[str]:

@@ -63,6 +63,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from kiosk.llm.allergy_lines import ALLERGY, FINE, fine_after
 from kiosk.llm.answer_form import ASKS_OF_ME, asked_sentence, content_stems, subject_stems, telling_words, word_set
 from kiosk.llm.done_questions import (
     asks_if_done,
@@ -113,14 +114,11 @@ _RESTARTING = word_set("restart restarts restarted resume resumes resumed")
 # A question asking whether the asker is the one to do something: "Am I picking Théo up?", "Do I have to set the
 # alarm?" (not "Can I ...?", which asks leave).
 _ASKS_IF_I_DO = re.compile(r"^\W*(?:am\s+i|will\s+i|shall\s+i|do\s+i\s+have\s+to|have\s+i\s+got\s+to)\b", re.IGNORECASE)
-# A word of what is asked right after one of these does no harm: "Théo is fine with peanuts", asked "Is Théo
-# allergic to peanuts?".
-_FINE = word_set("fine ok okay safe")
 _CLAUSES = re.compile(r"[,;:.!?]\s+")
 _SPEAKS_AS_I = re.compile(r"\b(?:i|i'm|i’m|i'll|i’ll|i've|i’ve|we|we're|we’re|we'll|we’ll)\b", re.IGNORECASE)
 # A span of days is no change: "camp is from Wednesday the 18th to Friday the 20th".
 _RANGE = re.compile(r"\bfrom\b[^,.;]{0,40}?\bto\b", re.IGNORECASE)
-_FINE_STEMS = frozenset(porter_stem(word) for word in _FINE)
+_FINE_STEMS = frozenset(porter_stem(word) for word in FINE)
 # What negates in a clause: "no", "not", "nobody", "can't", "skip", "stop", "allergic to".
 _NEGATING = re.compile(
     r"\b(?:not|never|no|nobody|nothing|none|neither|nor|cannot|without|avoid|skip\w*|stop\w*|hold|allergic)\b"
@@ -128,7 +126,6 @@ _NEGATING = re.compile(
     re.IGNORECASE,
 )
 _ALLERGIC = re.compile(r"\ballergic\b", re.IGNORECASE)
-_ALLERGY = re.compile(r"\b(?:allerg\w*|epipen|anaphyla\w*|intoleran\w*|coeliac|celiac)\b", re.IGNORECASE)
 _ASKS_TO_HAVE = re.compile(r"^\W*(?:can|could|may|should)\s+[\w'’-]+\s+(?:have|eat|drink|try)\b", re.IGNORECASE)
 # A question whether a medicine it names is safe: "Can I take it?", "Is that safe for me?", "Am I allowed to take ...".
 _ASKS_IF_SAFE = re.compile(
@@ -174,10 +171,10 @@ def yes_no_answer(question: str, answer: str, notes: NoteLines) -> str | None:
     if first == "yes" and _someone_else_does_it(question, notes):
         return "No"
     if _ALLERGIC.search(asked_sentence(question)) and first in ("yes", "no"):
-        fine = _said_of(question, notes, _FINE, frozenset()) is not None
+        fine = _said_of(question, notes, FINE, frozenset()) is not None
         if first == "yes" and fine:
             return "No"
-        if first == "no" and not fine:
+        if first == "no" and not fine and not fine_after(question, notes.lines):
             return NO_CHOICE
     if first in ("yes", "no") and _asks_about_now(question):
         denying = _said_of(question, notes, DENYING, _AWAY) if first == "yes" else None
@@ -328,12 +325,12 @@ def _allergy_names_it(question: str, notes: NoteLines) -> bool:
         asked = frozenset(porter_stem(word) for word in medicines) | families_of(medicines)
     else:
         return False
-    names = names_in(sentence) - _FINE  # "Is that OK?" names no one
+    names = names_in(sentence) - FINE  # "Is that OK?" names no one
     for line in notes.lines:
-        if not _ALLERGY.search(line) or (names and not names.intersection(words_of(line))):
+        if not ALLERGY.search(line) or (names and not names.intersection(words_of(line))):
             continue
         for part in SENTENCE_BREAK.split(line):
-            if asked & content_stems(part) and not _FINE.intersection(words_of(part)):
+            if asked & content_stems(part) and not FINE.intersection(words_of(part)):
                 return True
     return False
 
@@ -458,7 +455,7 @@ def _said_plainly(question: str, notes: NoteLines) -> bool:
         return False
     still = bool(_STILL.search(asked))  # asked whether it is still so, the line says it is still so
     held = [words_of(line) for line in notes.lines]
-    names = {name for name in names_in(asked) - _FINE if any(name in words for words in held)}
+    names = {name for name in names_in(asked) - FINE if any(name in words for words in held)}
     typed = {word for word in held_words(asked) if kind_of(word)}
     asker = asker_of(notes.text)
     allowed = names | ({asker.lower()} if asker and ASKS_OF_ME.search(asked) else set())
