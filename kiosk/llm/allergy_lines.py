@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from kiosk.llm.answer_form import subject_stems, word_set
-from kiosk.llm.question_lines import DENYING, words_of
+from kiosk.llm.question_lines import CLAUSE_OR_COLON_BREAK, DENYING, words_of
 from kiosk.llm.unsupported import names_given
 from kiosk.stems import porter_stem
 
@@ -14,7 +14,6 @@ ALLERGY = re.compile(r"\b(?:allerg\w*|epipen|anaphyla\w*|intoleran\w*|coeliac|ce
 # A word of what is asked right after one of these does no harm: "Théo is fine with peanuts", asked "Is Théo
 # allergic to peanuts?".
 FINE = word_set("fine ok okay safe")
-_CLAUSES = re.compile(r"[,;:.!?]\s+")
 _NOT = re.compile(r"\b\w+n['’]t\b", re.IGNORECASE)
 _REACH = 4  # "Peanuts and almonds are fine"
 
@@ -28,7 +27,7 @@ def fine_after(question: str, lines: tuple[str, ...]) -> bool:
     for line in lines:
         if names and not names.intersection(words_of(line)):
             continue
-        for clause in _CLAUSES.split(line):
+        for clause in CLAUSE_OR_COLON_BREAK.split(line):
             words = words_of(clause)
             if DENYING.intersection(words) or _NOT.search(clause) or ALLERGY.search(clause):
                 continue

@@ -19,12 +19,12 @@ from __future__ import annotations
 import re
 
 from kiosk.llm.answer_form import asks_yes_or_no, offers_a_choice, says_unknown
+from kiosk.llm.compared_words import held_words
 from kiosk.llm.either_or import either_or_answer
 from kiosk.llm.prompts import UNKNOWN_ANSWER
 from kiosk.llm.question_lines import NoteLines, kind_of, lines_naming
 from kiosk.llm.superseded import FROM_TO
 from kiosk.llm.time_anchors import ANCHOR
-from kiosk.llm.unsupported import held_words
 from kiosk.llm.yes_no import denied_outright, yes_no_answer
 
 _NO = "No"

@@ -13,10 +13,11 @@ from datetime import date
 
 from kiosk.llm.answer_form import asks_yes_or_no, offers_a_choice
 from kiosk.llm.answer_kinds import as_number
+from kiosk.llm.compared_words import NUMBER_WORDS
 from kiosk.llm.days_named import filed_on
-from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.prompts import UNKNOWN_ANSWER
-from kiosk.llm.unsupported import NUMBER_WORDS, supporting_lines
+from kiosk.llm.question_lines import SENTENCE_OR_SEMICOLON_BREAK
+from kiosk.llm.unsupported import supporting_dated_lines, this_side_of
 from kiosk.local_time import MONTH_NAMES, WEEKDAYS
 
 _WORKING_DAYS = frozenset(WEEKDAYS[:5])
@@ -40,7 +41,6 @@ _PIECE = re.compile(
     re.IGNORECASE,
 )
 _ANSWER_AMOUNT = re.compile(rf"\b(?:{_NUMBER})(?:\s+and\s+a\s+half)?\b", re.IGNORECASE)
-_SENTENCE = re.compile(r"(?<=[.;!?])\s+")
 _ANCHOR = re.compile(r"\s\([^()]*\b\d{4}\)")  # the date kiosk.llm.time_anchors puts after "Saturday"
 
 
@@ -66,7 +66,7 @@ def day_amounts(line: str) -> list[tuple[str, frozenset[str]]]:
     next amount ("2.5 mg on weekdays and stays on 3 mg on Saturday and Sunday"), else the days named just before
     it ("On weekdays 2.5 mg"); an amount with no days is left out."""
     pairs: list[tuple[str, frozenset[str]]] = []
-    for sentence in _SENTENCE.split(_ANCHOR.sub("", line)):
+    for sentence in SENTENCE_OR_SEMICOLON_BREAK.split(_ANCHOR.sub("", line)):
         pieces = [(match.lastgroup, match.group()) for match in _PIECE.finditer(sentence)]
         for index, (kind, text) in enumerate(pieces):
             if kind != "amount":
@@ -93,8 +93,9 @@ def amount_for_days(question: str, notes: str) -> str | None:
     asked = asked_days(question)
     if not asked:
         return None
-    about = set(supporting_lines(question, notes, with_days=False))
-    dated = [(day, line) for day, line in dated_note_lines(notes) if line in about]
+    dated = [
+        (day, line) for day, line in supporting_dated_lines(question, notes) if this_side_of(question, line) == line
+    ]
     dated.sort(key=lambda pair: filed_on(pair[0]) or date.min)
     for _, line in reversed(dated):
         pairs = day_amounts(line)

@@ -25,13 +25,14 @@ import re
 from datetime import date, timedelta
 
 from kiosk.llm.answer_form import TIME_WORDS, asks_when_it_is, content_stems, subject_stems, word_set
+from kiosk.llm.compared_words import WEEKDAYS, held_words
 from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.note_lines import filing_day
 from kiosk.llm.past_days import days_with_year
-from kiosk.llm.question_lines import CLAUSE_BREAK
+from kiosk.llm.question_lines import CLAUSE_BREAK, SENTENCE_OR_SEMICOLON_BREAK
 from kiosk.llm.superseded import CHANGE
 from kiosk.llm.time_anchors import ANCHOR
-from kiosk.llm.unsupported import WEEKDAYS, held_words, names_in, spoken_text
+from kiosk.llm.unsupported import names_in, spoken_text
 from kiosk.local_time import MONTH_NAMES, days_of_month
 from kiosk.local_time import WEEKDAYS as WEEKDAY_ORDER
 from kiosk.stems import porter_stem
@@ -44,7 +45,6 @@ _NOT_THE_THING = frozenset(
         "up in out down off over back on away date go going get getting come coming make have has am is are due start"
     )
 )
-_SENTENCE_BREAK = re.compile(r"(?<=[.;!?])\s+")
 _HOUR = r"(?:\d{1,2}(?:[:.]\d{2})?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|noon|midday)"
 _BEFORE_HOUR = r"(?:(?:half|quarter|five|ten|twenty|twenty-five)\s+(?:past|to)\s+|half\s+)?"
 _CLOCK = re.compile(
@@ -161,7 +161,7 @@ def _told(
         said = spoken_text(line)
         if not thing <= content_stems(said):
             continue
-        for sentence in _SENTENCE_BREAK.split(said):
+        for sentence in SENTENCE_OR_SEMICOLON_BREAK.split(said):
             held = thing & content_stems(sentence)
             if sentence.rstrip().endswith("?") or not held or (whole_sentence and held != thing):
                 continue

@@ -13,8 +13,9 @@ from __future__ import annotations
 import re
 
 from kiosk.llm.answer_form import asks_when_it_is
+from kiosk.llm.compared_words import WEEKDAYS, held_words
 from kiosk.llm.prompts import UNKNOWN_ANSWER
-from kiosk.llm.unsupported import WEEKDAYS, held_words, spoken_text, supporting_lines
+from kiosk.llm.unsupported import spoken_text, supporting_lines
 from kiosk.local_time import days_of_month
 
 _DENYING = re.compile(

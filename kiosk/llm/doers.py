@@ -25,19 +25,12 @@ from collections.abc import Collection
 from datetime import date, timedelta
 
 from kiosk.llm.answer_form import FAMILY_WORDS, TIME_WORDS, content_stems, says_unknown, subject_stems, word_set
+from kiosk.llm.compared_words import WEEKDAYS, held_words
 from kiosk.llm.days_named import asked_days, filed_on
 from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.past_days import days_with_year
 from kiosk.llm.prompts import asker_of
-from kiosk.llm.unsupported import (
-    ASKS_WHO_DOES,
-    WEEKDAYS,
-    held_words,
-    names_in,
-    note_names,
-    speaker_of_line,
-    spoken_text,
-)
+from kiosk.llm.unsupported import ASKS_WHO_DOES, names_in, note_names, speaker_of_line, spoken_text
 from kiosk.stems import porter_stem
 
 YOU = "You"

@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 
 from kiosk.llm.answer_form import content_stems, subject_stems
+from kiosk.llm.compared_words import NUMBER_WORDS
 from kiosk.llm.option_phrase import TIMINGS, option_phrase
 from kiosk.llm.question_lines import (
     DENYING,
@@ -30,7 +31,6 @@ from kiosk.llm.question_lines import (
     words_of,
 )
 from kiosk.llm.superseded import words_after_change
-from kiosk.llm.unsupported import NUMBER_WORDS
 from kiosk.stems import porter_stem
 
 _AND = re.compile(r"\s+(?:and|but)\s+", re.IGNORECASE)

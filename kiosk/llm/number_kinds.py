@@ -15,8 +15,9 @@ import re
 
 from kiosk.llm.answer_form import asks_yes_or_no, offers_a_choice
 from kiosk.llm.answer_kinds import as_number
+from kiosk.llm.compared_words import held_words
 from kiosk.llm.prompts import UNKNOWN_ANSWER
-from kiosk.llm.unsupported import held_words, supporting_lines
+from kiosk.llm.unsupported import supporting_lines
 from kiosk.local_time import MONTH_NAMES
 
 _AMOUNT = re.compile(

@@ -14,10 +14,11 @@ from kiosk.llm.answer_form import (
     subject_stems,
     word_set,
 )
+from kiosk.llm.compared_words import MONTHS, WEEKDAYS, held_words
 from kiosk.llm.families import families_of
 from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.time_anchors import ANCHOR
-from kiosk.llm.unsupported import MONTHS, WEEKDAYS, held_words, names_given
+from kiosk.llm.unsupported import names_given
 from kiosk.stems import porter_stem
 
 KINDS = ("weekday", "month", "number")
@@ -47,7 +48,9 @@ class NoteLines:
 
 
 CLAUSE_BREAK = re.compile(r"[,;.!?]\s+")
+CLAUSE_OR_COLON_BREAK = re.compile(r"[,;:.!?]\s+")  # "Kabir is allergic to cashews: peanuts are fine"
 SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
+SENTENCE_OR_SEMICOLON_BREAK = re.compile(r"(?<=[.;!?])\s+")
 
 
 def kind_of(word: str) -> str | None:

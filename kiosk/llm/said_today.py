@@ -23,9 +23,10 @@ from kiosk.llm.answer_form import (
     subject_stems,
     word_set,
 )
+from kiosk.llm.compared_words import held_words
 from kiosk.llm.note_lines import note_lines
 from kiosk.llm.prompts import UNKNOWN_ANSWER
-from kiosk.llm.unsupported import held_words, names_given
+from kiosk.llm.unsupported import names_given
 from kiosk.stems import porter_stem
 
 # Words of a question that say when or what was done in general, not what: "this morning", "got", "had".

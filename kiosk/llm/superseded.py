@@ -8,7 +8,7 @@ note a correction is about; a rule guessing it from two shared words marked abou
 an allergy note among them: unsafe on a medication path.
 
 This step looks at one answer instead, with the question telling what the notes are about. It acts only when all of:
-- the answer names a day or a number (kiosk.llm.unsupported.typed_words: a time, date, amount or dose) that the
+- the answer names a day or a number (kiosk.llm.compared_words.typed_words: a time, date, amount or dose) that the
   question does not. Not a name: which note a "who" answer came from is too loose a guess (a question's subject
   words such as "off" or "visitor" are in many notes);
 - one earlier note line about what is asked holds every such word;
@@ -30,17 +30,10 @@ import re
 from collections.abc import Callable
 
 from kiosk.llm.answer_form import content_stems, says_unknown, subject_stems
+from kiosk.llm.compared_words import MONTHS, WEEKDAYS, held_words, typed_words
 from kiosk.llm.note_lines import NoteLine, note_lines
 from kiosk.llm.time_anchors import ANCHOR
-from kiosk.llm.unsupported import (
-    MONTHS,
-    WEEKDAYS,
-    held_words,
-    names_given,
-    note_names,
-    spoken_text,
-    typed_words,
-)
+from kiosk.llm.unsupported import names_given, note_names, spoken_text
 from kiosk.stems import porter_stem
 
 # Words that say a note changes what an earlier one said: those of the household set's development notes ("actually",

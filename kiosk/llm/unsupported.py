@@ -41,23 +41,12 @@ from kiosk.llm.answer_form import (
     subject_stems,
     telling_words,
 )
-from kiosk.llm.answer_kinds import as_number, of_another_kind
+from kiosk.llm.answer_kinds import of_another_kind
+from kiosk.llm.compared_words import MONTHS, WEEKDAYS, WORD, bare_token, held_words, typed_words, word_tokens
 from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.prompts import LABEL_AUTHOR, NOTE_SPEAKER, UNKNOWN_ANSWER, asker_of
-from kiosk.local_time import MONTH_NAMES
-from kiosk.local_time import WEEKDAYS as WEEKDAY_NAMES
 from kiosk.stems import porter_stem
 
-WEEKDAYS = frozenset(WEEKDAY_NAMES)
-MONTHS = frozenset(MONTH_NAMES)
-# The same amount written in words or digits is the same amount: "two puffs" holds the 2 of "2 puffs".
-NUMBER_WORDS = {
-    word: str(value)
-    for value, word in enumerate(
-        ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"],
-    )
-} | {"twenty": "20", "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "hundred": "100"}
-_WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]+(?:['’][A-Za-z]+)?|\d+(?:[.:,]\d+)*")
 _SENTENCE_START = re.compile(r"(?:^|(?<!\.)[.!?]\s+)\W*$")
 _LINE_START_OR_LABEL = re.compile(r"^(?:- )?(?:\([^()]*\)\s*)?")
 # A person named beside one word of a "who" question is often there for something else: "Denise will validate
@@ -112,18 +101,6 @@ _CLAUSE_BREAK = re.compile(r"[,;.]\s+|\s+(?:and|but|while)\s+")
 _AGE_BAND = re.compile(r"\b(over|under)[- ]?(\d+)", re.IGNORECASE)
 
 
-def _tokens(text: str) -> list[str]:
-    return _WORD.findall(text)
-
-
-def bare_token(token: str) -> str:
-    """A word lower-cased without its possessive and a weekday's plural: "Wednesdays" -> "wednesday"."""
-    word = re.sub(r"['’]s$", "", token.lower())
-    if word.endswith("s") and word[:-1] in WEEKDAYS:
-        return word[:-1]
-    return word
-
-
 def note_people(lines: Iterable[str]) -> frozenset[str]:
     """The speakers and authors of note lines, lower-cased."""
     people: set[str] = set()
@@ -131,7 +108,7 @@ def note_people(lines: Iterable[str]) -> frozenset[str]:
         people.update(bare_token(author) for author in LABEL_AUTHOR.findall(line))
         speaker = _speaker(line)
         if speaker:
-            people.update(bare_token(word) for word in _tokens(speaker.group("name")))
+            people.update(bare_token(word) for word in word_tokens(speaker.group("name")))
     return frozenset(people)
 
 
@@ -161,33 +138,10 @@ def note_names(lines: Iterable[str]) -> frozenset[str]:
     capitalised: set[str] = set()
     lower: set[str] = set()
     for line in lines:
-        for word in _tokens(spoken_text(line)):
+        for word in word_tokens(spoken_text(line)):
             (capitalised if word[:1].isupper() else lower).add(bare_token(word))
     names = {word for word in capitalised - lower if content_stems(word)}
     return frozenset(word for word in (names | note_people(lines)) - WEEKDAYS - MONTHS if not _FIRST_PERSON.match(word))
-
-
-def typed_words(text: str, names: frozenset[str]) -> frozenset[str]:
-    """The words of `text` that name a number, weekday, month or one of `names`, as they are compared."""
-    found: set[str] = set()
-    for token in _tokens(text):
-        word = bare_token(token)
-        if token[:1].isdigit():
-            found.add(as_number(token))
-        elif word in WEEKDAYS or word in MONTHS or word in names:
-            found.add(word)
-    return frozenset(found)
-
-
-def held_words(text: str) -> frozenset[str]:
-    """Every word of `text` as typed_words compares it, numbers written as words also as digits."""
-    held: set[str] = set()
-    for token in _tokens(text):
-        word = bare_token(token)
-        held.add(as_number(token) if token[:1].isdigit() else word)
-        if word in NUMBER_WORDS:
-            held.add(NUMBER_WORDS[word])
-    return frozenset(held)
 
 
 def lines_about(question: str, notes: str, *, with_days: bool = True, words: int = 1) -> list[str]:
@@ -238,10 +192,10 @@ def supporting_lines(question: str, notes: str, *, with_days: bool = True, words
     none about the speaker's own things when it asks about another person's ("my locker", asked "Grace's locker
     code"), none without the name of a person it names by title ("Doctor Bello"), and no clause about the other side
     of a thing it names by its side ("back door", asked "front door"; this_side_of)."""
-    return _this_sides(question, _supporting_dated_lines(question, notes, words), with_days)
+    return _this_sides(question, supporting_dated_lines(question, notes, words), with_days)
 
 
-def _supporting_dated_lines(question: str, notes: str, words: int) -> list[tuple[str, str]]:
+def supporting_dated_lines(question: str, notes: str, words: int = 1) -> list[tuple[str, str]]:
     """The (day, line) pairs of lines_about that supporting_lines keeps, before this_side_of cuts their clauses;
     judged without the day, which would hide a line's speaker."""
     asker = asker_of(notes)
@@ -285,7 +239,7 @@ def this_side_of(question: str, line: str) -> str:
 
 def titled_names(question: str) -> frozenset[str]:
     """The names `question` gives after a title, as bare_token writes them: "with Doctor Bello" -> bello."""
-    tokens = _tokens(question)
+    tokens = word_tokens(question)
     return frozenset(
         bare_token(name)
         for title, name in pairwise(tokens)
@@ -298,7 +252,7 @@ def possessors(question: str) -> frozenset[str]:
     not its first word ("What's")."""
     return (
         frozenset(
-            bare_token(word) for word in _tokens(question)[1:] if word[:1].isupper() and re.search(r"['’]s$", word)
+            bare_token(word) for word in word_tokens(question)[1:] if word[:1].isupper() and re.search(r"['’]s$", word)
         )
         - WEEKDAYS
         - MONTHS
@@ -312,12 +266,12 @@ def speaks_of_own_things(question: str, line: str, asker: str | None) -> bool:
     is Mrs Lin") may be about the person asked of ("Lily's teacher") under another name: it is left alone."""
     owners = possessors(question)
     said = spoken_text(line)
-    spoken = {bare_token(word) for word in _tokens(said)}
+    spoken = {bare_token(word) for word in word_tokens(said)}
     if not owners or not spoken & {"my", "mine"} or _MY_RELATIVE.search(said):
         return False
     speaker = _speaker(line)
     owner = speaker.group("name") if speaker else asker
-    if owner is not None and {bare_token(word) for word in _tokens(owner)} & owners:
+    if owner is not None and {bare_token(word) for word in word_tokens(owner)} & owners:
         return False
     return not owners & held_words(line)
 
@@ -337,7 +291,7 @@ def names_the_other_side(question: str, line: str) -> bool:
 def _sides(text: str) -> set[tuple[str, str]]:
     """The sides `text` names, each with what it is a side of: "front" is ("front back", "front"), the age band
     "under-65s" is ("65", "under")."""
-    words = {bare_token(word) for word in _tokens(text)}
+    words = {bare_token(word) for word in word_tokens(text)}
     named = {(pair, side) for pair, sides in _SIDES.items() for side in sides & words}
     return named | {(age, side.lower()) for side, age in _AGE_BAND.findall(text)}
 
@@ -348,7 +302,7 @@ def names_in(question: str) -> frozenset[str]:
     neighbour brought almond croissants. Can Théo have one?" -> théo)."""
     named = {
         bare_token(match.group())
-        for match in _WORD.finditer(question)
+        for match in WORD.finditer(question)
         if match.group()[:1].isupper() and not _SENTENCE_START.search(question[: match.start()])
     }
     return frozenset(word for word in named - WEEKDAYS - MONTHS if not _FIRST_PERSON.match(word))
@@ -363,12 +317,7 @@ def names_given(question: str, lines: Iterable[str]) -> frozenset[str]:
 def _replies(said: tuple[str, str], reply: tuple[str, str]) -> bool:
     """True when `reply` answers `said` in a conversation: the same day, both spoken lines of the person's own
     notes (not another author's labelled note), by two different speakers."""
-    first, second = _speaker(said[1]), _speaker(reply[1])
-    if said[0] != reply[0] or first is None or second is None:
-        return False
-    if _LABELLED.match(said[1]) or _LABELLED.match(reply[1]):
-        return False
-    return first.group("name").lower() != second.group("name").lower()
+    return not _LABELLED.match(said[1]) and not _LABELLED.match(reply[1]) and _answers(said, reply)
 
 
 def unsupported_words(question: str, answer: str, notes: str) -> frozenset[str]:
@@ -382,14 +331,14 @@ def unsupported_words(question: str, answer: str, notes: str) -> frozenset[str]:
     names = note_names(lines)
     named = typed_words(answer, names) - held_words(question)
     if _ASKS_HOW_OFTEN.search(question):
-        named |= {bare_token(token) for token in _tokens(answer)} & _HOW_OFTEN_WORDS
+        named |= {bare_token(token) for token in word_tokens(answer)} & _HOW_OFTEN_WORDS
     asks_who = bool(_ASKS_WHO.match(question))
     nowhere = _named_nowhere(question, answer, lines) if asks_who else frozenset()
     if asks_who and not named:
         return nowhere | _only_the_asked_person(question, answer, names)
     if not named:
         return nowhere
-    supporting = _supporting_dated_lines(question, notes, words=2 if asks_who else 1)
+    supporting = supporting_dated_lines(question, notes, words=2 if asks_who else 1)
     about = _this_sides(question, supporting, with_days=not asks_when_it_is(question))
     unheld = named - held_words(" ".join(about))
     if asks_who:
@@ -440,7 +389,7 @@ def _author(line: str) -> str | None:
 def _only_the_asked_person(question: str, answer: str, names: frozenset[str]) -> frozenset[str]:
     """The names of a who-question's `answer` when it is nothing but people the question itself names: "Dadi" for
     "Who is taking Dadi to her INR check?" ("Melanie's daughter" names someone else)."""
-    words = {bare_token(token) for token in _tokens(answer)} - {"and", "or"}
+    words = {bare_token(token) for token in word_tokens(answer)} - {"and", "or"}
     return frozenset(words) if words and words <= names & held_words(question) else frozenset()
 
 
@@ -450,7 +399,7 @@ def _named_nowhere(question: str, answer: str, lines: list[str]) -> frozenset[st
     held = held_words(" ".join([question, *lines]))
     return frozenset(
         word
-        for token in _tokens(answer)
+        for token in word_tokens(answer)
         if token[:1].isupper() and (word := bare_token(token)) not in held and content_stems(word)
     )
 
@@ -474,10 +423,10 @@ def only_done_to(question: str, lines: Iterable[str]) -> frozenset[str]:
     after_verb: set[str] = set()
     elsewhere: set[str] = set()
     for line in lines:
-        words = [bare_token(token) for token in _tokens(spoken_text(line))]
+        words = [bare_token(token) for token in word_tokens(spoken_text(line))]
         speaker = _speaker(line)
         if speaker and _does_it_themselves(words, verbs):
-            elsewhere.update(bare_token(word) for word in _tokens(speaker.group("name")))
+            elsewhere.update(bare_token(word) for word in word_tokens(speaker.group("name")))
         for index, word in enumerate(words):
             (after_verb if index and porter_stem(words[index - 1]) in verbs else elsewhere).add(word)
     return frozenset(after_verb - elsewhere)

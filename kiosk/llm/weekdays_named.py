@@ -26,10 +26,11 @@ from __future__ import annotations
 import re
 
 from kiosk.llm.answer_form import ASKS_OF_ME, asked_sentence, content_stems, telling_words
+from kiosk.llm.compared_words import WEEKDAYS, bare_token
 from kiosk.llm.note_lines import note_lines
 from kiosk.llm.prompts import asker_of
 from kiosk.llm.question_lines import SENTENCE_BREAK
-from kiosk.llm.unsupported import WEEKDAYS, bare_token, speaker_of_line, spoken_text
+from kiosk.llm.unsupported import speaker_of_line, spoken_text
 from kiosk.stems import porter_stem
 
 _ASKS_WHICH_DAYS = re.compile(

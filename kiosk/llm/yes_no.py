@@ -65,6 +65,7 @@ from collections import Counter
 
 from kiosk.llm.allergy_lines import ALLERGY, FINE, fine_after
 from kiosk.llm.answer_form import ASKS_OF_ME, asked_sentence, content_stems, subject_stems, telling_words, word_set
+from kiosk.llm.compared_words import held_words
 from kiosk.llm.done_questions import (
     asks_if_done,
     names_what_no_line_holds,
@@ -77,6 +78,7 @@ from kiosk.llm.medicine_names import medicine_words
 from kiosk.llm.prompts import asker_of
 from kiosk.llm.question_lines import (
     CLAUSE_BREAK,
+    CLAUSE_OR_COLON_BREAK,
     DENYING,
     KINDS,
     NO_CHOICE,
@@ -94,7 +96,6 @@ from kiosk.llm.question_lines import (
 from kiosk.llm.superseded import CHANGE, words_after_change
 from kiosk.llm.time_anchors import ANCHOR
 from kiosk.llm.unsupported import (
-    held_words,
     names_given,
     names_in,
     note_people,
@@ -114,7 +115,6 @@ _RESTARTING = word_set("restart restarts restarted resume resumes resumed")
 # A question asking whether the asker is the one to do something: "Am I picking Théo up?", "Do I have to set the
 # alarm?" (not "Can I ...?", which asks leave).
 _ASKS_IF_I_DO = re.compile(r"^\W*(?:am\s+i|will\s+i|shall\s+i|do\s+i\s+have\s+to|have\s+i\s+got\s+to)\b", re.IGNORECASE)
-_CLAUSES = re.compile(r"[,;:.!?]\s+")
 _SPEAKS_AS_I = re.compile(r"\b(?:i|i'm|i’m|i'll|i’ll|i've|i’ve|we|we're|we’re|we'll|we’ll)\b", re.IGNORECASE)
 # A span of days is no change: "camp is from Wednesday the 18th to Friday the 20th".
 _RANGE = re.compile(r"\bfrom\b[^,.;]{0,40}?\bto\b", re.IGNORECASE)
@@ -480,7 +480,7 @@ def _said_plainly(question: str, notes: NoteLines) -> bool:
 def _doers(line: str, said: str, telling: frozenset[str], people: frozenset[str]) -> set[str]:
     """The people the clauses of `said` (the words of `line`) holding a `telling` word name, lower-cased: household
     members by name, and the line's speaker where a clause speaks in the first person."""
-    clauses = [clause for clause in _CLAUSES.split(said) if telling & content_stems(clause)]
+    clauses = [clause for clause in CLAUSE_OR_COLON_BREAK.split(said) if telling & content_stems(clause)]
     named = {word for clause in clauses for word in words_of(clause) if word in people}
     speaker = speaker_of_line(line)
     if speaker and any(_SPEAKS_AS_I.search(clause) for clause in clauses):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from kiosk.llm.compared_words import held_words
 from kiosk.llm.prompts import UNKNOWN_ANSWER
 from kiosk.llm.unsupported import (
-    held_words,
     names_given,
     names_in,
     names_the_other_side,
