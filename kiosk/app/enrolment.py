@@ -31,7 +31,7 @@ from kiosk.security.audit import AuditLog
 
 CHALLENGE_VALID_S = 300.0  # a passed enrollment challenge is good for this long (time to type a name)
 SAMPLE_WAIT_S = 1.0  # longest wait for a newly analysed frame
-PALM_BESIDE_FACE_WAIT_S = 0.3  # a face sample waits this long at most for the scanner's palm beside it
+PALM_BESIDE_FACE_WAIT_S = 0.3  # a face sample waits this long at most for a palm the scanner does not show yet
 
 
 class _PrecomputedEmbedder:
@@ -67,7 +67,10 @@ class Enrolment:
             return EnrollSample(vector is not None, hint, palm=vector)
         sample = self._face_sample()
         if sample.ok and palm is not None:
-            sample = replace(sample, palm=palm.next_sample(PALM_BESIDE_FACE_WAIT_S)[0])
+            # a palm already on the scanner is worth a full frame's wait on a busy terminal; an empty scanner
+            # should not slow a face-only enrolment
+            wait_s = SAMPLE_WAIT_S if palm.holds_palm() else PALM_BESIDE_FACE_WAIT_S
+            sample = replace(sample, palm=palm.next_sample(wait_s)[0])
         return sample
 
     def _face_sample(self) -> EnrollSample:

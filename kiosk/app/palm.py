@@ -96,6 +96,11 @@ class LivePalm:
                 return None
             time.sleep(0.01)
 
+    def holds_palm(self) -> bool:
+        """Whether the scanner's newest encoded frame shows a usable palm."""
+        latest = self.verifier.latest()
+        return latest is not None and isinstance(latest.analysis, PalmReading)
+
     def next_sample(self, wait_s: float) -> tuple[np.ndarray | None, str | None]:
         """The palm code of a frame encoded after this call, or None and what the person should do."""
         latest = self.verifier.latest()

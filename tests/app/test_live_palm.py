@@ -94,3 +94,16 @@ def test_enrolment_samples_come_from_newly_encoded_scans(scanner: tuple[LivePalm
     source.scan(PALM)
     vector, hint = palm.next_sample(5.0)
     assert vector is not None and hint is None
+
+
+def test_the_scanner_holds_a_palm_only_while_its_newest_frame_shows_one(
+    scanner: tuple[LivePalm, ManualScanner],
+) -> None:
+    palm, source = scanner
+    assert not palm.holds_palm()  # nothing scanned yet
+    source.scan(PALM)
+    encoded(palm, 1)
+    assert palm.holds_palm()
+    source.scan(NO_HAND)
+    encoded(palm, 2)
+    assert not palm.holds_palm()

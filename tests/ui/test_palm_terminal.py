@@ -295,8 +295,9 @@ def test_face_and_palm_terminal_enrols_both_in_the_wizard(  # type: ignore[no-un
     scanner.show(OWNER, ENROL_SAMPLES)
     window = open_kiosk(config, scripted_llm(), {"face": face_tau, "palm": palm_tau})
     user = enrol_in_wizard(qtbot, window, "Lin", expect_title="Enrol — look at the camera")
-    assert user.modalities == ("face", "palm")
-    assert all(sample.palm is not None for sample in window.enroll.samples)
+    palms_read = [sample.palm is not None for sample in window.enroll.samples]
+    assert user.modalities == ("face", "palm"), f"palm read beside each face sample: {palms_read}"
+    assert all(palms_read)
     users = {u.name: u for u in window.ctx.require_services().list_users()}
     assert set(users["Lin"].modalities) == {"face", "palm"}
 

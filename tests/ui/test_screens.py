@@ -11,7 +11,7 @@ from PySide6.QtCore import Qt
 
 from kiosk.app.views import EnrollSample, NoteView
 from kiosk.ui.screens.base import ADMIN, ENROLL, MAIN, MEMORY
-from kiosk.ui.screens.enroll import FACE_POSES, POSE_CHANGE_MS
+from kiosk.ui.screens.enroll import FACE_POSES, PALM_NOT_ENROLLED, POSE_CHANGE_MS
 
 from .conftest import save_screenshot
 from .fakes import UNKNOWN
@@ -54,6 +54,33 @@ def test_enrollment_wizard_shows_live_hints_and_enrolls(qtbot, make_window, fake
     assert blocker.args[0].name == "Grace" and "Grace" in fake.users.values()
     assert enroll.step == "done" and "Welcome, Grace" in enroll.done_text.text()
     save_screenshot(window, "fake-enroll-done")
+
+
+def enrol_grace(qtbot, window) -> str:  # type: ignore[no-untyped-def]
+    enroll = window.enroll
+    click(qtbot, window.main.enroll_button)
+    click(qtbot, enroll.agree_button)
+    qtbot.waitUntil(lambda: enroll.step == "name", timeout=15_000)
+    for char in "Grace":
+        enroll.findChild(type(window.main.keyboard)).press(char)
+    with qtbot.waitSignal(enroll.enrolled, timeout=5000):
+        click(qtbot, enroll.save_button)
+    return str(enroll.done_text.text())
+
+
+def test_a_face_and_palm_terminal_says_when_the_palm_was_not_enrolled(  # type: ignore[no-untyped-def]
+    qtbot, make_window, fake, ui_config, monkeypatch
+) -> None:
+    monkeypatch.setattr("kiosk.ui.screens.enroll.POSE_CHANGE_MS", 0)
+    ui_config.capture.palm_source = "/dev/video2"  # a scanner beside the camera; the fake enrols the face alone
+    done = enrol_grace(qtbot, make_window(fake))
+    assert "Welcome, Grace" in done and PALM_NOT_ENROLLED in done
+
+
+def test_a_face_only_terminal_does_not_speak_of_a_palm(qtbot, make_window, fake, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr("kiosk.ui.screens.enroll.POSE_CHANGE_MS", 0)
+    done = enrol_grace(qtbot, make_window(fake))
+    assert "Welcome, Grace" in done and "palm" not in done
 
 
 def test_enrollment_asks_for_each_head_pose_and_waits_for_the_turn(qtbot, make_window, fake) -> None:

@@ -58,6 +58,7 @@ FACE_POSES = (
 """The face wanted for each sample: enrolment that saw only one pose refuses the person when they stand turned
 (on the face video 16 % of step-ups failed with one pose enrolled, none with both; bench/results/video_enrolment.md)."""
 PLACE_PALM = "Hold your open palm over the scanner"
+PALM_NOT_ENROLLED = "Your palm was not read clearly, so I will know you by your face. Enrol again to add it."
 
 
 class EnrollScreen(Screen):
@@ -324,7 +325,10 @@ class EnrollScreen(Screen):
 
     def _saved(self, user: UserView) -> None:
         self.save_button.setEnabled(True)
-        self.done_text.setText(f"Welcome, {user.name}!")
+        welcome = f"Welcome, {user.name}!"
+        if self.with_palm and "palm" not in user.modalities:
+            welcome += f"\n{PALM_NOT_ENROLLED}"
+        self.done_text.setText(welcome)
         self._go(3)
         self.enrolled.emit(user)
 
