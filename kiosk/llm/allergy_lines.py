@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from kiosk.llm.answer_form import subject_stems, word_set
+from kiosk.llm.note_speakers import names_given
 from kiosk.llm.question_lines import CLAUSE_OR_COLON_BREAK, DENYING, words_of
-from kiosk.llm.unsupported import names_given
 from kiosk.stems import porter_stem
 
 ALLERGY = re.compile(r"\b(?:allerg\w*|epipen|anaphyla\w*|intoleran\w*|coeliac|celiac)\b", re.IGNORECASE)

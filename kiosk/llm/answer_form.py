@@ -164,7 +164,8 @@ def asks_yes_or_no(question: str) -> bool:
 
 _ASKS_WHEN_IT_IS = re.compile(
     r"^\s*(?:when(?:'s|’s|\s+is|\s+are|\s+will|\s+do|\s+does|\s+am|\s+should|\s+must|\s+can)|by\s+when|"
-    r"what\s+(?:day|date|time)(?:'s|’s|\s+is|\s+are|\s+will|\s+do|\s+does)|which\s+day)\b",
+    r"what\s+(?:day|date|time)(?:'s|’s|\s+is|\s+are|\s+will|\s+do|\s+does)|which\s+day|"
+    r"what(?:'s|’s|\s+is)\s+the\s+(?:day|date|time)\s+(?:of|for))\b",
     re.IGNORECASE,
 )
 

@@ -28,12 +28,12 @@ from kiosk.llm.answer_form import TIME_WORDS, asks_when_it_is, content_stems, su
 from kiosk.llm.compared_words import WEEKDAYS, held_words
 from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.note_lines import filing_day
+from kiosk.llm.note_speakers import names_in, spoken_text
 from kiosk.llm.past_days import days_with_year
 from kiosk.llm.question_lines import CLAUSE_BREAK, SENTENCE_OR_SEMICOLON_BREAK
 from kiosk.llm.superseded import CHANGE
 from kiosk.llm.time_anchors import ANCHOR
-from kiosk.llm.unsupported import names_in, spoken_text
-from kiosk.local_time import MONTH_NAMES, days_of_month
+from kiosk.local_time import DAY_OF_MONTH, MONTH_NAMES, days_of_month
 from kiosk.local_time import WEEKDAYS as WEEKDAY_ORDER
 from kiosk.stems import porter_stem
 
@@ -53,6 +53,11 @@ _CLOCK = re.compile(
     re.IGNORECASE,
 )
 _MONTH_OF = dict(enumerate(MONTH_NAMES, start=1))
+_TIME_STEMS = frozenset(porter_stem(word) for word in TIME_WORDS)
+_YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
+_DAY_STEMS = frozenset(
+    porter_stem(word) for word in (*WEEKDAY_ORDER, *MONTH_NAMES, "the", "on", "of", "today", "tonight", "tomorrow")
+)
 # What a deadline is asked with rather than what it is for: "When do I have to hand in the Swedish essay?" is about
 # the essay a note says is "due next Monday".
 _HANDING_IN = re.compile(r"\b(?:hand(?:ed)?|turn(?:ed)?|give|given|handing)\s+(?:it\s+|them\s+)?in\b", re.IGNORECASE)
@@ -135,9 +140,10 @@ def day_named(question: str, notes: str, asked_on: date | None = None) -> tuple[
     lines = sorted(
         ((filed_on(header) or date.min, line) for header, line in dated_note_lines(notes)), key=lambda pair: pair[0]
     )
-    told = _told(lines, thing, whole_sentence=True)
+    asked = content_stems(question) - _TIME_STEMS
+    told = _told(lines, thing, asked, whole_sentence=True)
     if told == []:
-        told = _told(lines, thing, whole_sentence=False)
+        told = _told(lines, thing, asked, whole_sentence=False)
     if not told:
         return None
     index, day, clock, last = told[-1]
@@ -151,11 +157,12 @@ def day_named(question: str, notes: str, asked_on: date | None = None) -> tuple[
 
 
 def _told(
-    lines: list[tuple[date, str]], thing: frozenset[str], *, whole_sentence: bool
+    lines: list[tuple[date, str]], thing: frozenset[str], asked: frozenset[str], *, whole_sentence: bool
 ) -> list[tuple[int, date, str | None, str]] | None:
     """(line index, day, time of day, sentence) for each sentence of `lines` naming a day that holds every word of
-    `thing` (`whole_sentence`), or some of them in a line holding them all; None when one of them names several
-    days or times."""
+    `thing` (`whole_sentence`), or some of them in a line holding them all; of a sentence naming several days or
+    times, its clause about `thing` (_the_clause_telling, `asked` the question's words); None when there is no such
+    clause."""
     told: list[tuple[int, date, str | None, str]] = []
     for index, (filed, line) in enumerate(lines):
         said = spoken_text(line)
@@ -165,12 +172,42 @@ def _told(
             held = thing & content_stems(sentence)
             if sentence.rstrip().endswith("?") or not held or (whole_sentence and held != thing):
                 continue
-            days, clocks = _days_in(sentence, filed if filed > date.min else None), _clocks_in(sentence)
-            if len(days) > 1 or len(clocks) > 1 or (days and _names_another_day(sentence, next(iter(days)))):
-                return None
+            on = filed if filed > date.min else None
+            if _names_several(sentence, on):
+                clause = _the_clause_telling(sentence, thing, asked, on, whole_sentence=whole_sentence)
+                if clause is None:
+                    return None
+                sentence = clause
+            days, clocks = _days_in(sentence, on), _clocks_in(sentence)
             if days and not _MOVED_FROM.search(sentence):
                 told.append((index, days.pop(), clocks[0] if clocks else None, sentence))
     return told
+
+
+def _names_several(text: str, filed: date | None) -> bool:
+    """True when `text` names more than one day or time of day."""
+    days = _days_in(text, filed)
+    return len(days) > 1 or len(_clocks_in(text)) > 1 or bool(days and _names_another_day(text, next(iter(days))))
+
+
+def _the_clause_telling(
+    sentence: str, thing: frozenset[str], asked: frozenset[str], filed: date | None, *, whole_sentence: bool
+) -> str | None:
+    """The one clause of a `sentence` naming several days that is about `thing` (every word of it, or some) and
+    names one day: "St John's moved Gogo's eye appointment to Thursday the 12th at 11" of "..., they cancelled
+    Wednesday the 11th"; None when no clause or more than one naming a day is about it, it names several, or
+    another clause naming a day holds a word `asked` (the question's words: "I need Friday the 23rd off" beside
+    "my sister's wedding moved to the 24th", asked which day Ciaran is off for the wedding)."""
+    about: list[str] = []
+    others: list[str] = []
+    for clause in CLAUSE_BREAK.split(sentence):
+        if _days_in(clause, filed):
+            held = content_stems(clause)
+            telling = thing <= held or (not whole_sentence and thing & held)
+            (about if telling else others).append(clause)
+    if len(about) != 1 or _names_several(about[0], filed) or any(asked & content_stems(other) for other in others):
+        return None
+    return about[0]
 
 
 def _changed_later(question: str, thing: frozenset[str], day: date, later: list[str]) -> bool:
@@ -217,8 +254,8 @@ def _names_day(text: str, day: date, *, once: bool = False) -> bool:
 
 def notes_day(question: str, answer: str, notes: str, asked_on: date | None = None) -> str | None:
     """The day the notes name (day_named), with its weekday and time, in place of an answer naming another day,
-    none, or only that day without a time; for "What time ...?", the time alone in place of another. None keeps the
-    answer."""
+    none, or only that day without a time (unless the notes give none and the answer says more than its day); for
+    "What time ...?", the time alone in place of another. None keeps the answer."""
     named = day_named(question, notes, asked_on)
     if named is None:
         return None
@@ -227,6 +264,13 @@ def notes_day(question: str, answer: str, notes: str, asked_on: date | None = No
         if clock is None or [said.lower() for said in _clocks_in(answer)] == [clock.lower()]:
             return None
         return clock[0].upper() + clock[1:]
-    if _clocks_in(answer) and _names_only(answer, day):
+    if _names_only(answer, day) and (_clocks_in(answer) or (clock is None and _says_more_than_the_day(answer))):
         return None
     return _as_said(day, clock)
+
+
+def _says_more_than_the_day(answer: str) -> bool:
+    """True when `answer` says something besides its day ("Sunday 15 November, 11 till 2", "Friday the 20th,
+    afternoon list"): the day the notes name without a time would say less."""
+    rest = _YEAR.sub(" ", DAY_OF_MONTH.sub(" ", ANCHOR.sub(" ", answer)))
+    return bool(content_stems(rest) - _DAY_STEMS)

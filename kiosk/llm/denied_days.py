@@ -14,8 +14,9 @@ import re
 
 from kiosk.llm.answer_form import asks_when_it_is
 from kiosk.llm.compared_words import WEEKDAYS, held_words
+from kiosk.llm.note_speakers import spoken_text
 from kiosk.llm.prompts import UNKNOWN_ANSWER
-from kiosk.llm.unsupported import spoken_text, supporting_lines
+from kiosk.llm.unsupported import supporting_lines
 from kiosk.local_time import days_of_month
 
 _DENYING = re.compile(

@@ -25,24 +25,18 @@ from collections.abc import Collection
 from datetime import date, timedelta
 
 from kiosk.llm.answer_form import FAMILY_WORDS, TIME_WORDS, content_stems, says_unknown, subject_stems, word_set
+from kiosk.llm.asked_verb import ASKS_WHO_DOES, verbs_meant
 from kiosk.llm.compared_words import WEEKDAYS, held_words
 from kiosk.llm.days_named import asked_days, filed_on
 from kiosk.llm.grounding import dated_note_lines
+from kiosk.llm.note_speakers import names_in, note_names, speaker_of_line, spoken_text
 from kiosk.llm.past_days import days_with_year
 from kiosk.llm.prompts import asker_of
-from kiosk.llm.unsupported import ASKS_WHO_DOES, names_in, note_names, speaker_of_line, spoken_text
 from kiosk.stems import porter_stem
 
 YOU = "You"
 # Words of a "who" question that do not say what is done: particles of its verb and when it is.
 _NOT_THE_THING = frozenset(porter_stem(word) for word in TIME_WORDS | word_set("up in out down off over back on away"))
-# Verbs a note says one another with: "Who's getting my hearing aid batteries?": "Grace will pick up the hearing
-# aid batteries". Not "drive" for "collect": the one driving there is not the one collecting.
-_VERB_GROUPS = tuple(
-    frozenset(porter_stem(word) for word in group.split())
-    for group in ("pick collect fetch get", "take drive", "cover take")
-)
-_ANY_VERB = frozenset({porter_stem("doing"), porter_stem("sorting"), porter_stem("handling")})
 _SENTENCE_BREAK = re.compile(r"(?<=[.;!?])\s+|,\s+")
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]+(?:['’][A-Za-z]+)?")
 _I_DO = re.compile(r"(?:^|\s)(?:I|we)(?:['’]ll|['’]m| will| can| am| are)\s+(?:\w+ly\s+|also\s+)?$", re.IGNORECASE)
@@ -78,14 +72,6 @@ def _doer_in(sentence: str, verbs: frozenset[str] | None, speaker: str | None) -
     return None
 
 
-def _verbs_meant(verb: str) -> frozenset[str] | None:
-    """The verbs (Porter stems) that say a question's `verb` in a note: itself and those of its group ("pick",
-    "collect", "fetch", "get"); None, any verb, for "do" ("Who's doing the baking?": "Maja will bake")."""
-    if verb in _ANY_VERB:
-        return None
-    return frozenset({verb}.union(*(group for group in _VERB_GROUPS if verb in group)))
-
-
 def _on_another_day(sentence: str, dates: frozenset[date], weekdays: frozenset[str]) -> bool:
     """True when `sentence` is about another day than the question's: another date, or only other weekdays."""
     said_dates = set(days_with_year(sentence))
@@ -103,7 +89,7 @@ def doer_named(question: str, notes: str, asked_on: date | None = None, people: 
     if asks is None:
         return _whose_turn(question, notes, asked_on)
     verb = porter_stem(asks.group("verb").lower())
-    verbs = _verbs_meant(verb)
+    verbs = verbs_meant(verb)
     thing = (subject_stems(question) | {porter_stem(name) for name in names_in(question)}) - {verb} - _NOT_THE_THING
     if not thing:
         return None
@@ -130,7 +116,7 @@ def doer_named(question: str, notes: str, asked_on: date | None = None, people: 
     if len(named) != 1:
         return None
     ((doer, last),) = named.items()
-    if _says_they_cannot(doer, [line for _, line in lines[last + 1 :]]):
+    if says_they_cannot(doer, [line for _, line in lines[last + 1 :]]):
         return None
     return YOU if asker is not None and doer.lower() == asker.lower() else doer
 
@@ -164,7 +150,7 @@ def _stems(text: str) -> frozenset[str]:
     return content_stems(text) | frozenset(porter_stem(word) for word in held_words(text))
 
 
-def _says_they_cannot(person: str, later: list[str]) -> bool:
+def says_they_cannot(person: str, later: list[str]) -> bool:
     """True when a line of `later` spoken by or naming `person` says someone cannot ("Mum, I can't do Friday")."""
     for line in later:
         speaker = speaker_of_line(line)

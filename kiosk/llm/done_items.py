@@ -3,11 +3,11 @@
 Told "Office kitchen shopping: oat milk, coffee beans, paper towels and tea bags." and three days later "Got the
 tea bags already, the rest of the kitchen list is still to buy.", and asked "What do I still need to buy for the
 office kitchen?", the 0.5B model lists all four things. When the question asks what is still to do on an errand
-(buy, get, pick up, pack, do; never what to take: a medicine list is not cut short by a dose taken), an item of a
-listed answer is dropped when a clause of a note line names it and says it is done ("got", "bought", "picked up",
-"already"), and no line said after that one names it as to do again. Only the clause counts: "I need milk, the
-eggs I already have" strikes the eggs, not the milk. Nothing is added, and a list whose every item would go is
-left as it is.
+(buy, get, pick up, pack, do, need for; never what to take: a medicine list is not cut short by a dose taken), an
+item of a listed answer is dropped when a clause of a note line names it and says it is done ("got", "bought",
+"picked up", "already"), and no line said after that one names it as to do again. Only the clause counts: "I need
+milk, the eggs I already have" strikes the eggs, not the milk. Nothing is added, and a list whose every item would
+go is left as it is.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from kiosk.llm.note_lines import NoteLine, note_lines
 
 _STILL_TO_DO = re.compile(r"\b(?:still|left|need|needs|have to|has to|got to|must|remaining)\b", re.IGNORECASE)
 # errands, not medicine: "Which tablets do I still need to take?" is never shortened by "already took the warfarin"
-_ERRAND = re.compile(r"\b(?:buy|get|pick up|collect|order|bring|pack|to do|shopping)\b", re.IGNORECASE)
+_ERRAND = re.compile(r"\b(?:buy|get|pick up|collect|order|bring|pack|to do|shopping|needs? for)\b", re.IGNORECASE)
 DONE = re.compile(
     r"\b(?:got|bought|brought|picked up|collected|fetched|already|done|crossed off|ticked off)\b", re.IGNORECASE
 )

@@ -26,8 +26,8 @@ from kiosk.llm.compared_words import bare_token
 from kiosk.llm.days_named import filed_on
 from kiosk.llm.done_items import DONE
 from kiosk.llm.grounding import dated_note_lines
+from kiosk.llm.note_speakers import names_in, speaker_of_line, spoken_text
 from kiosk.llm.question_lines import NoteLines, clauses_about, kind_of, lines_of_its_own_thing, words_of
-from kiosk.llm.unsupported import names_in, speaker_of_line, spoken_text
 from kiosk.stems import porter_stem
 
 # A question whether something has been done: "Has Ania paid our gas bill?", "Did Stan have another fall this

@@ -33,9 +33,9 @@ import re
 from kiosk.llm.answer_form import ASKS_OF_ME, FAMILY_WORDS, says_unknown, word_set
 from kiosk.llm.medicine_names import medicine_words
 from kiosk.llm.note_lines import note_lines
+from kiosk.llm.note_speakers import note_people, speaker_of_line, spoken_text
 from kiosk.llm.prompts import LABEL_AUTHOR, asker_of
 from kiosk.llm.question_lines import SENTENCE_BREAK
-from kiosk.llm.unsupported import note_people, speaker_of_line, spoken_text
 from kiosk.stems import porter_stem
 
 _SEVERAL_MEDICINES = re.compile(r"\b(?:medicines|medications|meds|tablets|pills|drugs|prescriptions)\b", re.IGNORECASE)

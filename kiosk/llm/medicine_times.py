@@ -20,9 +20,9 @@ from kiosk.llm.answer_form import says_unknown, word_set
 from kiosk.llm.lists import ITEM_SEPARATOR
 from kiosk.llm.medicine_names import asks_about_medicine, medicine_words
 from kiosk.llm.note_lines import note_lines
+from kiosk.llm.note_speakers import spoken_text
 from kiosk.llm.prompts import UNKNOWN_ANSWER
 from kiosk.llm.question_lines import CLAUSE_BREAK
-from kiosk.llm.unsupported import spoken_text
 from kiosk.stems import porter_stem
 
 # The times of day, each with those it may be the same as: a medicine "in the evening" may be the one "at night".

@@ -17,8 +17,8 @@ from kiosk.llm.answer_form import (
 from kiosk.llm.compared_words import MONTHS, WEEKDAYS, held_words
 from kiosk.llm.families import families_of
 from kiosk.llm.grounding import dated_note_lines
+from kiosk.llm.note_speakers import names_given
 from kiosk.llm.time_anchors import ANCHOR
-from kiosk.llm.unsupported import names_given
 from kiosk.stems import porter_stem
 
 KINDS = ("weekday", "month", "number")

@@ -25,8 +25,8 @@ from kiosk.llm.answer_form import (
 )
 from kiosk.llm.compared_words import held_words
 from kiosk.llm.note_lines import note_lines
+from kiosk.llm.note_speakers import names_given
 from kiosk.llm.prompts import UNKNOWN_ANSWER
-from kiosk.llm.unsupported import names_given
 from kiosk.stems import porter_stem
 
 # Words of a question that say when or what was done in general, not what: "this morning", "got", "had".

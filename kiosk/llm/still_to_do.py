@@ -7,10 +7,10 @@ Dad's shopping list?" with "Glucose tablets": the one thing bought last. The ans
 
 A question asking what is still to do on an errand (kiosk.llm.done_items.asks_what_is_still_to_do) and opening
 with "what" or "which" is answered with the items listed after a colon in the note lines whose heading is about
-it ("Shopping for Dad:" for "Dad's shopping list": two of its words, or all when it has fewer; "Office kitchen
-shopping:" for "buy for the office kitchen"), each without what it is said with ("for the hypo box"), less those a
-clause of a line said since names (its last word) and says are done. Nothing when no such list is in the notes or
-every item is done: the model's answer stands.
+it ("Shopping for Dad:" for "Dad's shopping list": two of its words, or all when it has fewer, not counting the
+day it is for; "Office kitchen shopping:" for "buy for the office kitchen"), each without what it is said with
+("for the hypo box"), less those a clause of a line said since names (its last word) and says are done. Nothing
+when no such list is in the notes or every item is done: the model's answer stands.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from __future__ import annotations
 import re
 
 from kiosk.llm.answer_form import asked_sentence, content_stems, word_set
+from kiosk.llm.compared_words import MONTHS, WEEKDAYS
 from kiosk.llm.done_items import CLAUSE_END, DONE, asks_what_is_still_to_do
 from kiosk.llm.lists import ITEM_SEPARATOR
 from kiosk.llm.note_lines import NoteLine, note_lines
-from kiosk.llm.unsupported import spoken_text
+from kiosk.llm.note_speakers import spoken_text
 from kiosk.stems import porter_stem
 
 _ASKS_WHAT = re.compile(r"^\W*(?:what|which)\b", re.IGNORECASE)
@@ -30,6 +31,12 @@ _LISTING = re.compile(r"(?P<heading>[^.!?:]*):\s*(?P<items>[^.!?:]+)")
 _ITEM_TAIL = re.compile(r"\s+\b(?:for|with|from|to|in|on|at|by)\b.*$", re.IGNORECASE)
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 _MAX_ITEM_WORDS = 6
+# When a list is for says nothing of what it is: "Shopping for the braai on Saturday the 21st" is the braai's.
+_WHEN_STEMS = frozenset(
+    porter_stem(word) for word in WEEKDAYS | MONTHS | word_set("today tonight tomorrow week weekend")
+)
+_BUYING = frozenset({porter_stem("buy")})
+_SHOPPING = frozenset({porter_stem("shopping")})
 # Words of a heading or question that say it is a list to do, not which one: "Add to Dad's shopping".
 _ERRAND_STEMS = frozenset(
     porter_stem(word) for word in word_set("still need needs left list lists buy get got sort do add added remaining")
@@ -41,13 +48,15 @@ def notes_still_to_do(question: str, notes: str) -> str | None:
     the module's docstring); None when the question does not ask what is still to do, or no item is left."""
     if not (asks_what_is_still_to_do(question) and _ASKS_WHAT.match(asked_sentence(question))):
         return None
-    wanted = content_stems(asked_sentence(question)) - _ERRAND_STEMS
+    asked = content_stems(asked_sentence(question))
+    # what is still to buy is on a shopping list: "Shopping for the braai:" for "still need to buy for the braai"
+    wanted = asked - _ERRAND_STEMS | (_SHOPPING if asked & _BUYING else frozenset())
     said = [(line, spoken_text(line.text)) for line in note_lines(notes)]
     clauses = [(line, clause) for line, text in said for clause in CLAUSE_END.split(text)]
     left: dict[str, str] = {}
     for line, text in said:
         for heading, items in listings(text):
-            about = content_stems(heading) - _ERRAND_STEMS
+            about = {stem for stem in content_stems(heading) - _ERRAND_STEMS - _WHEN_STEMS if not stem[:1].isdigit()}
             if not about or len(about & wanted) < min(2, len(about)):
                 continue
             for item, head in items:

@@ -32,8 +32,8 @@ from collections.abc import Callable
 from kiosk.llm.answer_form import content_stems, says_unknown, subject_stems
 from kiosk.llm.compared_words import MONTHS, WEEKDAYS, held_words, typed_words
 from kiosk.llm.note_lines import NoteLine, note_lines
+from kiosk.llm.note_speakers import names_given, note_names, spoken_text
 from kiosk.llm.time_anchors import ANCHOR
-from kiosk.llm.unsupported import names_given, note_names, spoken_text
 from kiosk.stems import porter_stem
 
 # Words that say a note changes what an earlier one said: those of the household set's development notes ("actually",

@@ -22,6 +22,9 @@ mentioned), and a relative day in a line carries its own date (kiosk.llm.time_an
 time ...?", one reading for a range), and a number of another kind than the notes hold it as (kiosk.llm.number_kinds:
 "$11" from "the hairdresser comes on Fridays at 11"): it does not answer what was asked. A yes/no or either/or answer
 chooses rather than names (kiosk.llm.choices checks those), and an answer without such words is left alone.
+
+Asked who does something ("Who is coming into bed 2 tonight?"), a person must also be in a sentence telling someone
+or something does it ("A new admission is coming into bed 2 tonight"), where the notes have one.
 """
 
 from __future__ import annotations
@@ -42,13 +45,22 @@ from kiosk.llm.answer_form import (
     telling_words,
 )
 from kiosk.llm.answer_kinds import of_another_kind
-from kiosk.llm.compared_words import MONTHS, WEEKDAYS, WORD, bare_token, held_words, typed_words, word_tokens
+from kiosk.llm.asked_verb import asked_verbs
+from kiosk.llm.compared_words import MONTHS, WEEKDAYS, bare_token, held_words, typed_words, word_tokens
 from kiosk.llm.grounding import dated_note_lines
-from kiosk.llm.prompts import LABEL_AUTHOR, NOTE_SPEAKER, UNKNOWN_ANSWER, asker_of
+from kiosk.llm.note_speakers import (
+    names_given,
+    note_names,
+    only_done_to,
+    said_in,
+    speaker_match,
+    spoken_text,
+)
+from kiosk.llm.past_days import days_with_year
+from kiosk.llm.prompts import LABEL_AUTHOR, UNKNOWN_ANSWER, asker_of
+from kiosk.local_time import WEEKDAYS as WEEKDAY_ORDER
 from kiosk.stems import porter_stem
 
-_SENTENCE_START = re.compile(r"(?:^|(?<!\.)[.!?]\s+)\W*$")
-_LINE_START_OR_LABEL = re.compile(r"^(?:- )?(?:\([^()]*\)\s*)?")
 # A person named beside one word of a "who" question is often there for something else: "Denise will validate
 # visitors' parking" does not answer "Who is doing my Tuesday visitor tours?".
 _ASKS_WHO = re.compile(r"\W*who(?:m|se|['’]s)?\b", re.IGNORECASE)
@@ -57,24 +69,12 @@ _ASKS_HOW_OFTEN = re.compile(r"\bhow\s+often\b|\bhow\s+many\s+times\s+(?:a|an|pe
 _HOW_OFTEN_WORDS = frozenset(
     ["once", "twice", "thrice", "daily", "nightly", "weekly", "fortnightly", "monthly", "hourly"]
 )
-_I_AS_DOER = frozenset({"i", "i'll", "i’ll", "i'm", "i’m", "we", "we'll", "we’ll"})
-# "Who is picking me up?", "Who's taking me?", "Who will drive us?": the answer is the one doing it.
-ASKS_WHO_DOES = re.compile(r"\W*who(?:['’]s|\s+is|\s+are|\s+will|\s+can)\s+(?:be\s+)?(?P<verb>\w+)\b", re.IGNORECASE)
-_FIRST_PERSON = re.compile(r"i(?:['’][a-z]+)?$")  # "i", "i'm", "i'll" as bare_token writes them
 _LABELLED = re.compile(r"^- \(")  # another author's note, as kiosk.llm.prompts.shared_notes writes it
 _MY_RELATIVE = re.compile(
     r"\bmy\s+(?:\w+\s+)?(?:mum|mom|mother|dad|father|parents?|son|daughter|kids?|children|child|boy|girl|baby|wife|"
     r"husband|partner|brother|sister|gran\w*|grand\w*|nan|nana|aunt\w*|uncle|cousin|niece|nephew|family|friend)",
     re.IGNORECASE,
 )
-# A note that starts with its verb has its speaker for subject: "Picking Lily up at 3", "Got the tea bags".
-_SUBJECTLESS = re.compile(
-    r"^\s*(?:\w+ing|got|will|can|took|gave|made|left|went|brought|bought|sent|paid|did|picked|dropped|booked|"
-    r"ordered|collected|called|rang|fixed|cleaned|sorted|done)\b",
-    re.IGNORECASE,
-)
-_TOLD_TO = re.compile(r"^\s*[A-Z][\w'’-]*,\s+(?=(?:I|I['’](?:m|ll|ve|d)|we)\b)")
-_SPEAKS_OF_ONESELF = re.compile(r"\b(?:I|I['’](?:m|ll|ve|d)|me|my|mine|myself|we|us|our)\b", re.IGNORECASE)
 # Words naming one side of a thing: a note about one side says nothing about the other.
 _SIDES = {
     pair: frozenset(pair.split())
@@ -98,50 +98,13 @@ _GENERIC_STEMS = frozenset(
     for word in ("code", "pin", "password", "combination", "number", "phone", "time", "date", "price", "cost")
 )
 _CLAUSE_BREAK = re.compile(r"[,;.]\s+|\s+(?:and|but|while)\s+")
+_SENTENCE_BREAK = re.compile(r"(?<=[.;!?])\s+")
+# A word before a verb that says someone does it: "is coming", "will collect", "I'll come Monday and let him in";
+# not "needs to let him in", which says it must be done, not who does it.
+_AUXILIARY = re.compile(r"^(?:is|are|am|was|were|will|can|\w+['’](?:ll|s|re|m))$")
+# The one something is done for or in place of, not the one doing it: "cover Thursday morning for Omar".
+_DONE_FOR = re.compile(r"\b(?:for|instead\s+of)\s+[A-Z][\w'’-]*")
 _AGE_BAND = re.compile(r"\b(over|under)[- ]?(\d+)", re.IGNORECASE)
-
-
-def note_people(lines: Iterable[str]) -> frozenset[str]:
-    """The speakers and authors of note lines, lower-cased."""
-    people: set[str] = set()
-    for line in lines:
-        people.update(bare_token(author) for author in LABEL_AUTHOR.findall(line))
-        speaker = _speaker(line)
-        if speaker:
-            people.update(bare_token(word) for word in word_tokens(speaker.group("name")))
-    return frozenset(people)
-
-
-def _speaker(line: str) -> re.Match[str] | None:
-    speaker = NOTE_SPEAKER.match(_LINE_START_OR_LABEL.sub("", line))
-    return speaker if speaker and all(word[:1].isupper() for word in speaker.group("name").split()) else None
-
-
-def speaker_of_line(line: str) -> str | None:
-    """The name of the speaker of a note line ("Carmen: I'll ..." -> "Carmen"), or None."""
-    speaker = _speaker(line)
-    return speaker.group("name") if speaker else None
-
-
-def spoken_text(line: str) -> str:
-    """What a note line says: without its author label and speaker."""
-    body = _LINE_START_OR_LABEL.sub("", line)
-    speaker = _speaker(line)
-    return body[speaker.end() :] if speaker else body
-
-
-def note_names(lines: Iterable[str]) -> frozenset[str]:
-    """The names in note lines, lower-cased: every speaker and author, and every content word the lines write only
-    with a capital ("Rosa", "Harbour", not "Remember" when a line also says "remember"); not weekdays, months nor
-    "I"."""
-    lines = list(lines)
-    capitalised: set[str] = set()
-    lower: set[str] = set()
-    for line in lines:
-        for word in word_tokens(spoken_text(line)):
-            (capitalised if word[:1].isupper() else lower).add(bare_token(word))
-    names = {word for word in capitalised - lower if content_stems(word)}
-    return frozenset(word for word in (names | note_people(lines)) - WEEKDAYS - MONTHS if not _FIRST_PERSON.match(word))
 
 
 def lines_about(question: str, notes: str, *, with_days: bool = True, words: int = 1) -> list[str]:
@@ -269,7 +232,7 @@ def speaks_of_own_things(question: str, line: str, asker: str | None) -> bool:
     spoken = {bare_token(word) for word in word_tokens(said)}
     if not owners or not spoken & {"my", "mine"} or _MY_RELATIVE.search(said):
         return False
-    speaker = _speaker(line)
+    speaker = speaker_match(line)
     owner = speaker.group("name") if speaker else asker
     if owner is not None and {bare_token(word) for word in word_tokens(owner)} & owners:
         return False
@@ -294,24 +257,6 @@ def _sides(text: str) -> set[tuple[str, str]]:
     words = {bare_token(word) for word in word_tokens(text)}
     named = {(pair, side) for pair, sides in _SIDES.items() for side in sides & words}
     return named | {(age, side.lower()) for side, age in _AGE_BAND.findall(text)}
-
-
-def names_in(question: str) -> frozenset[str]:
-    """The names `question` gives, as bare_token writes them: its capitalised words that start no sentence, not
-    weekdays, months nor "I", "I'm" ("When are we going to Uppsala for Farmor's birthday?" -> uppsala, farmor; "A
-    neighbour brought almond croissants. Can Théo have one?" -> théo)."""
-    named = {
-        bare_token(match.group())
-        for match in WORD.finditer(question)
-        if match.group()[:1].isupper() and not _SENTENCE_START.search(question[: match.start()])
-    }
-    return frozenset(word for word in named - WEEKDAYS - MONTHS if not _FIRST_PERSON.match(word))
-
-
-def names_given(question: str, lines: Iterable[str]) -> frozenset[str]:
-    """The names `question` gives that are no speaker or author of the note `lines`, as bare_token writes them: its
-    capitalised words after the first, not weekdays, months nor "I", "I'm" ("Can Doris have amoxicillin?" -> doris)."""
-    return names_in(question) - note_people(lines)
 
 
 def _replies(said: tuple[str, str], reply: tuple[str, str]) -> bool:
@@ -340,13 +285,42 @@ def unsupported_words(question: str, answer: str, notes: str) -> frozenset[str]:
         return nowhere
     supporting = supporting_dated_lines(question, notes, words=2 if asks_who else 1)
     about = _this_sides(question, supporting, with_days=not asks_when_it_is(question))
-    unheld = named - held_words(" ".join(about))
+    said = " ".join(about)
+    # a date's weekday is held with it: "Tuesday 17 November" from "on the 17th (17 November 2026)"
+    unheld = named - held_words(said) - {WEEKDAY_ORDER[day.weekday()] for day in days_with_year(said)}
     if asks_who:
         sides = _this_sides(question, supporting, with_days=False)
         unheld |= (named & names) - said_in(sides)
         unheld |= (named & names) & only_done_to(question, sides)
         unheld |= (named & names) - _held_beside_a_telling_word(question, supporting)
+        beside_verb = _said_beside_the_asked_verb(question, sides)
+        if beside_verb is not None:
+            unheld |= (named & names) - beside_verb
     return unheld | nowhere
+
+
+def _said_beside_the_asked_verb(question: str, lines: Iterable[str]) -> frozenset[str] | None:
+    """The words said (said_in) by the sentences of `lines` telling someone or something does the verb the
+    who-`question` asks about, or one meaning it (after "is", "will", "I'll" ...), less the person it is done for:
+    "A new admission is coming into bed 2 tonight" names no one for "Who is coming into bed 2 tonight?", whoever
+    "Dev went home at 2" names, and "Wei will cover Thursday morning for Omar" names Wei, not Omar; None when no
+    sentence tells it so (the notes say it otherwise: "Camp drop-off is Monday")."""
+    verbs = asked_verbs(question)
+    if not verbs:
+        return None
+    said: set[str] = set()
+    for line in lines:
+        speaker = speaker_match(line)
+        for sentence in _SENTENCE_BREAK.split(spoken_text(line)):
+            tokens = [token.lower() for token in word_tokens(sentence)]
+            tells = any(
+                porter_stem(bare_token(token)) in verbs and any(_AUXILIARY.match(before) for before in tokens[:index])
+                for index, token in enumerate(tokens)
+            )
+            if tells and not sentence.rstrip().endswith("?"):
+                doing = _DONE_FOR.sub(" ", sentence)
+                said |= said_in([f"{speaker.group('name')}: {doing}" if speaker else doing])
+    return frozenset(said) if said else None
 
 
 def _held_beside_a_telling_word(question: str, lines: list[tuple[str, str]]) -> frozenset[str]:
@@ -382,7 +356,7 @@ def _author(line: str) -> str | None:
     labelled = LABEL_AUTHOR.search(line) if _LABELLED.match(line) else None
     if labelled:
         return labelled.group("name").lower()
-    speaker = _speaker(line)
+    speaker = speaker_match(line)
     return speaker.group("name").lower() if speaker else None
 
 
@@ -402,49 +376,6 @@ def _named_nowhere(question: str, answer: str, lines: list[str]) -> frozenset[st
         for token in word_tokens(answer)
         if token[:1].isupper() and (word := bare_token(token)) not in held and content_stems(word)
     )
-
-
-def _does_it_themselves(words: list[str], verbs: set[str]) -> bool:
-    """True when a speaker's words say "I" do one of `verbs` ("I'll pick Yuna up"), not that it is done to them."""
-    return any(
-        word in _I_AS_DOER and any(porter_stem(later) in verbs for later in words[index + 1 : index + 3])
-        for index, word in enumerate(words)
-    )
-
-
-def only_done_to(question: str, lines: Iterable[str]) -> frozenset[str]:
-    """The people a question asking who does something ("Who is picking me up from school today?") finds in `lines`
-    only just after its verb, as the one it is done to ("I'll pick Kenji up from soccer"), never as the
-    one doing it; empty for a question asking whom something is done to ("Who did Tom visit?")."""
-    asks = ASKS_WHO_DOES.match(question)
-    if asks is None:
-        return frozenset()
-    verbs = {porter_stem(asks.group("verb").lower())}
-    after_verb: set[str] = set()
-    elsewhere: set[str] = set()
-    for line in lines:
-        words = [bare_token(token) for token in word_tokens(spoken_text(line))]
-        speaker = _speaker(line)
-        if speaker and _does_it_themselves(words, verbs):
-            elsewhere.update(bare_token(word) for word in word_tokens(speaker.group("name")))
-        for index, word in enumerate(words):
-            (after_verb if index and porter_stem(words[index - 1]) in verbs else elsewhere).add(word)
-    return frozenset(after_verb - elsewhere)
-
-
-def said_in(lines: Iterable[str]) -> frozenset[str]:
-    """The words `lines` say, as held_words gives them: a line's speaker only when they speak of themselves ("Tom: I'll
-    bring the cake", "Tom: Picking Lily up at 3"), not when they tell what another does ("Grace: ... Leanne will
-    sign for it") nor as the author of a note; nor the person a line is told to when its speaker says what they do
-    themselves ("Dan: Bisi, I'll wheel the bins out")."""
-    said: set[str] = set()
-    for line in lines:
-        spoken = _TOLD_TO.sub("", spoken_text(line))
-        said |= held_words(spoken)
-        speaker = _speaker(line)
-        if speaker and (_SPEAKS_OF_ONESELF.search(spoken) or _SUBJECTLESS.match(spoken)):
-            said |= held_words(speaker.group("name"))
-    return frozenset(said)
 
 
 def supported_answer(question: str, answer: str, notes: str) -> str | None:

@@ -5,13 +5,15 @@ do the desk Mondays and Wednesdays from one to two, Ciaran does Tuesdays and Thu
 Fridays"); asked "Which days is soccer practice now?", it gave one of the two days of "Soccer practice moved to
 Tuesdays and Thursdays at 5". The notes say the days in one clause.
 
-A question asking which days, nights or mornings something is ("Which days does Priya come instead of Grace?",
-"Which nights does the general waste go out?") is answered from a clause of the notes (a sentence's part between
-commas, semicolons or a colon, the rest of a list of days kept with it: "I come Monday, Wednesday and Friday")
-that names weekdays and is about it:
+A question asking which day(s), nights or mornings something is ("Which days does Priya come instead of Grace?",
+"Which nights does the general waste go out?", "What day is Kabir's cricket training now?") is answered from a
+clause of the notes (a sentence's part between commas, semicolons or a colon, the rest of a list of days kept with
+it: "I come Monday, Wednesday and Friday") that names weekdays, other than one it moved away from ("moved from
+Wednesday to Thursday" names Thursday), and is about it:
 - where the question names someone (or asks in the first person: the asker), the clause names that first person
-  named (its speaker, where it speaks as "I"), and its line holds two of the question's other telling words (all,
-  when it has fewer): "Ciaran does Tuesdays and Thursdays" in the lunch-cover line for Ciaran's question;
+  named (or is their own, speaking as "I" or naming no one), and its line holds two of the question's other telling
+  words (all, when it has fewer): "Ciaran does Tuesdays and Thursdays" in the lunch-cover line for Ciaran's
+  question;
 - otherwise the clause holds two of the telling words (all, when fewer): "general waste on Thursday and Sunday
   nights".
 The last such clause of the notes (they are oldest first) gives the answer, its weekdays in its order ("Tuesday,
@@ -28,19 +30,29 @@ import re
 from kiosk.llm.answer_form import ASKS_OF_ME, asked_sentence, content_stems, telling_words
 from kiosk.llm.compared_words import WEEKDAYS, bare_token
 from kiosk.llm.note_lines import note_lines
+from kiosk.llm.note_speakers import names_in, note_people, speaker_of_line, spoken_text
 from kiosk.llm.prompts import asker_of
 from kiosk.llm.question_lines import SENTENCE_BREAK
-from kiosk.llm.unsupported import speaker_of_line, spoken_text
 from kiosk.stems import porter_stem
 
 _ASKS_WHICH_DAYS = re.compile(
     r"^\W*(?:which|what)\s+(?:days|nights|evenings|mornings|afternoons)\s+(?:of\s+the\s+week\s+)?"
-    r"(?:do|does|did|is|are|am|will|should|can|has|have)\b",
+    r"(?:do|does|did|is|are|am|will|should|can|has|have)\b"
+    # one day, as it is now: "What day is Kabir's cricket training now?", not "What day did Tim get in?" (a date)
+    r"|^\W*(?:which|what)\s+(?:day|night|evening|morning|afternoon)\s+(?:of\s+the\s+week\s+)?"
+    r"(?:do|does|is|are|am|will|should|can)\b",
+    re.IGNORECASE,
+)
+# A weekday something moved away from is no longer its day: "Cricket training moved from Wednesday to Thursday".
+_MOVED_FROM = re.compile(
+    r"\b(?:moved?|moving|changed?|switched|swapped)\b[^.]*?\bfrom\s+(?:the\s+)?"
+    r"((?:mon|tues|wednes|thurs|fri|satur|sun)days?)\b",
     re.IGNORECASE,
 )
 _PIECES = re.compile(r"\s*[,;:]\s*")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'’]*")
 _SPEAKS_AS_I = re.compile(r"\b(?:i|i'm|i’m|i'll|i’ll|i've|i’ve)\b", re.IGNORECASE)
+_OTHER_PERSON = re.compile(r"\b(?:we|us|our|you|your|he|him|his|she|her|they|them|their)\b", re.IGNORECASE)
 _NEGATES = re.compile(r"\b(?:not|no|never|cancel\w*|off|skip\w*|without)\b|\b\w+n['’]t\b", re.IGNORECASE)
 _ONE_DAY = re.compile(
     r"\(\d{1,2} [A-Z][a-z]+ \d{4}\)|\b(?:this|next|last|tomorrow|tonight|today)\b|"
@@ -71,27 +83,41 @@ def notes_weekdays(question: str, answer: str, notes: str) -> str | None:
     wanted = min(2, len(telling))
     found: list[str] | None = None
     changed_since = False
-    for line in note_lines(notes):
+    lines = note_lines(notes)
+    people = note_people(line.text for line in lines) | ({asker.lower()} if (asker := asker_of(notes)) else set())
+    for line in lines:
         said = spoken_text(line.text)
         speaker = (speaker_of_line(line.text) or "").lower()
         changed_since = changed_since or bool(telling & content_stems(said) and _CHANGED.search(said))
         if person and len(telling & content_stems(said)) < wanted:
             continue
-        for clause in (clause for sentence in SENTENCE_BREAK.split(said) for clause in _clauses(sentence)):
-            days = _weekdays(clause)
-            if not days:
-                continue
-            if person:
-                named = {word.lower() for word in _WORD.findall(clause)}
-                if person not in named and not (person == speaker and _SPEAKS_AS_I.search(clause)):
+        for sentence in SENTENCE_BREAK.split(said):
+            for clause in _clauses(sentence):
+                moved_from = {bare_token(day) for day in _MOVED_FROM.findall(clause)}
+                days = [day for day in _weekdays(clause) if day not in moved_from]
+                if not days:
                     continue
-            elif not telling or len(telling & content_stems(clause)) < wanted:
-                continue
-            found = None if _NEGATES.search(clause) or _ONE_DAY.search(clause) else days
-            changed_since = False
+                if person:
+                    named = {word.lower() for word in _WORD.findall(clause)}
+                    of_speaker = person == speaker and _of_the_speaker(clause, people | names_in(sentence))
+                    if person not in named and not of_speaker:
+                        continue
+                elif not telling or len(telling & content_stems(clause)) < wanted:
+                    continue
+                found = None if _NEGATES.search(clause) or _ONE_DAY.search(clause) else days
+                changed_since = False
     if not found or changed_since or _weekdays(answer) == found:
         return None
     return ", ".join(day.capitalize() for day in found)
+
+
+def _of_the_speaker(clause: str, people: frozenset[str]) -> bool:
+    """True when `clause` is about its speaker: it speaks as "I", or names none of `people` (the notes' people
+    and the names its sentence gives), not even as "we" or "she" ("Cricket training moved to Thursday" in Kabir's
+    own note)."""
+    if _SPEAKS_AS_I.search(clause):
+        return True
+    return not ({bare_token(word) for word in _WORD.findall(clause)} & people or _OTHER_PERSON.search(clause))
 
 
 def _first_person_named(asked: str, asker: str | None) -> str | None:

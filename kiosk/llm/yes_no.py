@@ -24,7 +24,8 @@
   the family of, without saying it is fine ("It's only tree nuts for him: cashews, almonds" for "A neighbour brought
   almond croissants. Can Théo have one?"), in a line naming the person the question names;
 - "yes" to whether the asker is the one to do something ("Am I picking Théo up tomorrow?") when the lines about it
-  say one other person does it;
+  say one other person does it; a "yes" to whether a person the question names does it when the notes name one
+  other doer (kiosk.llm.other_doer) is withdrawn;
 - a "no" a line about the question (two of those words) keeps going or starts again: "Keep taking the aspirin 75 mg
   with dinner" for "Do I still take the aspirin?", "Joan's knee went well. Her metformin restarts today" for "Does
   Joan take her metformin this morning?"; and a "no" to whether something is still so when no line holding the
@@ -75,6 +76,8 @@ from kiosk.llm.done_questions import (
 )
 from kiosk.llm.families import families_of
 from kiosk.llm.medicine_names import medicine_words
+from kiosk.llm.note_speakers import names_given, names_in, note_people, speaker_of_line, spoken_text
+from kiosk.llm.other_doer import another_does_it, someone_else_does_it
 from kiosk.llm.prompts import asker_of
 from kiosk.llm.question_lines import (
     CLAUSE_BREAK,
@@ -95,15 +98,6 @@ from kiosk.llm.question_lines import (
 )
 from kiosk.llm.superseded import CHANGE, words_after_change
 from kiosk.llm.time_anchors import ANCHOR
-from kiosk.llm.unsupported import (
-    names_given,
-    names_in,
-    note_people,
-    said_in,
-    speaker_of_line,
-    spoken_text,
-    supporting_lines,
-)
 from kiosk.stems import porter_stem
 
 # ... or right before one of these, away: "the lift is out", "Dr Kavanagh is on annual leave".
@@ -114,7 +108,6 @@ _AFFIRMING = word_set("keep keeps continue continues carry")
 _RESTARTING = word_set("restart restarts restarted resume resumes resumed")
 # A question asking whether the asker is the one to do something: "Am I picking Théo up?", "Do I have to set the
 # alarm?" (not "Can I ...?", which asks leave).
-_ASKS_IF_I_DO = re.compile(r"^\W*(?:am\s+i|will\s+i|shall\s+i|do\s+i\s+have\s+to|have\s+i\s+got\s+to)\b", re.IGNORECASE)
 _SPEAKS_AS_I = re.compile(r"\b(?:i|i'm|i’m|i'll|i’ll|i've|i’ve|we|we're|we’re|we'll|we’ll)\b", re.IGNORECASE)
 # A span of days is no change: "camp is from Wednesday the 18th to Friday the 20th".
 _RANGE = re.compile(r"\bfrom\b[^,.;]{0,40}?\bto\b", re.IGNORECASE)
@@ -136,9 +129,11 @@ _ASKS_IF_SAFE = re.compile(
 # Words of such a question that name no food: "Can I have one of the cookies?".
 _NOT_THE_FOOD = frozenset(porter_stem(word) for word in word_set("have eat drink try one some any bit piece brought"))
 _REACH_AFTER = 4  # "is on annual leave"
+_JOINS = word_set("and but or so because while")
 # The openers of a question about now ("Can I ...", "Is the lift ..."), not the past ("Did ...", "Have ...").
 _ASKS_ABOUT_NOW = word_set("is are am can could may must should do does will")
 _STILL = re.compile(r"\bstill\b", re.IGNORECASE)
+_DAY_OF_MONTH = re.compile(r"\b(\d{1,2})(?:st|nd|rd|th)\b", re.IGNORECASE)
 _NEGATION = re.compile(r"\b(?:not|never|no|cannot)\b|\b\w+n['’]t\b", re.IGNORECASE)
 # What says a thing ended, changed or was done: "stopped", "no more", "cut the furosemide", "got the slippers",
 # and any verb in the past ("ordered").
@@ -168,8 +163,10 @@ def yes_no_answer(question: str, answer: str, notes: NoteLines) -> str | None:
         return "No"
     if first in ("yes", "no") and not any_line_about(question, notes):
         return NO_CHOICE
-    if first == "yes" and _someone_else_does_it(question, notes):
+    if first == "yes" and someone_else_does_it(question, notes.text):
         return "No"
+    if first == "yes" and another_does_it(question, notes.text):
+        return NO_CHOICE
     if _ALLERGIC.search(asked_sentence(question)) and first in ("yes", "no"):
         fine = _said_of(question, notes, FINE, frozenset()) is not None
         if first == "yes" and fine:
@@ -341,6 +338,8 @@ def _own_changed_lines(question: str, notes: NoteLines, leave_out: frozenset[str
     saying it changed ("British Gas are coming Friday" to fix the boiler, "The boiler visit has moved to Monday the
     9th, they had no engineer for Friday")."""
     own = lines_of_its_own_thing(question, notes, leave_out)
+    # a number the question writes as a day ("the 9th"), not a floor or a count ("floor 2")
+    days = {stem for stem in leave_out if not stem[:1].isdigit()} | set(_DAY_OF_MONTH.findall(question))
     stems = {line: content_stems(CHANGE.sub(" ", spoken_text(line))) for line in notes.lines}
     lines_holding = Counter(stem for held in stems.values() for stem in held)
     own_stems = frozenset(stem for line in own for stem in stems[line] if not kind_of(stem))
@@ -349,7 +348,7 @@ def _own_changed_lines(question: str, notes: NoteLines, leave_out: frozenset[str
         for line in notes.lines
         if line not in own
         and CHANGE.search(line)
-        and leave_out & content_stems(line)
+        and days & content_stems(line)
         and any(lines_holding[stem] == 2 for stem in own_stems & stems[line])
     ]
     return [line for line in own if CHANGE.search(line)] + kin
@@ -381,21 +380,6 @@ def _changed_to(line: str, kind: str) -> str | None:
     return None
 
 
-def _someone_else_does_it(question: str, notes: NoteLines) -> bool:
-    """True when the asker asks whether they are the one to do something ("Am I picking Théo up from hockey
-    tomorrow?") and the sentences of the lines about it say one other person does it ("Marc will pick Théo up from
-    hockey on Wednesdays"), not the asker."""
-    asker = asker_of(notes.text)
-    if asker is None or not _ASKS_IF_I_DO.match(asked_sentence(question)):
-        return False
-    subject = subject_stems(asked_sentence(question))
-    lines = supporting_lines(question, notes.text, with_days=False, words=2)
-    sentences = [part for line in lines for part in SENTENCE_BREAK.split(line) if subject & content_stems(part)]
-    said = said_in(sentences)
-    doers = note_people(notes.lines) & said - held_words(question)
-    return len(doers) == 1 and asker.lower() not in said
-
-
 def _asks_about_now(question: str) -> bool:
     """True for a question about how things are now that names no denial itself (see the module's docstring)."""
     asked = words_of(asked_sentence(question))
@@ -423,9 +407,17 @@ def _said_of(
             about = len(held) >= min(2, wanted) or word in names
             if (about or not about_before) and before.intersection(words[max(0, index - REACH_BEFORE - 1) : index]):
                 return line
-            if about and after.intersection(words[index + 1 : index + 1 + _REACH_AFTER]):
+            if about and after.intersection(_up_to_a_join(words[index + 1 : index + 1 + _REACH_AFTER])):
                 return line
     return None
+
+
+def _up_to_a_join(words: list[str]) -> list[str]:
+    """`words` up to a word joining another clause: "vegetarian and Wei can't" says nothing of "vegetarian"."""
+    for index, word in enumerate(words):
+        if word in _JOINS:
+            return words[:index]
+    return words
 
 
 def _no_without_an_end(question: str, answer: str, notes: NoteLines) -> bool:

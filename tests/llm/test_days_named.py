@@ -165,3 +165,63 @@ def test_the_day_something_moved_away_from_is_not_its_day() -> None:
     assert _day("When's my dentist?", UNKNOWN_ANSWER, notes) is None
     starting = _notes(("8 October 2026", "Actually judo moved to Thursday the 15th (15 October 2026) from next week."))
     assert _day("When's judo?", UNKNOWN_ANSWER, starting) == "Thursday 15 October"
+
+
+EYE_CLINIC = _notes(
+    (
+        "5 November 2026",
+        "St John's moved Gogo's eye appointment to Thursday the 12th (12 November 2026) at 11, they cancelled "
+        "Wednesday the 11th (11 November 2026). Sipho, can you take her?",
+    ),
+    asker="Thandi",
+)
+
+
+def test_of_a_sentence_naming_two_days_the_clause_about_the_thing_gives_its_day() -> None:
+    question = "When is Gogo's eye appointment?"
+    assert _day(question, "Wednesday", EYE_CLINIC, date(2026, 11, 9)) == "Thursday 12 November at 11"
+
+
+def test_two_clauses_about_the_thing_naming_different_days_give_none() -> None:
+    notes = _notes(
+        (
+            "5 November 2026",
+            "Gogo's eye appointment was on Wednesday the 11th (11 November 2026), the eye appointment is now on "
+            "Thursday the 12th (12 November 2026).",
+        ),
+        asker="Thandi",
+    )
+    assert day_named("When is Gogo's eye appointment?", answer_prompt(notes, "q"), date(2026, 11, 9)) is None
+
+
+def test_a_clause_naming_another_day_with_a_word_of_the_question_leaves_the_sentence_unread() -> None:
+    notes = _notes(
+        (
+            "14 October 2026",
+            "Actually my sister's wedding moved to the 24th (24 October 2026), so I need Friday the 23rd (23 October "
+            "2026) off instead of the 16th (16 October 2026).",
+        ),
+        asker="Ciaran",
+    )
+    question = "Which day is Ciaran off for his sister's wedding?"
+    assert day_named(question, answer_prompt(notes, question), date(2026, 10, 15)) is None
+
+
+def test_an_answer_saying_more_than_the_day_is_not_cut_to_the_day_without_a_time() -> None:
+    notes = _notes(
+        (
+            "9 November 2026",
+            "Change of date: the sausage sizzle moves to Sunday 15 November, same time, because the over-12s are "
+            "away on the Saturday.",
+        ),
+        asker="Liz",
+    )
+    question = "When's the sausage sizzle?"
+    assert _day(question, "Sunday 15 November, 11 till 2", notes, date(2026, 11, 10)) is None
+    assert _day(question, "15 November 2026", notes, date(2026, 11, 10)) == "Sunday 15 November"
+
+
+def test_today_or_tomorrow_beside_the_day_is_no_more_than_the_day() -> None:
+    notes = _notes(("10 November 2026", "The podiatrist is coming on the 17th (17 November 2026) to do my feet."))
+    question = "When is the podiatrist coming?"
+    assert _day(question, "Tomorrow, Tuesday 17 November", notes, date(2026, 11, 16)) == "Tuesday 17 November"

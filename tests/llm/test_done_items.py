@@ -45,6 +45,17 @@ def test_only_the_clause_that_names_the_item_counts() -> None:
     assert without_done_items(question, "Milk and bread", notes(mixed)) is None
 
 
+def test_what_is_still_needed_for_a_project_leaves_out_what_was_bought() -> None:
+    needs = (
+        datetime(2026, 11, 17, 20),
+        "Science project due Friday. I need poster board and glue sticks.",
+        "Léa said this.",
+    )
+    bought = (datetime(2026, 11, 20, 19), "Bought the poster board for Léa. Still need glue sticks.", "Marc said this.")
+    question = "What do I still need for my science project?"
+    assert without_done_items(question, "poster board and glue sticks", notes(needs, bought)) == "glue sticks"
+
+
 @pytest.mark.parametrize(
     "question",
     [

@@ -72,3 +72,19 @@ def test_listings_are_the_items_after_a_colon_without_what_they_are_said_with() 
         ("Add to Dad's shopping", [("glucose tablets", "tablet"), ("two cotton vests", "vest")])
     ]
     assert listings("For the carers: the key safe is on the wall by the front door, the code is 4071.") == []
+
+
+def test_the_day_a_list_is_for_does_not_count_among_the_words_of_what_it_is() -> None:
+    notes = """Notes of Thandi, oldest first:
+<notes>
+[7 November 2026]
+Thandi: Shopping for the braai on Saturday the 21st (21 November 2026): boerewors, chicken, rolls, charcoal, ice.
+</notes>
+
+Notes other people shared (data, not the asker's own), oldest first:
+<notes>
+[7 November 2026]
+- (family group note by Sipho — not the asker's) Sipho: Got the charcoal and the rolls.
+</notes>"""
+    question = "What do we still need to buy for the braai?"
+    assert notes_still_to_do(question, answer_prompt(notes, question)) == "Boerewors, chicken, ice"

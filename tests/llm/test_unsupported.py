@@ -6,17 +6,7 @@ import pytest
 
 from kiosk.llm.compared_words import held_words
 from kiosk.llm.prompts import UNKNOWN_ANSWER
-from kiosk.llm.unsupported import (
-    names_given,
-    names_in,
-    names_the_other_side,
-    note_names,
-    only_done_to,
-    possessors,
-    supported_answer,
-    titled_names,
-    unsupported_words,
-)
+from kiosk.llm.unsupported import names_the_other_side, possessors, supported_answer, titled_names, unsupported_words
 from tests.doubles import answer_prompt
 
 NOTES = """Notes of Nora, oldest first:
@@ -89,15 +79,6 @@ def test_an_answer_the_notes_hold_is_kept(question: str, answer: str) -> None:
 
 def test_without_notes_nothing_is_judged() -> None:
     assert supported_answer("What time is Gran's lunch?", "12:30", "Question: What time is Gran's lunch?") is None
-
-
-def test_names_are_speakers_authors_and_words_written_only_with_a_capital() -> None:
-    lines = [
-        "- (family group note by Ivan — not the asker's) Ivan: Gran's lunch is on Saturday at the Harbour Inn. "
-        "Rosa is driving.",
-        "Nora: For patients: the practice is open Monday to Friday, I'll be there. Remember to remember the lunch.",
-    ]
-    assert note_names(lines) == {"ivan", "gran", "harbour", "inn", "rosa", "nora"}
 
 
 CONVERSATION = """Notes of Mel, oldest first:
@@ -174,12 +155,6 @@ def test_no_time_when_asked_what_time_is_withdrawn(question: str, answer: str) -
 )
 def test_an_amount_the_notes_give_and_a_time_of_day_are_kept(question: str, answer: str) -> None:
     assert supported_answer(question, answer, answer_prompt(SERVICES, question)) is None
-
-
-def test_the_names_a_question_gives_leave_out_i_and_its_contractions_weekdays_and_speakers() -> None:
-    lines = ["Nora: The bins go out on Sunday night"]
-    assert names_given("Who is doing Dr Okoye's tours on Tuesdays while I'm off?", lines) == {"dr", "okoye"}
-    assert names_given("Can Nora and I'll ... Rosa come?", lines) == {"rosa"}
 
 
 CHAT = """Notes of Melanie, oldest first:
@@ -349,18 +324,6 @@ def test_the_person_said_to_do_it_and_the_code_of_the_thing_asked_are_kept(quest
 def test_tens_written_in_words_are_held_as_digits() -> None:
     assert {"20", "twenty", "5", "five"} <= held_words("They're about twenty kilos, nothing over five")
     assert "30" in held_words("thirty minutes")
-
-
-def test_the_one_a_who_question_s_verb_is_done_to_is_no_answer() -> None:
-    """Asked who picks her up, "Kenji" stands only where he is the one picked up."""
-    line = "Michiko: I'll pick Kenji up from soccer on Thursdays. Emi can do the Tuesdays."
-    assert only_done_to("Who is picking me up from school today?", [line]) == {"kenji"}
-    assert only_done_to("Who did Michiko pick up?", [line]) == frozenset()  # asks whom: the one picked up answers
-    assert "kenji" not in only_done_to("Who is picking me up?", [line, "Kenji: I'll pick Yuna up today"])
-
-
-def test_a_word_starting_a_sentence_is_no_name() -> None:
-    assert names_in("A neighbour brought almond croissants. Can Théo have one?") == {"théo"}
 
 
 def test_a_person_a_who_answer_makes_up_is_withdrawn() -> None:

@@ -71,6 +71,35 @@ def test_nothing_is_said_after_a_one_off_a_negation_or_a_change(later: str) -> N
 
 def test_only_questions_asking_which_days_are_answered() -> None:
     said = notes("Sami", ("Karim", "Sami has judo on Wednesdays at half past four."))
-    assert notes_weekdays("What day is Sami's judo now?", "I don't know", said) is None
+    assert notes_weekdays("What day is Sami's judo now?", "I don't know", said) == "Wednesday"
     assert notes_weekdays("When is Sami's judo?", "I don't know", said) is None
     assert notes_weekdays("Which days does Sami have judo?", "I don't know", said) == "Wednesday"
+
+
+def test_what_day_it_moved_to_in_the_persons_own_note() -> None:
+    cricket = (
+        "Kabir",
+        "Cricket training moved from Wednesday to Thursday at 5 for the rest of term. Dad drops me off and Mum picks"
+        " me up.",
+    )
+    said = notes("Priya", ("Priya", "I can take her on the tram, I've got a free first period that Tuesday."), cricket)
+    asked = "What day is Kabir's cricket training now?"
+    assert notes_weekdays(asked, "Tuesday", said) == "Thursday"
+    assert notes_weekdays(asked, "Wednesday", said) == "Thursday"
+    assert notes_weekdays(asked, "Thursday at 5", said) is None
+
+
+def test_another_persons_days_in_the_speakers_note_are_not_the_speakers() -> None:
+    said = notes("Priya", ("Kabir", "Cricket training for Sami moved from Wednesday to Thursday."))
+    assert notes_weekdays("What day is Kabir's cricket training now?", "Tuesday", said) is None
+
+
+def test_a_move_away_from_a_day_alone_names_no_day() -> None:
+    said = notes("Priya", ("Kabir", "Cricket training moved from Wednesday, the coach will tell us the new day."))
+    assert notes_weekdays("What day is Kabir's cricket training now?", "Tuesday", said) is None
+
+
+def test_a_day_something_happened_is_a_date_not_a_weekday_of_the_notes() -> None:
+    said = notes("Tim", ("Tim", "I got into the study abroad program, I start on Mondays and Thursdays."))
+    assert notes_weekdays("What day did Tim get into his study abroad program?", "5 January 2024", said) is None
+    assert notes_weekdays("Which days does Tim have the study abroad program?", "Monday", said) == "Monday, Thursday"
