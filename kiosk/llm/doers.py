@@ -37,7 +37,9 @@ from kiosk.stems import porter_stem
 YOU = "You"
 # Words of a "who" question that do not say what is done: particles of its verb and when it is.
 _NOT_THE_THING = frozenset(porter_stem(word) for word in TIME_WORDS | word_set("up in out down off over back on away"))
-_SENTENCE_BREAK = re.compile(r"(?<=[.;!?])\s+|,\s+")
+# Sentences, and clauses of their own: "Ba is making the spring rolls and David is doing the turkey" says who does
+# the turkey in its second clause.
+_SENTENCE_BREAK = re.compile(r"(?<=[.;!?])\s+|,\s+|\s+(?:and|but)\s+(?=[A-Z])")
 _WORD = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ]+(?:['’][A-Za-z]+)?")
 _I_DO = re.compile(r"(?:^|\s)(?:I|we)(?:['’]ll|['’]m| will| can| am| are)\s+(?:\w+ly\s+|also\s+)?$", re.IGNORECASE)
 _NAME_DOES = re.compile(

@@ -137,3 +137,12 @@ def test_whose_turn_it_is_is_said_by_the_past_weeks_notes() -> None:
     assert doer_named(asked, notes, None) is None
     mine = answer_prompt(_notes([], [_shared("Sami", "My turn to take the bins out, I know.")], asker="Sami"), "?")
     assert doer_named(asked, mine, date(2026, 9, 10)) == "You"
+
+
+def test_the_doer_of_the_clause_about_the_thing_not_of_the_clause_before() -> None:
+    notes = """Notes of Hoa, oldest first:
+<notes>
+[22 November 2026]
+Linh: Thanksgiving at our house on Thursday at 2. Ba is making the spring rolls and David is doing the turkey.
+</notes>"""
+    assert doer_named("Who is doing the turkey?", answer_prompt(notes, "Who is doing the turkey?")) == "David"

@@ -60,3 +60,26 @@ def test_a_yes_for_a_person_who_says_they_cannot_on_the_day_asked_is_withdrawn()
     question = "Is Wei covering Hannah's Wednesday afternoon?"
     assert another_does_it(question, answer_prompt(ROTA, question))
     assert not another_does_it("Is Wei covering Hannah's Thursday afternoon?", answer_prompt(ROTA, question))
+
+
+COVER = """Notes of Grace, oldest first:
+<notes>
+[9 November 2026]
+- (staff group note by Omar — not the asker's) Omar: Can someone cover reception on Thursday in the morning?
+- (staff group note by Wei — not the asker's) Wei: Wei will cover Thursday morning for Omar.
+[10 November 2026]
+- (staff group note by Mia — not the asker's) Mia: I'm covering Jack's Saturday shift.
+</notes>"""
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Is Omar on reception on Thursday morning?", "Is Jack working on Saturday?"],
+)
+def test_a_yes_for_a_person_someone_covers_for_on_the_day_is_withdrawn(question: str) -> None:
+    assert another_does_it(question, answer_prompt(COVER, question))
+
+
+def test_a_cover_on_another_day_or_by_the_person_asked_is_no_reason() -> None:
+    assert not another_does_it("Is Omar on reception on Friday morning?", answer_prompt(COVER, "q"))
+    assert not another_does_it("Is Wei on reception on Thursday morning?", answer_prompt(COVER, "q"))
