@@ -10,13 +10,16 @@ A sentence of the notes tells when the question's thing is when it holds every w
 its time words nor common verbs) or, where no sentence does, some of them in a line holding them all ("Legs a bit
 better. Moira will be back next Wednesday (11 November 2026) to check them."), asks nothing, and names one day: a
 date ("Wednesday (21 October 2026)", "Sunday 15 November"), no other day, and at most one time of day ("at 7", "at
-half nine", "still at 9"). When such sentences name one day, or the last of them says it changed ("moved to Thursday
-the 26th", "same time" keeping the time said before), and no later line says something about it changed (a word of
-the thing, a name the question gives, or that weekday or date, with "moved", "instead", "change of plan" ...), that
-day is the answer, with its weekday and time: "Wednesday 21 October at 7" ("At 7" when the question asks only what
-time). Never a day already past on the day the question is asked, nor another day than the one it asks about
-("tomorrow", a weekday); so nothing is said without the day the question is asked (a replay such as LoCoMo's). It
-replaces an answer naming another day or none, and completes one naming only that day without a time.
+half nine", "still at 9"); of a sentence naming several, its one clause about the thing ("moved Gogo's eye
+appointment to Thursday the 12th at 11" of "..., they cancelled Wednesday the 11th"), when no other clause naming a
+day holds a word of the question. When such sentences name one day, or the last of them says it changed ("moved to
+Thursday the 26th", "same time" keeping the time said before), and no later line says something about it changed (a
+word of the thing, a name the question gives, or that weekday or date, with "moved", "instead", "change of plan"
+...), that day is the answer, with its weekday and time: "Wednesday 21 October at 7" ("At 7" when the question asks
+only what time). Never a day already past on the day the question is asked, nor another day than the one it asks
+about ("tomorrow", a weekday); so nothing is said without the day the question is asked (a replay such as LoCoMo's).
+It replaces an answer naming another day or none, and completes one naming only that day without a time (unless the
+notes give no time and the answer says more than its day: "Sunday 15 November, 11 till 2").
 """
 
 from __future__ import annotations

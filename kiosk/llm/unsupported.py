@@ -24,7 +24,8 @@ time ...?", one reading for a range), and a number of another kind than the note
 chooses rather than names (kiosk.llm.choices checks those), and an answer without such words is left alone.
 
 Asked who does something ("Who is coming into bed 2 tonight?"), a person must also be in a sentence telling someone
-or something does it ("A new admission is coming into bed 2 tonight"), where the notes have one.
+or something does it ("A new admission is coming into bed 2 tonight"), where the notes have one. A weekday counts as
+held where a line gives its date ("Tuesday 17 November" from "the 17th (17 November 2026)").
 """
 
 from __future__ import annotations
