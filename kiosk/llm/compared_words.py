@@ -8,9 +8,12 @@ import re
 from kiosk.llm.answer_kinds import as_number
 from kiosk.local_time import MONTH_NAMES
 from kiosk.local_time import WEEKDAYS as WEEKDAY_NAMES
+from kiosk.stems import porter_stem
 
 WEEKDAYS = frozenset(WEEKDAY_NAMES)
 MONTHS = frozenset(MONTH_NAMES)
+# The stems of words naming a day, as content_stems writes them: weekdays, months, "today", "tonight", "tomorrow".
+DAY_NAME_STEMS = frozenset(porter_stem(word) for word in WEEKDAYS | MONTHS | {"today", "tonight", "tomorrow"})
 # The same amount written in words or digits is the same amount: "two puffs" holds the 2 of "2 puffs".
 NUMBER_WORDS = {
     word: str(value)

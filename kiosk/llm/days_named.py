@@ -28,7 +28,7 @@ import re
 from datetime import date, timedelta
 
 from kiosk.llm.answer_form import TIME_WORDS, asks_when_it_is, content_stems, subject_stems, word_set
-from kiosk.llm.compared_words import WEEKDAYS, held_words
+from kiosk.llm.compared_words import DAY_NAME_STEMS, WEEKDAYS, held_words
 from kiosk.llm.grounding import dated_note_lines
 from kiosk.llm.note_lines import filing_day
 from kiosk.llm.note_speakers import names_in, spoken_text
@@ -58,9 +58,7 @@ _CLOCK = re.compile(
 _MONTH_OF = dict(enumerate(MONTH_NAMES, start=1))
 _TIME_STEMS = frozenset(porter_stem(word) for word in TIME_WORDS)
 _YEAR = re.compile(r"\b(?:19|20)\d{2}\b")
-_DAY_STEMS = frozenset(
-    porter_stem(word) for word in (*WEEKDAY_ORDER, *MONTH_NAMES, "the", "on", "of", "today", "tonight", "tomorrow")
-)
+_DAY_STEMS = DAY_NAME_STEMS | {porter_stem(word) for word in ("the", "on", "of")}
 # What a deadline is asked with rather than what it is for: "When do I have to hand in the Swedish essay?" is about
 # the essay a note says is "due next Monday".
 _HANDING_IN = re.compile(r"\b(?:hand(?:ed)?|turn(?:ed)?|give|given|handing)\s+(?:it\s+|them\s+)?in\b", re.IGNORECASE)

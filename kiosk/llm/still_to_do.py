@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 
 from kiosk.llm.answer_form import asked_sentence, content_stems, word_set
-from kiosk.llm.compared_words import MONTHS, WEEKDAYS
+from kiosk.llm.compared_words import DAY_NAME_STEMS
 from kiosk.llm.done_items import CLAUSE_END, DONE, asks_what_is_still_to_do
 from kiosk.llm.lists import ITEM_SEPARATOR
 from kiosk.llm.note_lines import NoteLine, note_lines
@@ -32,9 +32,7 @@ _ITEM_TAIL = re.compile(r"\s+\b(?:for|with|from|to|in|on|at|by)\b.*$", re.IGNORE
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 _MAX_ITEM_WORDS = 6
 # When a list is for says nothing of what it is: "Shopping for the braai on Saturday the 21st" is the braai's.
-_WHEN_STEMS = frozenset(
-    porter_stem(word) for word in WEEKDAYS | MONTHS | word_set("today tonight tomorrow week weekend")
-)
+_WHEN_STEMS = DAY_NAME_STEMS | {porter_stem(word) for word in ("week", "weekend")}
 _BUYING = frozenset({porter_stem("buy")})
 _SHOPPING = frozenset({porter_stem("shopping")})
 # Words of a heading or question that say it is a list to do, not which one: "Add to Dad's shopping".

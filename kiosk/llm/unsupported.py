@@ -59,6 +59,7 @@ from kiosk.llm.note_speakers import (
 )
 from kiosk.llm.past_days import days_with_year
 from kiosk.llm.prompts import LABEL_AUTHOR, UNKNOWN_ANSWER, asker_of
+from kiosk.llm.question_lines import SENTENCE_OR_SEMICOLON_BREAK
 from kiosk.local_time import WEEKDAYS as WEEKDAY_ORDER
 from kiosk.stems import porter_stem
 
@@ -99,7 +100,6 @@ _GENERIC_STEMS = frozenset(
     for word in ("code", "pin", "password", "combination", "number", "phone", "time", "date", "price", "cost")
 )
 _CLAUSE_BREAK = re.compile(r"[,;.]\s+|\s+(?:and|but|while)\s+")
-_SENTENCE_BREAK = re.compile(r"(?<=[.;!?])\s+")
 # A word before a verb that says someone does it: "is coming", "will collect", "I'll come Monday and let him in";
 # not "needs to let him in", which says it must be done, not who does it.
 _AUXILIARY = re.compile(r"^(?:is|are|am|was|were|will|can|\w+['’](?:ll|s|re|m))$")
@@ -312,7 +312,7 @@ def _said_beside_the_asked_verb(question: str, lines: Iterable[str]) -> frozense
     said: set[str] = set()
     for line in lines:
         speaker = speaker_match(line)
-        for sentence in _SENTENCE_BREAK.split(spoken_text(line)):
+        for sentence in SENTENCE_OR_SEMICOLON_BREAK.split(spoken_text(line)):
             tokens = [token.lower() for token in word_tokens(sentence)]
             tells = any(
                 porter_stem(bare_token(token)) in verbs and any(_AUXILIARY.match(before) for before in tokens[:index])
